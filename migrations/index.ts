@@ -1,0 +1,22 @@
+/**
+ * Every migration, in order. A static record so that the bundled executable never reads this folder at run
+ * time. Add a new migration as a new file with a later timestamp and list it here; never edit an applied one.
+ */
+import type { Migration } from "kysely";
+import * as createHealthCheckTables from "./20261121000100_create_health_check_tables.ts";
+import * as fixHealthCheckTables from "./20261121000200_fix_health_check_tables.ts";
+import * as addCascadeDeletion from "./20261121000300_add_cascade_deletion.ts";
+import * as addNotificationDefaults from "./20261121000400_add_notification_defaults.ts";
+import * as addDisjunctiveChecks from "./20261121000500_add_disjunctive_checks.ts";
+import * as removeEntryUniqueness from "./20261121000600_remove_health_check_data_entry_uniqueness.ts";
+import * as addServiceStates from "./20261121000700_add_service_states.ts";
+
+export const migrations: Readonly<Record<string, Migration>> = {
+  "20261121000100_create_health_check_tables": createHealthCheckTables,
+  "20261121000200_fix_health_check_tables": fixHealthCheckTables,
+  "20261121000300_add_cascade_deletion": addCascadeDeletion,
+  "20261121000400_add_notification_defaults": addNotificationDefaults,
+  "20261121000500_add_disjunctive_checks": addDisjunctiveChecks,
+  "20261121000600_remove_health_check_data_entry_uniqueness": removeEntryUniqueness,
+  "20261121000700_add_service_states": addServiceStates,
+};

@@ -1,0 +1,45 @@
+/**
+ * The `healthd` command line. Each subcommand lives in its own file: flags become options, one core call,
+ * then output. Exit codes: 0 ok, 1 a check failed, 2 bad usage or configuration, 3 an internal error.
+ */
+import { Command, CommanderError } from "commander";
+import { UsageError } from "../config.ts";
+import { version } from "../version.ts";
+import { migrateCommand } from "./migrate.ts";
+import { serveCommand } from "./serve.ts";
+
+export const exitCodes = { ok: 0, checkFailed: 1, usage: 2, internal: 3 } as const;
+
+export function program(): Command {
+  const root = new Command("healthd")
+    .description("self-hosted website health-check daemon")
+    .version(version)
+    .showHelpAfterError("(add --help for usage)")
+    .addCommand(serveCommand())
+    .addCommand(migrateCommand());
+  // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
+  const exitOverride = (command: Command) => {
+    command.exitOverride((error: CommanderError) => {
+      throw error;
+    });
+    command.commands.forEach(exitOverride);
+  };
+  exitOverride(root);
+  return root;
+}
+
+/** Run the command line; answers the exit code instead of exiting, so tests and main decide. */
+export async function run(argv: readonly string[]): Promise<number> {
+  try {
+    await program().parseAsync([...argv]);
+    return exitCodes.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+    if (error instanceof UsageError) {
+      process.stderr.write(`healthd: ${error.message}\n`);
+      return exitCodes.usage;
+    }
+    process.stderr.write(`healthd: internal error: ${(error as Error).stack ?? String(error)}\n`);
+    return exitCodes.internal;
+  }
+}

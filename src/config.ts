@@ -1,0 +1,27 @@
+/**
+ * Every default in one place. Layers, lowest first: these defaults, then HEALTHD_* environment variables,
+ * then command-line flags (commander reads the environment for each option; see cli/options.ts).
+ */
+export const defaults = {
+  /** SQLite file. Env HEALTHD_DB. */
+  db: "./healthd.db",
+  /** Address the API listens on; loopback unless asked. Env HEALTHD_HOST. */
+  host: "127.0.0.1",
+  /** API port; 0 picks a free one. Env HEALTHD_PORT. */
+  port: 8080,
+  /** Minimum level of log lines: debug, info, warn, error, silent. Env HEALTHD_LOG_LEVEL. */
+  logLevel: "info",
+  /** Log one JSON object per line. Env HEALTHD_LOG_JSON. */
+  logJson: false,
+} as const;
+
+/** Thrown for bad flags, environment or configuration: the CLI exits 2 with its message. */
+export class UsageError extends Error {}
+
+export function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^[0-9]+$/.test(text) || port > 65535) {
+    throw new UsageError(`port must be an integer from 0 to 65535 (got ${JSON.stringify(text)})`);
+  }
+  return port;
+}

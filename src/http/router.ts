@@ -1,0 +1,140 @@
+/**
+ * A small route table over node:http: match the path, check the method, read a JSON body with limits,
+ * and turn whatever a handler answers or throws into a response.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HttpError, problem } from "./problem.ts";
+import type { Logger } from "../log.ts";
+
+export interface Request {
+  readonly method: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingMessage["headers"];
+  /** The parsed JSON body; `undefined` when the request has none. Throws HttpError (400, 413, 415). */
+  json(): Promise<unknown>;
+}
+
+export interface Response {
+  readonly status: number;
+  readonly body?: unknown;
+  /** For bodies that are not JSON (/metrics). */
+  readonly text?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type Handler = (req: Request) => Response | Promise<Response>;
+
+export interface Route {
+  /** Segments; a segment starting with ':' captures a parameter. */
+  readonly path: string;
+  readonly methods: Readonly<Partial<Record<string, Handler>>>;
+}
+
+/** Request bodies larger than this are refused with 413 before they are parsed. */
+export const maxBodyBytes = 1024 * 1024;
+
+export function createListener(routes: readonly Route[], log: Logger) {
+  const compiled = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));
+
+  function match(pathname: string): { route: Route; params: Record<string, string> } | undefined {
+    const parts = pathname.split("/").filter(Boolean);
+    outer: for (const { route, segments } of compiled) {
+      if (segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      for (let i = 0; i < segments.length; i++) {
+        const segment = segments[i]!;
+        let part: string;
+        try {
+          part = decodeURIComponent(parts[i]!);
+        } catch {
+          continue outer;
+        }
+        if (segment.startsWith(":")) params[segment.slice(1)] = part;
+        else if (segment !== part) continue outer;
+      }
+      return { route, params };
+    }
+    return undefined;
+  }
+
+  return async function listener(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let answer: Response;
+    const method = req.method ?? "GET";
+    try {
+      const url = new URL(req.url ?? "/", "http://healthd");
+      const found = match(url.pathname);
+      if (!found) throw new HttpError(404, `no such endpoint: ${url.pathname} (see GET /openapi.json)`);
+      const handler = found.route.methods[method] ?? (method === "HEAD" ? found.route.methods.GET : undefined);
+      if (!handler) {
+        const allow = Object.keys(found.route.methods).join(", ");
+        throw new HttpError(405, `${method} is not allowed on ${url.pathname}; use ${allow}`, undefined, { allow });
+      }
+      answer = await handler({
+        method,
+        params: found.params,
+        query: url.searchParams,
+        headers: req.headers,
+        json: () => readJson(req),
+      });
+    } catch (error) {
+      if (error instanceof HttpError) {
+        answer = { status: error.status, body: error.toProblem(), headers: error.headers };
+      } else {
+        log.error("request failed", { method, url: req.url, error });
+        answer = { status: 500, body: problem(500, "internal error; the daemon's log has the details") };
+      }
+    }
+    send(req, res, answer);
+  };
+}
+
+function send(req: IncomingMessage, res: ServerResponse, answer: Response): void {
+  const headers: Record<string, string | number> = { ...answer.headers };
+  let payload: string | undefined;
+  if (answer.text !== undefined) {
+    payload = answer.text;
+  } else if (answer.body !== undefined) {
+    payload = JSON.stringify(answer.body) + "\n";
+    const isProblem = answer.status >= 400;
+    headers["content-type"] = `application/${isProblem ? "problem+json" : "json"}; charset=utf-8`;
+  }
+  if (payload !== undefined) headers["content-length"] = Buffer.byteLength(payload);
+  if (!req.complete) {
+    // A body we refused unread (413, 415, 404...): close rather than read the rest of it.
+    const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+    if (hasBody) headers["connection"] = "close";
+    else req.resume();
+  }
+  res.writeHead(answer.status, headers);
+  res.end(req.method === "HEAD" ? undefined : payload);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const length = Number(req.headers["content-length"] ?? NaN);
+  if (length > maxBodyBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBodyBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  if (size === 0) return undefined;
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    throw new HttpError(415, `the body must be JSON; send it with content-type: application/json (got ${type || "none"})`);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new HttpError(400, `the body is not valid JSON: ${(error as Error).message}`, [
+      { path: "", message: "malformed JSON" },
+    ]);
+  }
+}
+
+function tooLarge(): HttpError {
+  return new HttpError(413, `the body is larger than ${maxBodyBytes} bytes; split the server into smaller documents`);
+}

@@ -1,0 +1,154 @@
+/**
+ * /services: servers, their services and their entries.
+ */
+import { z } from "zod";
+import { id, serverDocument, validate, type FieldError } from "../schema.ts";
+import type { Store } from "../store/db.ts";
+import { decodeCursor, listEntries } from "../store/entries.ts";
+import {
+  deleteServer,
+  deleteService,
+  findService,
+  getServer,
+  listServers,
+  putServer,
+  type ScheduleChange,
+} from "../store/servers.ts";
+import { HttpError, invalid } from "./problem.ts";
+import type { Request, Route } from "./router.ts";
+
+export interface ServicesContext {
+  readonly store: Store;
+  /** Told of every write before its response is sent, so the scheduler follows it at once. */
+  readonly scheduleChanged: (change: ScheduleChange) => void;
+  readonly now: () => number;
+}
+
+export function serviceRoutes(ctx: ServicesContext): Route[] {
+  const { store } = ctx;
+  return [
+    {
+      path: "/services",
+      methods: { GET: () => ({ status: 200, body: { servers: listServers(store) } }) },
+    },
+    {
+      path: "/services/:serverId",
+      methods: {
+        GET: (req) => ({ status: 200, body: serverOr404(store, req.params.serverId!) }),
+        PUT: async (req) => {
+          const serverId = pathId(req, "serverId");
+          const body = await req.json();
+          if (body === undefined) throw new HttpError(400, "the body is empty; send a server document", [{ path: "", message: "required" }]);
+          const parsed = validate(serverDocument, body);
+          const errors: FieldError[] = parsed.ok ? [] : [...parsed.errors];
+          const bodyId = (body as { id?: unknown } | null)?.id;
+          if (typeof bodyId === "string" && bodyId !== serverId) {
+            errors.push({ path: "/id", message: `must equal the server id of the path (${serverId}), or be left out` });
+          }
+          if (!parsed.ok || errors.length > 0) throw invalid(errors, "the server document");
+          const result = putServer(store, serverId, parsed.value, ctx.now());
+          ctx.scheduleChanged(result.schedule);
+          return { status: result.created ? 201 : 200, body: getServer(store, serverId) };
+        },
+        DELETE: (req) => {
+          const serverId = req.params.serverId!;
+          const change = deleteServer(store, serverId);
+          if (!change) throw noServer(serverId);
+          ctx.scheduleChanged(change);
+          return { status: 204 };
+        },
+      },
+    },
+    {
+      path: "/services/:serverId/:serviceId",
+      methods: {
+        DELETE: (req) => {
+          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+          const change = deleteService(store, serverId, serviceId);
+          if (!change) {
+            serverOr404(store, serverId);
+            throw noService(serverId, serviceId);
+          }
+          ctx.scheduleChanged(change);
+          return { status: 204 };
+        },
+      },
+    },
+    {
+      path: "/services/:serverId/:serviceId/data",
+      methods: {
+        GET: (req) => {
+          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+          const query = parseQuery(entriesQuery, req.query);
+          const service = findService(store, serverId, serviceId);
+          if (!service) {
+            serverOr404(store, serverId);
+            throw noService(serverId, serviceId);
+          }
+          return { status: 200, body: listEntries(store, service.key, query) };
+        },
+      },
+    },
+  ];
+}
+
+function pathId(req: Request, name: string): string {
+  const value = req.params[name]!;
+  const parsed = id.safeParse(value);
+  if (!parsed.success) throw invalid([{ path: `/${name}`, message: parsed.error.issues[0]!.message }], `the path's ${name}`);
+  return value;
+}
+
+function serverOr404(store: Store, serverId: string) {
+  const server = getServer(store, serverId);
+  if (!server) throw noServer(serverId);
+  return server;
+}
+
+const noServer = (serverId: string) =>
+  new HttpError(404, `no server ${JSON.stringify(serverId)}; GET /services lists them, PUT /services/{serverId} creates one`);
+const noService = (serverId: string, serviceId: string) =>
+  new HttpError(404, `server ${JSON.stringify(serverId)} has no service ${JSON.stringify(serviceId)}; GET /services/${serverId} lists its services`);
+
+const isoTime = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, "must be an ISO 8601 time such as 2026-01-31T12:00:00Z")
+  .transform((text, ctx) => {
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: "custom", message: "is not a real date and time" });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const entriesQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^[0-9]+$/, "must be an integer from 1 to 1000")
+    .transform(Number)
+    .pipe(z.number().min(1, "must be an integer from 1 to 1000").max(1000, "must be an integer from 1 to 1000"))
+    .default(100),
+  before: z
+    .string()
+    .refine((c) => decodeCursor(c) !== undefined, "is not a cursor; pass the next value of a previous page")
+    .optional(),
+  since: isoTime.optional(),
+  until: isoTime.optional(),
+  ok: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional(),
+});
+
+/** Query strings are validated like bodies: unknown, repeated and malformed parameters are 400. */
+export function parseQuery<S extends z.ZodType>(schema: S, params: URLSearchParams): z.output<S> {
+  const errors: FieldError[] = [];
+  const record: Record<string, string> = {};
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    if (values.length > 1) errors.push({ path: `/${key}`, message: "is given more than once; give it once" });
+    record[key] = values[0]!;
+  }
+  const parsed = validate(schema, record);
+  if (!parsed.ok) errors.push(...parsed.errors);
+  if (errors.length > 0 || !parsed.ok) throw invalid(errors, "the query string");
+  return parsed.value;
+}

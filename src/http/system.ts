@@ -1,0 +1,13 @@
+/**
+ * Endpoints about the daemon itself.
+ */
+import { openApiDocument } from "./openapi.ts";
+import type { Route } from "./router.ts";
+
+export function systemRoutes(version: string): Route[] {
+  const openapi = openApiDocument(version);
+  return [
+    { path: "/healthz", methods: { GET: () => ({ status: 200, body: { status: "ok", version } }) } },
+    { path: "/openapi.json", methods: { GET: () => ({ status: 200, body: openapi }) } },
+  ];
+}

@@ -1,0 +1,82 @@
+/**
+ * healthd's domain, in values.
+ *
+ * - server: a machine or site that owns services, addressed by `serverId`.
+ * - service: one thing on a server that is checked over HTTP; its id is unique within its server.
+ * - check: the HTTP check configuration of a service (request, schedule, expectations, notification settings).
+ * - alternative: one branch of a disjunctive expectation; a check passes when any alternative holds.
+ * - entry: a health-check data entry, the stored result of one run of a check.
+ * - state: what healthd currently knows of a service (up/down, consecutive failures, open incident).
+ *
+ * The shapes of documents that come from outside (server documents, expectations) are defined once, as zod
+ * schemas, in `schema.ts`; their TypeScript types are re-exported here so the core imports one module.
+ */
+export type { Alternative, Check, CheckInput, ServerDocument, ServiceDocument } from "./schema.ts";
+
+/** Why a check failed. `null` on a passing check. */
+export const errorKinds = [
+  "dns",
+  "connect",
+  "tls",
+  "timeout",
+  "redirect",
+  "size",
+  "status",
+  "body",
+  "json",
+  "header",
+  "latency",
+  "cert",
+  "internal",
+] as const;
+export type ErrorKind = (typeof errorKinds)[number];
+
+/** The outcome of one run of a check, before it is stored. */
+export type CheckResult =
+  | {
+      readonly ok: true;
+      readonly status: number;
+      readonly latencyMs: number;
+      readonly matched: number;
+      readonly errorKind: null;
+      readonly error: null;
+    }
+  | {
+      readonly ok: false;
+      /** The HTTP status, or null when no response arrived (transport failure). */
+      readonly status: number | null;
+      readonly latencyMs: number;
+      readonly matched: null;
+      readonly errorKind: ErrorKind;
+      readonly error: string;
+    };
+
+/** A stored check result as the API shows it. */
+export interface Entry {
+  readonly id: string;
+  readonly checkedAt: string;
+  readonly ok: boolean;
+  readonly status: number | null;
+  readonly latencyMs: number;
+  readonly errorKind: ErrorKind | null;
+  readonly error: string | null;
+  readonly matched: number | null;
+}
+
+export type ServiceStatus = "up" | "down" | "unknown";
+
+export interface ServiceState {
+  readonly status: ServiceStatus;
+  readonly consecutiveFailures: number;
+  readonly lastCheckedAt: string | null;
+  readonly lastEntry: Entry | null;
+  readonly incidentOpenSince: string | null;
+}
+
+export const unknownState: ServiceState = {
+  status: "unknown",
+  consecutiveFailures: 0,
+  lastCheckedAt: null,
+  lastEntry: null,
+  incidentOpenSince: null,
+};

@@ -1,0 +1,263 @@
+/**
+ * The documents healthd accepts from outside, as zod schemas. The HTTP API, `healthd apply` and the OpenAPI
+ * document all come from these, so a rule is written once. Messages say what is wrong and what to write instead.
+ */
+import { Cron } from "croner";
+import { z } from "zod";
+import { parseJsonPath } from "./checks/jsonpath.ts";
+
+/** Bounds on what one document may hold; they keep one PUT from exhausting the daemon. */
+export const limits = {
+  servicesPerServer: 1000,
+  alternatives: 16,
+  headersPerCheck: 50,
+  headerValueBytes: 8192,
+  requestBodyBytes: 65536,
+  nameLength: 200,
+  urlLength: 2048,
+  patternLength: 1000,
+} as const;
+
+const idPattern = /^[A-Za-z0-9._-]{1,64}$/;
+export const id = z
+  .string()
+  .regex(idPattern, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example web-01)");
+
+/** ntfy refuses other topic names, so healthd refuses them when they are saved. */
+export const topicPattern = /^[-_A-Za-z0-9]{1,64}$/;
+export const topic = z.string().regex(topicPattern, "must be 1 to 64 characters of A-Z a-z 0-9 - _ (an ntfy topic)");
+
+const regex = z
+  .string()
+  .max(limits.patternLength)
+  .superRefine((source, ctx) => {
+    try {
+      new RegExp(source);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: `is not a valid regular expression: ${(error as Error).message}` });
+    }
+  });
+
+const statusCode = z
+  .int("must be an HTTP status code, an integer from 100 to 599")
+  .min(100, "must be an HTTP status code from 100 to 599")
+  .max(599, "must be an HTTP status code from 100 to 599");
+const statusClass = z.enum(["2xx", "3xx", "4xx", "5xx"], 'must be a status code or one of "2xx", "3xx", "4xx", "5xx"');
+const statusOne = z.union([statusCode, statusClass], 'must be a status code such as 200 or a class such as "2xx"');
+export const statusCondition = z.union([statusOne, z.array(statusOne).min(1).max(64)], {
+  error: 'must be a status code, a class such as "2xx", or a list of those',
+});
+
+const jsonPath = z
+  .string()
+  .max(limits.patternLength)
+  .superRefine((text, ctx) => {
+    const parsed = parseJsonPath(text);
+    if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.error });
+  });
+
+const jsonOperators = ["equals", "notEquals", "exists", "lessThan", "greaterThan"] as const;
+const jsonCondition = z
+  .strictObject({
+    path: jsonPath,
+    equals: z.json().optional(),
+    notEquals: z.json().optional(),
+    exists: z.boolean().optional(),
+    lessThan: z.number().optional(),
+    greaterThan: z.number().optional(),
+  })
+  .refine((c) => jsonOperators.some((op) => op in c), {
+    message: "needs one of equals, notEquals, exists, lessThan, greaterThan",
+  });
+
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, "must be an HTTP header name such as content-type");
+const headerCondition = z
+  .strictObject({ name: headerName, matches: regex.optional(), equals: z.string().max(limits.headerValueBytes).optional() })
+  .refine((c) => (c.matches === undefined) !== (c.equals === undefined), {
+    message: "needs exactly one of matches or equals",
+  });
+
+const conditions = [
+  "status",
+  "bodyContains",
+  "bodyNotContains",
+  "bodyMatches",
+  "json",
+  "header",
+  "maxLatencyMs",
+  "certValidDays",
+] as const;
+export const alternative = z
+  .strictObject({
+    status: statusCondition.optional(),
+    bodyContains: z.string().min(1).max(limits.patternLength).optional(),
+    bodyNotContains: z.string().min(1).max(limits.patternLength).optional(),
+    bodyMatches: regex.optional(),
+    json: jsonCondition.optional(),
+    header: headerCondition.optional(),
+    maxLatencyMs: z.int().min(1).max(600_000).optional(),
+    certValidDays: z.int().min(0).max(3650).optional(),
+  })
+  .refine((a) => conditions.some((c) => a[c] !== undefined), {
+    message: `an alternative needs at least one condition (${conditions.join(", ")})`,
+  });
+
+export const expectList = z
+  .array(alternative)
+  .min(1, "needs at least one alternative, for example [{\"status\": \"2xx\"}]")
+  .max(limits.alternatives, `holds at most ${limits.alternatives} alternatives`);
+
+const cron = z
+  .string()
+  .max(200)
+  .superRefine((pattern, ctx) => {
+    const fields = pattern.trim().split(/\s+/).length;
+    if (fields !== 5 && fields !== 6) {
+      ctx.addIssue({ code: "custom", message: `must have 5 fields (or 6, seconds first); got ${fields}` });
+      return;
+    }
+    try {
+      new Cron(pattern, { paused: true });
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: `is not a valid cron pattern: ${(error as Error).message}` });
+    }
+  });
+
+const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+
+const url = z
+  .string()
+  .max(limits.urlLength)
+  .superRefine((text, ctx) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be an absolute URL such as https://example.org/health" });
+      return;
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      ctx.addIssue({ code: "custom", message: `must use http or https (got ${parsed.protocol.slice(0, -1)})` });
+    }
+    if (parsed.username || parsed.password) {
+      ctx.addIssue({ code: "custom", message: "must not carry credentials; send them in headers.authorization" });
+    }
+  });
+
+/** A check as it is written in a document: every field but `url` may be left out. */
+export const checkInput = z
+  .strictObject({
+    url,
+    method: z.enum(methods, `must be one of ${methods.join(", ")}`).default("GET"),
+    headers: z
+      .record(headerName, z.string().max(limits.headerValueBytes))
+      .refine((h) => Object.keys(h).length <= limits.headersPerCheck, {
+        message: `holds at most ${limits.headersPerCheck} headers`,
+      })
+      .default({}),
+    body: z.string().max(limits.requestBodyBytes).nullable().default(null),
+    intervalSeconds: z.int().min(1).max(86400).nullable().optional(),
+    cron: cron.nullable().optional(),
+    timeoutMs: z.int().min(1).max(300_000).default(10_000),
+    followRedirects: z.boolean().default(true),
+    verifyTls: z.boolean().default(true),
+    expect: expectList.default([{ status: "2xx" }]),
+    // Left out on purpose when absent: the data layer's column defaults supply them (notify true, threshold 2).
+    notify: z.boolean().optional(),
+    notifyThreshold: z.int().min(0).max(1000).optional(),
+    notifyTopic: topic.nullable().default(null),
+  })
+  .superRefine(
+    (c: { cron?: unknown; intervalSeconds?: unknown }, ctx) => {
+      if (c.cron != null && c.intervalSeconds != null) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["cron"],
+          message: "set either intervalSeconds or cron, not both (set the other to null)",
+        });
+      }
+    },
+    // Say it even when other fields are wrong too, so one round trip shows every problem.
+    { when: (payload) => typeof payload.value === "object" && payload.value !== null },
+  )
+  .transform(({ cron, intervalSeconds, ...rest }) => ({
+    ...rest,
+    cron: cron ?? null,
+    intervalSeconds: cron == null ? (intervalSeconds ?? 60) : null,
+  }));
+
+export const serviceDocument = z.strictObject({
+  id,
+  name: z.string().min(1).max(limits.nameLength).optional(),
+  check: checkInput,
+});
+
+const readOnly = ["createdAt", "updatedAt", "state"] as const;
+
+/** Reports a repeated service id at the repeat. Runs even when some services are invalid otherwise. */
+function uniqueServiceIds(services: readonly unknown[], ctx: z.RefinementCtx): void {
+  const seen = new Map<unknown, number>();
+  services.forEach((service, index) => {
+    const serviceId = (service as { id?: unknown } | null)?.id;
+    if (typeof serviceId !== "string") return;
+    const first = seen.get(serviceId);
+    if (first === undefined) seen.set(serviceId, index);
+    else {
+      ctx.addIssue({
+        code: "custom",
+        path: [index, "id"],
+        message: `repeats the id of /services/${first}; service ids are unique within a server`,
+      });
+    }
+  });
+}
+
+export const serverDocument = z.strictObject({
+  id: id.optional(),
+  name: z.string().min(1).max(limits.nameLength).optional(),
+  services: z
+    .array(serviceDocument)
+    .max(limits.servicesPerServer, `holds at most ${limits.servicesPerServer} services`)
+    .superRefine(uniqueServiceIds, { when: (payload) => Array.isArray(payload.value) })
+    .default([]),
+});
+
+export type Alternative = z.output<typeof alternative>;
+export type CheckInput = z.input<typeof checkInput>;
+export type Check = z.output<typeof checkInput>;
+export type ServiceDocument = z.output<typeof serviceDocument>;
+export type ServerDocument = z.output<typeof serverDocument>;
+
+/** One problem with an input document, located by a JSON Pointer (RFC 6901) into it. */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+export function pointer(path: readonly PropertyKey[]): string {
+  return path.map((p) => "/" + String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
+}
+
+/** Parse `input` against `schema`, returning every problem with a path, or the parsed value. */
+export function validate<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+): { ok: true; value: z.output<S> } | { ok: false; errors: FieldError[] } {
+  const result = schema.safeParse(input);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, errors: result.error.issues.flatMap(describeIssue) };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): FieldError[] {
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      path: pointer([...issue.path, key]),
+      message: (readOnly as readonly string[]).includes(key)
+        ? "is read-only (the GET answer adds it); leave it out"
+        : "is not a known field; remove it or check its spelling",
+    }));
+  }
+  return [{ path: pointer(issue.path), message: issue.message }];
+}

@@ -1,0 +1,134 @@
+/**
+ * Health-check data entries and the service state written beside them.
+ */
+import type { Selectable } from "kysely";
+import type { CheckResult, Entry, ErrorKind, ServiceStatus } from "../model.ts";
+import type { Store } from "./db.ts";
+import type { HealthCheckDataEntriesTable } from "./tables.ts";
+
+type EntryRow = Omit<Selectable<HealthCheckDataEntriesTable>, "service_key">;
+
+export function entryFromRow(row: EntryRow): Entry {
+  return {
+    id: String(row.id),
+    checkedAt: new Date(row.checked_at).toISOString(),
+    ok: row.ok === 1,
+    status: row.status,
+    latencyMs: row.latency_ms,
+    errorKind: row.error_kind as ErrorKind | null,
+    error: row.error,
+    matched: row.matched,
+  };
+}
+
+/** The state of a service after a check, as it is stored. */
+export interface StoredState {
+  readonly status: ServiceStatus;
+  readonly consecutiveFailures: number;
+  readonly incidentOpenSince: number | null;
+}
+
+/** One finished check, ready to be stored. */
+export interface Finished {
+  readonly serviceKey: number;
+  readonly checkedAt: number;
+  readonly result: CheckResult;
+  readonly state: StoredState;
+}
+
+/**
+ * Store a batch of finished checks, each entry with its service's new state, in one transaction. A service
+ * deleted while its check ran is skipped (its result has nowhere to go). Answers the stored entries' ids, in
+ * order, with undefined for skipped ones.
+ */
+export function recordChecks(store: Store, batch: readonly Finished[]): (number | undefined)[] {
+  const { db } = store;
+  return store.transaction(() =>
+    batch.map((f) => {
+      const exists = store.get(db.selectFrom("services").select("key").where("key", "=", f.serviceKey));
+      if (!exists) return undefined;
+      const { id } = store.get(
+        db
+          .insertInto("health_check_data_entries")
+          .values({
+            service_key: f.serviceKey,
+            checked_at: f.checkedAt,
+            ok: f.result.ok ? 1 : 0,
+            status: f.result.status,
+            latency_ms: f.result.latencyMs,
+            error_kind: f.result.errorKind,
+            error: f.result.error,
+            matched: f.result.matched,
+          })
+          .returning("id"),
+      )!;
+      const state = {
+        status: f.state.status,
+        consecutive_failures: f.state.consecutiveFailures,
+        incident_open_since: f.state.incidentOpenSince,
+        last_checked_at: f.checkedAt,
+        last_entry_id: id,
+      };
+      store.run(
+        db
+          .insertInto("service_states")
+          .values({ service_key: f.serviceKey, ...state })
+          .onConflict((oc) => oc.column("service_key").doUpdateSet(state)),
+      );
+      return id;
+    }),
+  );
+}
+
+export function readState(store: Store, serviceKey: number): StoredState | undefined {
+  const row = store.get(
+    store.db
+      .selectFrom("service_states")
+      .select(["status", "consecutive_failures", "incident_open_since"])
+      .where("service_key", "=", serviceKey),
+  );
+  return row && {
+    status: row.status,
+    consecutiveFailures: row.consecutive_failures,
+    incidentOpenSince: row.incident_open_since,
+  };
+}
+
+export interface EntryQuery {
+  readonly limit: number;
+  /** Only entries older than this cursor (from a previous page's `next`). */
+  readonly before?: string | undefined;
+  /** Only entries checked at or after this time (Unix ms). */
+  readonly since?: number | undefined;
+  /** Only entries checked before this time (Unix ms). */
+  readonly until?: number | undefined;
+  readonly ok?: boolean | undefined;
+}
+
+/** The cursor is the last entry's id; it is opaque to clients so that its form may change. */
+export function encodeCursor(id: number): string {
+  return Buffer.from(`e${id}`).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): number | undefined {
+  const text = Buffer.from(cursor, "base64url").toString();
+  const m = /^e([0-9]{1,15})$/.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** A page of a service's entries, newest first. Walks the (service_key, id) index backwards. */
+export function listEntries(store: Store, serviceKey: number, q: EntryQuery): { entries: Entry[]; next: string | null } {
+  let query = store.db
+    .selectFrom("health_check_data_entries")
+    .select(["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched"])
+    .where("service_key", "=", serviceKey);
+  const before = q.before === undefined ? undefined : decodeCursor(q.before);
+  if (before !== undefined) query = query.where("id", "<", before);
+  if (q.since !== undefined) query = query.where("checked_at", ">=", q.since);
+  if (q.until !== undefined) query = query.where("checked_at", "<", q.until);
+  if (q.ok !== undefined) query = query.where("ok", "=", q.ok ? 1 : 0);
+  const rows = store.all(query.orderBy("id", "desc").limit(q.limit + 1));
+  const page = rows.slice(0, q.limit);
+  const last = page.at(-1);
+  return { entries: page.map(entryFromRow), next: rows.length > q.limit && last ? encodeCursor(last.id) : null };
+}

@@ -1,0 +1,62 @@
+/** The built executable, run as users run it. `npm test` builds dist/ first. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import type { TestContext } from "node:test";
+
+export const healthdBin = fileURLToPath(new URL("../../bin/healthd", import.meta.url));
+
+export interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export async function runHealthd(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(process.execPath, [healthdBin, ...args], { env: { ...process.env, NO_COLOR: "1", ...env } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d));
+  child.stderr.on("data", (d: Buffer) => (stderr += d));
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+export interface Served {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** Everything the daemon has logged so far. */
+  log(): string;
+  /** Send a signal and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Start `healthd serve` on a free port and wait for it to say where it listens. */
+export async function serveHealthd(t: TestContext, args: readonly string[], env: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, [healthdBin, "serve", "--port", "0", ...args], {
+    env: { ...process.env, NO_COLOR: "1", ...env },
+  });
+  let log = "";
+  child.stdout.on("data", (d: Buffer) => (log += d));
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (d: Buffer) => {
+      log += d;
+      const m = /listening url=(\S+)/.exec(log);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then((code) => reject(new Error(`healthd exited with ${code} before listening:\n${log}`)));
+  });
+  return {
+    child,
+    url,
+    log: () => log,
+    stop: async (signal = "SIGTERM") => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,36 @@
+/** The real daemon, in this process, on a free port and a temporary database. */
+import type { TestContext } from "node:test";
+import { startDaemon, type Daemon, type DaemonOptions } from "../../src/daemon.ts";
+import { silentLogger } from "../../src/log.ts";
+import { tempDbPath } from "./temp.ts";
+
+export interface TestDaemon extends Daemon {
+  /** fetch against the daemon, JSON bodies in and out. */
+  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
+}
+
+export interface ApiAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Parsed JSON, or text. Loosely typed: tests read answers by path and assert on them. */
+  readonly body: any;
+}
+
+export async function testDaemon(t: TestContext, options: Partial<DaemonOptions> = {}): Promise<TestDaemon> {
+  const daemon = await startDaemon({ db: tempDbPath(t), host: "127.0.0.1", port: 0, log: silentLogger, ...options });
+  t.after(() => daemon.stop());
+  return {
+    ...daemon,
+    async api(method, path, body, headers = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (body !== undefined) {
+        init.body = typeof body === "string" ? body : JSON.stringify(body);
+        (init.headers as Record<string, string>)["content-type"] ??= "application/json";
+      }
+      const response = await fetch(daemon.url + path, init);
+      const text = await response.text();
+      const type = response.headers.get("content-type") ?? "";
+      return { status: response.status, headers: response.headers, body: type.includes("json") && text ? JSON.parse(text) : text };
+    },
+  };
+}

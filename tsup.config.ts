@@ -1,0 +1,15 @@
+import { defineConfig } from "tsup";
+
+// One ESM bundle for the executable. Native and large runtime dependencies stay external:
+// better-sqlite3 cannot be bundled (it loads a .node addon), the rest are installed beside it.
+export default defineConfig({
+  entry: { main: "src/main.ts" },
+  format: ["esm"],
+  platform: "node",
+  target: "node20",
+  outDir: "dist",
+  clean: true,
+  sourcemap: true,
+  splitting: false,
+  banner: { js: "#!/usr/bin/env node" },
+});
