@@ -1,0 +1,204 @@
+/**
+ * The expectation evaluator: pure. Given what a server answered and a check's `expect` list, it says which
+ * alternative held, or why none did. No clock, network or state: the controller hands in every fact.
+ */
+import type { Alternative, ErrorKind } from "../model.ts";
+import { parseJsonPath, resolveJsonPath } from "./jsonpath.ts";
+
+/** What a checked server answered, as the evaluator needs it. */
+export interface Observation {
+  readonly status: number;
+  /** Lower-case header names; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The decoded body (invalid UTF-8 becomes U+FFFD); empty for HEAD and bodiless answers. */
+  readonly body: string;
+  readonly latencyMs: number;
+  /** When the TLS certificate stops being valid (Unix ms), or null over plain HTTP. */
+  readonly certValidTo: number | null;
+  /** When the check ran (Unix ms), for the certificate's remaining days. */
+  readonly checkedAt: number;
+}
+
+export type Verdict =
+  | { readonly ok: true; readonly matched: number }
+  | { readonly ok: false; readonly errorKind: ErrorKind; readonly error: string };
+
+interface Failure {
+  readonly kind: ErrorKind;
+  readonly message: string;
+}
+
+type StatusSpec = NonNullable<Alternative["status"]>;
+
+export function evaluate(expect: readonly Alternative[], response: Observation): Verdict {
+  const context = new Context(response);
+  let closest: { index: number; failure: Failure; score: number } | undefined;
+  for (const [index, alternative] of expect.entries()) {
+    const results = conditionsOf(alternative).map((condition) => condition(context));
+    const failures = results.filter((r): r is Failure => r !== null);
+    if (failures.length === 0) return { ok: true, matched: index };
+    const score = (results.length - failures.length) / results.length;
+    if (!closest || score > closest.score) closest = { index, failure: failures[0]!, score };
+  }
+  if (!closest) return { ok: false, errorKind: "internal", error: "the check has no alternatives" };
+
+  const statuses = expect.map((a) => a.status);
+  if (statuses.every((s) => s !== undefined && !statusMatches(s, response.status))) {
+    const wanted = [...new Set(statuses.flatMap((s) => (Array.isArray(s) ? s : [s!])))].join(", ");
+    const which = expect.length > 1 ? "matched no alternative" : "was not expected";
+    return { ok: false, errorKind: "status", error: `status ${response.status} ${which} (expected ${wanted})` };
+  }
+  const where = expect.length > 1 ? ` (no alternative held; closest is #${closest.index})` : "";
+  return { ok: false, errorKind: closest.failure.kind, error: closest.failure.message + where };
+}
+
+type Condition = (c: Context) => Failure | null;
+
+// A check's alternatives are the same objects run after run: build their conditions once.
+const built = new WeakMap<Alternative, Condition[]>();
+function conditionsOf(a: Alternative): Condition[] {
+  let list = built.get(a);
+  if (!list) {
+    list = buildConditions(a);
+    built.set(a, list);
+  }
+  return list;
+}
+
+/** The conditions of one alternative, cheapest first (the body ones may parse JSON or run a regex). */
+function buildConditions(a: Alternative): Condition[] {
+  const list: Condition[] = [];
+  if (a.status !== undefined) {
+    const spec = a.status;
+    list.push((c) =>
+      statusMatches(spec, c.response.status)
+        ? null
+        : { kind: "status", message: `status ${c.response.status}, expected ${[spec].flat().join(", ")}` },
+    );
+  }
+  if (a.header !== undefined) {
+    const { name, matches, equals } = a.header;
+    list.push((c) => {
+      const value = c.response.headers[name.toLowerCase()];
+      if (value === undefined) return { kind: "header", message: `header ${name} is missing` };
+      if (equals !== undefined && value !== equals) {
+        return { kind: "header", message: `header ${name} is ${quote(value)}, expected ${quote(equals)}` };
+      }
+      if (matches !== undefined && !regex(matches).test(value)) {
+        return { kind: "header", message: `header ${name} is ${quote(value)}, expected to match /${matches}/` };
+      }
+      return null;
+    });
+  }
+  if (a.maxLatencyMs !== undefined) {
+    const max = a.maxLatencyMs;
+    list.push((c) =>
+      c.response.latencyMs <= max
+        ? null
+        : { kind: "latency", message: `answered in ${Math.round(c.response.latencyMs)} ms, more than the ${max} ms allowed` },
+    );
+  }
+  if (a.certValidDays !== undefined) {
+    const days = a.certValidDays;
+    list.push(({ response }) => {
+      if (response.certValidTo === null) return { kind: "cert", message: "certValidDays needs an https URL" };
+      const left = (response.certValidTo - response.checkedAt) / 86_400_000;
+      if (left >= days) return null;
+      const on = new Date(response.certValidTo).toISOString().slice(0, 10);
+      return left < 0
+        ? { kind: "cert", message: `TLS certificate expired on ${on}` }
+        : { kind: "cert", message: `TLS certificate expires in ${Math.floor(left)} days (${on}), less than the ${days} required` };
+    });
+  }
+  if (a.bodyContains !== undefined) {
+    const text = a.bodyContains;
+    list.push((c) => (c.response.body.includes(text) ? null : { kind: "body", message: `body does not contain ${quote(text)}` }));
+  }
+  if (a.bodyNotContains !== undefined) {
+    const text = a.bodyNotContains;
+    list.push((c) => (c.response.body.includes(text) ? { kind: "body", message: `body contains ${quote(text)}` } : null));
+  }
+  if (a.bodyMatches !== undefined) {
+    const source = a.bodyMatches;
+    list.push((c) => (regex(source).test(c.response.body) ? null : { kind: "body", message: `body does not match /${source}/` }));
+  }
+  if (a.json !== undefined) list.push(jsonCondition(a.json));
+  return list;
+}
+
+function jsonCondition(spec: NonNullable<Alternative["json"]>): Condition {
+  const parsed = parseJsonPath(spec.path);
+  return (c) => {
+    if (!parsed.ok) return { kind: "json", message: parsed.error };
+    const document = c.json();
+    if (!document.ok) return { kind: "json", message: `body is not JSON (${document.error})` };
+    const found = resolveJsonPath(document.value, parsed.path);
+    const path = spec.path;
+    if (spec.exists === false) {
+      return found.found ? { kind: "json", message: `${path} exists, expected it to be absent` } : null;
+    }
+    if (!found.found) return { kind: "json", message: `${path} not found in the JSON body` };
+    const value = found.value;
+    const shown = JSON.stringify(value) ?? "undefined";
+    if ("equals" in spec && spec.equals !== undefined && !jsonEqual(value, spec.equals)) {
+      return { kind: "json", message: `${path} is ${shown}, expected ${JSON.stringify(spec.equals)}` };
+    }
+    if ("notEquals" in spec && spec.notEquals !== undefined && jsonEqual(value, spec.notEquals)) {
+      return { kind: "json", message: `${path} is ${shown}, expected anything else` };
+    }
+    for (const [bound, holds, words] of [
+      [spec.lessThan, (v: number, b: number) => v < b, "less than"],
+      [spec.greaterThan, (v: number, b: number) => v > b, "greater than"],
+    ] as const) {
+      if (bound === undefined) continue;
+      if (typeof value !== "number") return { kind: "json", message: `${path} is ${shown}, expected a number ${words} ${bound}` };
+      if (!holds(value, bound)) return { kind: "json", message: `${path} is ${shown}, expected ${words} ${bound}` };
+    }
+    return null;
+  };
+}
+
+/** Work shared by the conditions of one evaluation: the body is parsed as JSON at most once. */
+class Context {
+  #json: { ok: true; value: unknown } | { ok: false; error: string } | undefined;
+  constructor(readonly response: Observation) {}
+  json() {
+    if (!this.#json) {
+      try {
+        this.#json = { ok: true, value: JSON.parse(this.response.body) as unknown };
+      } catch (error) {
+        this.#json = { ok: false, error: this.response.body === "" ? "the body is empty" : (error as Error).message };
+      }
+    }
+    return this.#json;
+  }
+}
+
+export function statusMatches(spec: StatusSpec, status: number): boolean {
+  const one = (s: number | string) => (typeof s === "number" ? s === status : Math.floor(status / 100) === Number(s[0]));
+  return Array.isArray(spec) ? spec.some(one) : one(spec);
+}
+
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+const quote = (text: string) => JSON.stringify(text.length > 120 ? text.slice(0, 120) + "…" : text);
+
+// Patterns were validated when the check was saved; compile each once, not once per check run.
+const compiled = new Map<string, RegExp>();
+function regex(source: string): RegExp {
+  let re = compiled.get(source);
+  if (!re) {
+    if (compiled.size > 10_000) compiled.clear();
+    re = new RegExp(source);
+    compiled.set(source, re);
+  }
+  return re;
+}

@@ -1,0 +1,308 @@
+/**
+ * The check controller: runs one HTTP check with undici and returns a result value.
+ *
+ * Each exchange opens a fresh connection (and a fresh TLS handshake) and closes it after, so that a check
+ * measures what a new visitor meets (DNS, connect, TLS, first byte, body) and a stale keep-alive socket can
+ * never hide an outage. One deadline, `timeoutMs`, covers the whole exchange: every redirect and the body.
+ */
+import { setMaxListeners } from "node:events";
+import { performance } from "node:perf_hooks";
+import { pipeline } from "node:stream/promises";
+import { TLSSocket } from "node:tls";
+import type { Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { buildConnector, Client, type Dispatcher } from "undici";
+import type { Check, CheckResult, ErrorKind } from "../model.ts";
+import { version } from "../version.ts";
+import { evaluate } from "./expect.ts";
+
+export interface ControllerOptions {
+  /** Bodies beyond this many bytes, before or after decompression, fail the check (errorKind size). Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Redirects followed before the check fails (errorKind redirect). Default 10. */
+  readonly maxRedirects?: number;
+  /** The wall clock, for `checkedAt` and certificate lifetimes. Default Date.now. */
+  readonly now?: () => number;
+}
+
+/** What the controller needs of a check (the schedule and notification settings are not its business). */
+export type Request = Pick<
+  Check,
+  "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect"
+>;
+
+export type Outcome = CheckResult & { readonly checkedAt: number };
+
+/** A failure with its kind, thrown inside the controller and turned into a result at its edge. */
+class CheckFailure extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly status: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+type Stage = "connecting" | "waiting for the response" | "reading the body";
+
+export async function runCheck(check: Request, options: ControllerOptions = {}): Promise<Outcome> {
+  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
+  const maxRedirects = options.maxRedirects ?? 10;
+  const checkedAt = (options.now ?? Date.now)();
+  const started = performance.now();
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), check.timeoutMs);
+  // Every hop of a redirect chain listens on the one deadline.
+  setMaxListeners(maxRedirects + 5, deadline.signal);
+  const elapsed = () => performance.now() - started;
+
+  let url = new URL(check.url);
+  let method: string = check.method;
+  let body = check.body;
+  const visited = [url.href];
+  let stage: Stage = "connecting";
+  try {
+    for (;;) {
+      const exchange = await send(url, method, headersFor(check), body, check, deadline.signal, (s) => (stage = s));
+      const { statusCode, headers } = exchange.response;
+      const location = headers.location;
+      if (check.followRedirects && isRedirect(statusCode) && typeof location === "string") {
+        // The redirect's own body is not wanted; closing the connection discards it.
+        exchange.response.body.on("error", () => {});
+        await exchange.close();
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw new CheckFailure("redirect", `redirect to an invalid location ${JSON.stringify(location)}`, statusCode);
+        }
+        if (next.protocol !== "http:" && next.protocol !== "https:") {
+          throw new CheckFailure("redirect", `redirect to ${next.protocol} URL ${next.href}, which is not HTTP`, statusCode);
+        }
+        if (visited.includes(next.href)) {
+          throw new CheckFailure("redirect", `redirect loop: ${[...visited, next.href].join(" -> ")}`, statusCode);
+        }
+        if (visited.length > maxRedirects) {
+          throw new CheckFailure("redirect", `more than ${maxRedirects} redirects (last to ${next.href})`, statusCode);
+        }
+        visited.push(next.href);
+        // As browsers do: 303 always, and 301/302 after a POST, continue as a GET without the body.
+        if (statusCode === 303 || ((statusCode === 301 || statusCode === 302) && method === "POST")) {
+          method = method === "HEAD" ? "HEAD" : "GET";
+          body = null;
+        }
+        url = next;
+        stage = "connecting";
+        continue;
+      }
+      stage = "reading the body";
+      let bytes: Buffer;
+      try {
+        bytes = await readBody(exchange.response.body, headers["content-encoding"], maxBody, statusCode);
+      } finally {
+        await exchange.close();
+      }
+      const latencyMs = round(elapsed());
+      const verdict = evaluate(check.expect, {
+        status: statusCode,
+        headers: flattenHeaders(headers),
+        body: new TextDecoder("utf-8").decode(bytes),
+        latencyMs,
+        certValidTo: exchange.certValidTo(),
+        checkedAt,
+      });
+      return verdict.ok
+        ? { ok: true, status: statusCode, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt }
+        : { ok: false, status: statusCode, latencyMs, matched: null, errorKind: verdict.errorKind, error: verdict.error, checkedAt };
+    }
+  } catch (error) {
+    const failure = deadline.signal.aborted
+      ? new CheckFailure("timeout", `no complete answer within ${check.timeoutMs} ms (timed out ${stage})`)
+      : classify(error, url, stage);
+    return {
+      ok: false,
+      status: failure.status,
+      latencyMs: round(elapsed()),
+      matched: null,
+      errorKind: failure.kind,
+      error: failure.message,
+      checkedAt,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Exchange {
+  readonly response: Dispatcher.ResponseData;
+  /** When the server's certificate expires (Unix ms), or null over plain HTTP. */
+  certValidTo(): number | null;
+  close(): Promise<void>;
+}
+
+async function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | null,
+  check: Request,
+  signal: AbortSignal,
+  onStage: (stage: Stage) => void,
+): Promise<Exchange> {
+  let certValidTo: number | null = null;
+  // No TLS session reuse: each check pays the full handshake, as a new visitor does.
+  const connect = buildConnector({ rejectUnauthorized: check.verifyTls, timeout: check.timeoutMs, maxCachedSessions: 0 });
+  const client = new Client(url.origin, {
+    connect: (opts, callback) =>
+      connect(opts, (...args) => {
+        const socket = args[1];
+        if (socket instanceof TLSSocket) {
+          const validTo = socket.getPeerCertificate().valid_to;
+          certValidTo = validTo ? Date.parse(validTo) : null;
+        }
+        if (socket) onStage("waiting for the response");
+        callback(...args);
+      }),
+    headersTimeout: check.timeoutMs,
+    bodyTimeout: check.timeoutMs,
+  });
+  try {
+    const response = await client.request({
+      path: url.pathname + url.search,
+      method,
+      headers,
+      body: body ?? undefined,
+      signal,
+    });
+    return { response, certValidTo: () => certValidTo, close: () => client.destroy() };
+  } catch (error) {
+    await client.destroy();
+    throw error;
+  }
+}
+
+function headersFor(check: Request): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(check.headers)) headers[name.toLowerCase()] = value;
+  headers["user-agent"] ??= `healthd/${version}`;
+  headers["accept-encoding"] ??= "gzip, deflate, br";
+  return headers;
+}
+
+const isRedirect = (status: number) => status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+
+/** Read at most `max` bytes of body, decompressing gzip, deflate and br under the same bound. */
+async function readBody(
+  stream: Dispatcher.ResponseData["body"],
+  encoding: string | string[] | undefined,
+  max: number,
+  status: number,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge: CheckFailure | undefined;
+  const decoder = decoderFor(typeof encoding === "string" ? encoding.trim().toLowerCase() : "");
+  const collect = async function (source: AsyncIterable<unknown>) {
+    for await (const data of source) {
+      const chunk = data as Buffer;
+      size += chunk.length;
+      if (size > max) {
+        const what = decoder ? "decompressed body" : "body";
+        throw (tooLarge = new CheckFailure("size", `${what} is larger than ${max} bytes`, status));
+      }
+      chunks.push(chunk);
+    }
+  };
+  try {
+    if (decoder) await pipeline(stream, decoder, collect);
+    else await pipeline(stream, collect);
+  } catch (error) {
+    // Tearing the pipeline down may surface as the streams' AbortError rather than our own.
+    if (tooLarge) throw tooLarge;
+    if (decoder && (error as NodeJS.ErrnoException).code?.startsWith("Z_")) {
+      throw new CheckFailure("body", `the ${String(encoding)} body could not be decompressed: ${(error as Error).message}`, status);
+    }
+    throw error;
+  }
+  return Buffer.concat(chunks);
+}
+
+function decoderFor(encoding: string): Transform | undefined {
+  if (encoding === "gzip" || encoding === "x-gzip") return createGunzip();
+  if (encoding === "deflate") return createInflate();
+  if (encoding === "br") return createBrotliDecompress();
+  return undefined;
+}
+
+function flattenHeaders(headers: Dispatcher.ResponseData["headers"]): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return flat;
+}
+
+const tlsCodes = new Set([
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "HOSTNAME_MISMATCH",
+  "EPROTO",
+]);
+
+/** Turn what undici or the socket threw into an error kind and a sentence a sysadmin can act on. */
+function classify(error: unknown, url: URL, stage: Stage): CheckFailure {
+  if (error instanceof CheckFailure) return error;
+  const root = rootCause(error);
+  const code = root.code ?? "";
+  const host = url.hostname;
+  const where = `${host}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+  if (["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA"].includes(code)) {
+    return new CheckFailure("dns", `could not resolve ${host} (${code})`);
+  }
+  if (code === "ECONNREFUSED") return new CheckFailure("connect", `connection refused by ${where}`);
+  if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return new CheckFailure("connect", `${where} is unreachable (${code})`);
+  if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+    return new CheckFailure("timeout", `timed out ${stage} (${code})`);
+  }
+  if (tlsCodes.has(code) || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_") || /\bSSL\b|\bTLS\b/.test(root.message)) {
+    // OpenSSL's text carries its own location ("...:SSL routines:fn:reason:file:line"); keep the reason.
+    const reason = /SSL routines:[^:]*:([^:]+):/.exec(root.message)?.[1] ?? root.message;
+    return new CheckFailure("tls", `TLS with ${where} failed: ${reason} (${code || "TLS"})`);
+  }
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "UND_ERR_SOCKET" || code === "UND_ERR_CLOSED") {
+    return new CheckFailure("connect", `connection to ${where} was closed by the server while ${stage}`);
+  }
+  if (code.startsWith("HPE_") || root.name === "HTTPParserError" || code === "UND_ERR_INFO") {
+    return new CheckFailure("connect", `${where} sent an invalid HTTP response: ${root.message}`);
+  }
+  return new CheckFailure("internal", `the check failed unexpectedly while ${stage}: ${root.message || String(error)}`);
+}
+
+interface Cause {
+  code?: string;
+  name?: string;
+  message?: string;
+  cause?: unknown;
+  errors?: unknown[];
+}
+
+function rootCause(error: unknown): { code?: string; name?: string; message: string } {
+  let current = error as Cause | undefined;
+  // Happy-eyeballs connects throw an AggregateError; undici may wrap the socket's error in `cause`.
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (current.code && current.code !== "UND_ERR_ABORTED") return { code: current.code, message: current.message ?? "" };
+    current = (current.errors?.[0] ?? current.cause) as Cause | undefined;
+  }
+  const e = error as Cause | undefined;
+  return { name: e?.name, message: e?.message ?? String(error) };
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;

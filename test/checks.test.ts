@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { runCheck, type Request } from "../src/checks/http.ts";
+import { expired, selfSigned } from "./support/certs.ts";
+import { httpsTarget, httpTarget, notTlsUrl, refusedUrl } from "./support/targets.ts";
+import { tempDir } from "./support/temp.ts";
+
+const check = (url: string, more: Partial<Request> = {}): Request => ({
+  url,
+  method: "GET",
+  headers: {},
+  body: null,
+  timeoutMs: 2000,
+  followRedirects: true,
+  verifyTls: true,
+  expect: [{ status: "2xx" }],
+  ...more,
+});
+
+test("a passing check reports status, latency and the alternative that held", async (t) => {
+  const target = await httpTarget(t);
+  const result = await runCheck(
+    check(`${target.url}/maintenance`, {
+      expect: [{ status: 200 }, { status: [503], header: { name: "Retry-After", matches: "^[0-9]+$" } }],
+    }),
+  );
+  assert.equal(result.ok, true);
+  assert.equal(result.status, 503);
+  assert.equal(result.matched, 1);
+  assert.equal(result.errorKind, null);
+  assert.ok(result.latencyMs > 0);
+});
+
+test("method, headers and body are sent; a fresh connection each time", async (t) => {
+  const target = await httpTarget(t);
+  let connections = 0;
+  target.server.on("connection", () => connections++);
+  const request = check(`${target.url}/echo`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "x-token": "abc" },
+    body: '{"ping":1}',
+    expect: [{ json: { path: "$.body", equals: '{"ping":1}' } }],
+  });
+  const result = await runCheck(request);
+  assert.equal(result.ok, true, result.error ?? "");
+  const echoed = await runCheck({ ...request, expect: [{ json: { path: "$.headers['x-token']", equals: "abc" } }] });
+  assert.equal(echoed.ok, true, echoed.error ?? "");
+  assert.equal(connections, 2);
+});
+
+test("a status outside expect fails with kind status", async (t) => {
+  const target = await httpTarget(t);
+  const result = await runCheck(check(`${target.url}/teapot`));
+  assert.deepEqual([result.ok, result.status, result.errorKind], [false, 418, "status"]);
+  assert.equal(result.error, "status 418 was not expected (expected 2xx)");
+});
+
+test("a refused port fails with kind connect", async () => {
+  const result = await runCheck(check(await refusedUrl()));
+  assert.equal(result.errorKind, "connect");
+  assert.match(result.error!, /connection refused by 127\.0\.0\.1:\d+/);
+  assert.equal(result.status, null);
+});
+
+test("a name that does not resolve fails with kind dns", async () => {
+  const result = await runCheck(check("http://healthd-test.invalid/", { timeoutMs: 10_000 }));
+  assert.equal(result.errorKind, "dns", result.error ?? "");
+  assert.match(result.error!, /could not resolve healthd-test\.invalid/);
+});
+
+test("no answer in time, and a body that never ends, fail with kind timeout", async (t) => {
+  const target = await httpTarget(t);
+  const silent = await runCheck(check(`${target.url}/slow-headers`, { timeoutMs: 300 }));
+  assert.equal(silent.errorKind, "timeout");
+  assert.match(silent.error!, /no complete answer within 300 ms \(timed out waiting for the response\)/);
+  const dribble = await runCheck(check(`${target.url}/dribble`, { timeoutMs: 300 }));
+  assert.equal(dribble.errorKind, "timeout");
+  assert.match(dribble.error!, /reading the body/);
+});
+
+test("an endless or oversized body fails with kind size, compressed or not", async (t) => {
+  const target = await httpTarget(t);
+  for (const path of ["/endless", "/big", "/gzip-bomb"]) {
+    const result = await runCheck(check(`${target.url}${path}`, { timeoutMs: 10_000 }));
+    assert.equal(result.errorKind, "size", `${path}: ${result.error}`);
+    assert.equal(result.status, 200);
+  }
+});
+
+test("gzip bodies are decoded; a corrupt one fails with kind body", async (t) => {
+  const target = await httpTarget(t);
+  const ok = await runCheck(check(`${target.url}/gzip`, { expect: [{ json: { path: "$.status", equals: "up" } }] }));
+  assert.equal(ok.ok, true, ok.error ?? "");
+  const bad = await runCheck(check(`${target.url}/bad-gzip`));
+  assert.equal(bad.errorKind, "body");
+  assert.match(bad.error!, /could not be decompressed/);
+});
+
+test("redirects are followed up to 10; a loop or more fail with kind redirect", async (t) => {
+  const target = await httpTarget(t);
+  assert.equal((await runCheck(check(`${target.url}/hops/10`, { expect: [{ bodyContains: "arrived" }] }))).ok, true);
+  const tooMany = await runCheck(check(`${target.url}/hops/11`));
+  assert.equal(tooMany.errorKind, "redirect");
+  assert.match(tooMany.error!, /more than 10 redirects/);
+  const loop = await runCheck(check(`${target.url}/redirect-loop-a`));
+  assert.equal(loop.errorKind, "redirect");
+  assert.match(loop.error!, /redirect loop: .*\/redirect-loop-a -> .*\/redirect-loop-b -> .*\/redirect-loop-a/);
+  const unfollowed = await runCheck(check(`${target.url}/hops/1`, { followRedirects: false, expect: [{ status: 302 }] }));
+  assert.equal(unfollowed.ok, true);
+  const seeOther = await runCheck(
+    check(`${target.url}/see-other`, { method: "POST", body: "x", expect: [{ json: { path: "$.method", equals: "GET" } }] }),
+  );
+  assert.equal(seeOther.ok, true, seeOther.error ?? "");
+});
+
+test("a reset mid-response and a non-HTTP answer fail with kind connect", async (t) => {
+  const target = await httpTarget(t);
+  const reset = await runCheck(check(`${target.url}/reset`));
+  assert.equal(reset.errorKind, "connect", reset.error ?? "");
+  const garbage = await runCheck(check(`${target.url}/garbage`));
+  assert.equal(garbage.errorKind, "connect", garbage.error ?? "");
+  assert.match(garbage.error!, /invalid HTTP response/);
+});
+
+test("HTTP/1.0 without a length, invalid UTF-8 and an empty body are read as they are", async (t) => {
+  const target = await httpTarget(t);
+  assert.equal((await runCheck(check(`${target.url}/http10`, { expect: [{ bodyContains: "old but fine" }] }))).ok, true);
+  const utf8 = await runCheck(check(`${target.url}/invalid-utf8`, { expect: [{ bodyMatches: "^OK \uFFFD\uFFFD!$" }] }));
+  assert.equal(utf8.ok, true, utf8.error ?? "");
+  const empty = await runCheck(check(`${target.url}/empty`, { expect: [{ json: { path: "$", exists: true } }] }));
+  assert.equal(empty.errorKind, "json");
+  assert.match(empty.error!, /body is not JSON \(the body is empty\)/);
+  const head = await runCheck(check(`${target.url}/ok`, { method: "HEAD", expect: [{ status: 200, bodyNotContains: "Welcome" }] }));
+  assert.equal(head.ok, true, head.error ?? "");
+});
+
+test("TLS: a self-signed certificate fails unless verifyTls is off; certValidDays reads its lifetime", async (t) => {
+  const dir = tempDir(t);
+  const target = await httpsTarget(t, selfSigned(dir, 10));
+  const strict = await runCheck(check(`${target.url}/ok`));
+  assert.equal(strict.errorKind, "tls");
+  assert.match(strict.error!, /self-signed|DEPTH_ZERO_SELF_SIGNED_CERT/);
+  const lax = await runCheck(check(`${target.url}/ok`, { verifyTls: false, expect: [{ certValidDays: 9 }] }));
+  assert.equal(lax.ok, true, lax.error ?? "");
+  const short = await runCheck(check(`${target.url}/ok`, { verifyTls: false, expect: [{ certValidDays: 30 }] }));
+  assert.equal(short.errorKind, "cert");
+  assert.match(short.error!, /TLS certificate expires in 9 days \(\d{4}-\d\d-\d\d\), less than the 30 required/);
+});
+
+test("TLS: an expired certificate fails with kind tls, or kind cert when it is only measured", async (t) => {
+  const dir = tempDir(t);
+  const target = await httpsTarget(t, expired(dir));
+  const strict = await runCheck(check(`${target.url}/ok`));
+  assert.equal(strict.errorKind, "tls");
+  assert.match(strict.error!, /CERT_HAS_EXPIRED|expired/);
+  const measured = await runCheck(check(`${target.url}/ok`, { verifyTls: false, expect: [{ certValidDays: 0 }] }));
+  assert.equal(measured.errorKind, "cert");
+  assert.equal(measured.error, "TLS certificate expired on 2020-02-01");
+});
+
+test("TLS: a server that does not speak TLS fails with kind tls", async (t) => {
+  const result = await runCheck(check(await notTlsUrl(t)));
+  assert.equal(result.errorKind, "tls", result.error ?? "");
+});

@@ -1,0 +1,170 @@
+/**
+ * Real HTTP targets on 127.0.0.1 for checks to run against, from the well-behaved to the hostile.
+ * Each test starts its own on a free port and closes it (and every connection it holds) when it ends.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import type { TestContext } from "node:test";
+import { gzipSync } from "node:zlib";
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface Target {
+  readonly url: string;
+  readonly hits: Map<string, number>;
+}
+
+const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
+const json = { status: "up", version: "1.2.3", load: 0.5, checks: [{ name: "db", ok: true }], "content-type": "x" };
+
+/** What the standard target answers, by path. */
+export const routes: Record<string, Handler> = {
+  "/ok": (_req, res) => res.end("Welcome to the homepage"),
+  "/json": (_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify(json));
+  },
+  "/broken-json": (_req, res) => res.end('{"status": "up",'),
+  "/invalid-utf8": (_req, res) => res.end(Buffer.from([0x4f, 0x4b, 0x20, 0xff, 0xfe, 0x21])),
+  "/empty": (_req, res) => res.end(),
+  "/maintenance": (_req, res) => {
+    res.writeHead(503, { "retry-after": "120" });
+    res.end("down for maintenance");
+  },
+  "/teapot": (_req, res) => {
+    res.statusCode = 418;
+    res.end("I'm a teapot");
+  },
+  "/echo": (req, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d));
+    req.on("end", () => {
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ method: req.method, headers: req.headers, body }));
+    });
+  },
+  "/slow-headers": () => {
+    /* never answers */
+  },
+  "/endless": (_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    const chunk = Buffer.alloc(16 * 1024, "a");
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once("drain", pump);
+    };
+    pump();
+  },
+  "/dribble": (_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    const timer = setInterval(() => res.write("."), 100);
+    res.on("close", () => clearInterval(timer));
+  },
+  "/big": (_req, res) => res.end(Buffer.alloc(2 * 1024 * 1024, "b")),
+  "/gzip": (_req, res) => {
+    res.writeHead(200, { "content-encoding": "gzip", "content-type": "application/json" });
+    res.end(gzipSync(JSON.stringify(json)));
+  },
+  "/gzip-bomb": (_req, res) => {
+    res.writeHead(200, { "content-encoding": "gzip" });
+    res.end(bomb);
+  },
+  "/bad-gzip": (_req, res) => {
+    res.writeHead(200, { "content-encoding": "gzip" });
+    res.end("this is not gzip at all");
+  },
+  "/redirect-loop-a": (_req, res) => redirect(res, "/redirect-loop-b"),
+  "/redirect-loop-b": (_req, res) => redirect(res, "/redirect-loop-a"),
+  "/see-other": (_req, res) => redirect(res, "/echo", 303),
+  "/reset": (_req, res) => {
+    res.writeHead(200, { "content-length": "100" });
+    res.write("partial");
+    setImmediate(() => res.socket?.destroy());
+  },
+  "/http10": (_req, res) => {
+    const socket = res.socket!;
+    socket.write("HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\nold but fine");
+    socket.end();
+  },
+  "/garbage": (_req, res) => {
+    res.socket!.end("THIS IS NOT HTTP\r\n\r\n");
+  },
+};
+
+function redirect(res: ServerResponse, location: string, status = 302): void {
+  res.writeHead(status, { location });
+  res.end();
+}
+
+/** `/hops/N` redirects N times before answering 200. */
+function hops(req: IncomingMessage, res: ServerResponse): boolean {
+  const m = /^\/hops\/(\d+)$/.exec(req.url ?? "");
+  if (!m) return false;
+  const n = Number(m[1]);
+  if (n === 0) res.end("arrived");
+  else redirect(res, `/hops/${n - 1}`);
+  return true;
+}
+
+function handle(hits: Map<string, number>): Handler {
+  return (req, res) => {
+    const path = (req.url ?? "/").split("?")[0]!;
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (hops(req, res)) return;
+    const route = routes[path];
+    if (route) route(req, res);
+    else {
+      res.statusCode = 404;
+      res.end("no such route");
+    }
+  };
+}
+
+async function listen(t: TestContext, server: Server, scheme: string): Promise<Target & { server: Server }> {
+  const hits = new Map<string, number>();
+  server.on("request", handle(hits));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const { port } = server.address() as AddressInfo;
+  return { url: `${scheme}://127.0.0.1:${port}`, hits, server };
+}
+
+export function httpTarget(t: TestContext): Promise<Target & { server: Server }> {
+  return listen(t, createHttpServer(), "http");
+}
+
+export function httpsTarget(t: TestContext, cert: { key: string; cert: string }): Promise<Target> {
+  return listen(t, createHttpsServer(cert), "https");
+}
+
+/** A port on which nothing listens (bound, then closed). */
+export async function refusedUrl(): Promise<string> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}/`;
+}
+
+/** A TCP server that accepts and speaks something other than TLS to a TLS client. */
+export async function notTlsUrl(t: TestContext): Promise<string> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    socket.end("HTTP/1.1 400 Bad Request\r\n\r\n");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    server.close();
+    for (const socket of sockets) socket.destroy();
+  });
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
