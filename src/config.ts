@@ -13,6 +13,8 @@ export const defaults = {
   logLevel: "info",
   /** Log one JSON object per line. Env HEALTHD_LOG_JSON. */
   logJson: false,
+  /** Checks running at once, at most; protects the host and the targets. Env HEALTHD_MAX_IN_FLIGHT. */
+  maxInFlight: 256,
 } as const;
 
 /** Thrown for bad flags, environment or configuration: the CLI exits 2 with its message. */
@@ -24,4 +26,14 @@ export function parsePort(text: string): number {
     throw new UsageError(`port must be an integer from 0 to 65535 (got ${JSON.stringify(text)})`);
   }
   return port;
+}
+
+export function parsePositiveInt(name: string, max: number): (text: string) => number {
+  return (text) => {
+    const n = Number(text);
+    if (!/^[0-9]+$/.test(text) || n < 1 || n > max) {
+      throw new UsageError(`${name} must be an integer from 1 to ${max} (got ${JSON.stringify(text)})`);
+    }
+    return n;
+  };
 }

@@ -1,6 +1,6 @@
 /**
- * The daemon: the store, the HTTP API and (in their issues) the scheduler and the notifier, wired together,
- * started and stopped in order.
+ * The daemon: the store, the scheduler, the recorder and the HTTP API, wired together, started and stopped
+ * in order. Data flows one way: scheduler -> check controller -> recorder -> store -> events.
  */
 import { EventEmitter } from "node:events";
 import { createServer, type Server } from "node:http";
@@ -8,11 +8,15 @@ import type { AddressInfo } from "node:net";
 import { createListener } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { systemRoutes } from "./http/system.ts";
+import { runCheck } from "./checks/http.ts";
+import { UsageError } from "./config.ts";
 import type { Logger } from "./log.ts";
+import { createMetrics } from "./metrics.ts";
+import { Recorder, type Recorded } from "./recorder.ts";
+import { Scheduler } from "./scheduler/scheduler.ts";
 import { openStore, type Store } from "./store/db.ts";
 import { migrate } from "./store/migrate.ts";
-import type { ScheduleChange } from "./store/servers.ts";
-import { UsageError } from "./config.ts";
+import { scheduledServices, type ScheduleChange } from "./store/servers.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -22,10 +26,15 @@ export interface DaemonOptions {
   /** 0 picks a free port; `Daemon.url` tells which. */
   readonly port: number;
   readonly log: Logger;
+  /** At most this many checks run at once. Default 256. */
+  readonly maxInFlight?: number;
 }
 
 export interface DaemonEvents {
+  /** A PUT or DELETE changed which checks run; the scheduler has already followed it. */
   "schedule:changed": [ScheduleChange];
+  /** A check's entry and the service's new state are committed to the store. */
+  "check:done": [Recorded];
 }
 
 export interface Daemon {
@@ -48,18 +57,46 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   for (const name of report.applied) log.info("applied migration", { name });
 
   const events = new EventEmitter<DaemonEvents>();
+  const recorder = new Recorder(store, {
+    log: log.child({ part: "recorder" }),
+    onRecorded: (batch) => batch.forEach((recorded) => events.emit("check:done", recorded)),
+  });
+  // The metrics read the scheduler only when scraped, so they can be made before it.
+  const metrics = createMetrics({
+    services: () => scheduler.services(),
+    state: (key) => recorder.state(key),
+    inFlight: () => scheduler.inFlight,
+  });
+  const scheduler = new Scheduler({
+    log: log.child({ part: "scheduler" }),
+    maxInFlight: options.maxInFlight,
+    run: async (service, signal) => {
+      const outcome = await runCheck(service.check, { signal });
+      if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
+      metrics.checked(outcome);
+      recorder.push(service, outcome);
+    },
+    onStart: (_service, lagMs) => metrics.started(lagMs),
+    onSkip: () => metrics.skipped(),
+  });
+  scheduler.replaceAll(scheduledServices(store), { soon: false });
+  log.info("scheduled", { services: scheduler.size });
+
+  const scheduleChanged = (change: ScheduleChange) => {
+    scheduler.remove(change.stopped);
+    recorder.forget(change.stopped);
+    scheduler.upsert(scheduledServices(store, change.started));
+    events.emit("schedule:changed", change);
+  };
   const routes = [
-    ...serviceRoutes({
-      store,
-      now: Date.now,
-      scheduleChanged: (change) => events.emit("schedule:changed", change),
-    }),
-    ...systemRoutes(version),
+    ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
+    ...systemRoutes(version, metrics.registry),
   ];
   const server = createServer({ keepAliveTimeout: 5000 }, createListener(routes, log.child({ part: "http" })));
   try {
     await listen(server, options.host, options.port);
   } catch (error) {
+    await scheduler.stop();
     await store.close();
     const e = error as NodeJS.ErrnoException;
     if (e.code === "EADDRINUSE") throw new UsageError(`${options.host}:${options.port} is in use; choose another --port`, { cause: e });
@@ -82,6 +119,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await scheduler.stop();
+        recorder.flush();
         await store.close();
         log.info("stopped");
       })()),

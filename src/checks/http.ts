@@ -23,6 +23,8 @@ export interface ControllerOptions {
   readonly maxRedirects?: number;
   /** The wall clock, for `checkedAt` and certificate lifetimes. Default Date.now. */
   readonly now?: () => number;
+  /** Aborts the check (the daemon is stopping); the result then reports a timeout and should be dropped. */
+  readonly signal?: AbortSignal;
 }
 
 /** What the controller needs of a check (the schedule and notification settings are not its business). */
@@ -55,6 +57,8 @@ export async function runCheck(check: Request, options: ControllerOptions = {}):
   const timer = setTimeout(() => deadline.abort(), check.timeoutMs);
   // Every hop of a redirect chain listens on the one deadline.
   setMaxListeners(maxRedirects + 5, deadline.signal);
+  const abort = () => deadline.abort();
+  options.signal?.addEventListener("abort", abort, { once: true });
   const elapsed = () => performance.now() - started;
 
   let url = new URL(check.url);
@@ -131,6 +135,7 @@ export async function runCheck(check: Request, options: ControllerOptions = {}):
     };
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener("abort", abort);
   }
 }
 

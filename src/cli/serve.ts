@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { defaults, parsePort } from "../config.ts";
+import { defaults, parsePort, parsePositiveInt } from "../config.ts";
 import { startDaemon } from "../daemon.ts";
 import { createLogger } from "../log.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
@@ -8,6 +8,7 @@ interface ServeFlags extends LogFlags {
   readonly db: string;
   readonly host: string;
   readonly port: number;
+  readonly maxInFlight: number;
 }
 
 export function serveCommand(): Command {
@@ -21,6 +22,12 @@ export function serveCommand(): Command {
         .default(defaults.port)
         .argParser(argument(parsePort)),
     )
+    .addOption(
+      new Option("--max-in-flight <n>", "checks running at once, at most")
+        .env("HEALTHD_MAX_IN_FLIGHT")
+        .default(defaults.maxInFlight)
+        .argParser(argument(parsePositiveInt("--max-in-flight", 100_000))),
+    )
     .addHelpText(
       "after",
       `
@@ -31,7 +38,13 @@ Examples:
     )
     .action(async (flags: ServeFlags) => {
       const log = createLogger({ level: flags.logLevel, json: flags.logJson });
-      const daemon = await startDaemon({ db: flags.db, host: flags.host, port: flags.port, log });
+      const daemon = await startDaemon({
+        db: flags.db,
+        host: flags.host,
+        port: flags.port,
+        maxInFlight: flags.maxInFlight,
+        log,
+      });
       await new Promise<void>((resolve) => {
         const stop = (signal: string) => {
           log.info("stopping", { signal });

@@ -1,13 +1,20 @@
 /**
  * Endpoints about the daemon itself.
  */
+import type { Registry } from "prom-client";
 import { openApiDocument } from "./openapi.ts";
 import type { Route } from "./router.ts";
 
-export function systemRoutes(version: string): Route[] {
+export function systemRoutes(version: string, metrics: Registry): Route[] {
   const openapi = openApiDocument(version);
   return [
     { path: "/healthz", methods: { GET: () => ({ status: 200, body: { status: "ok", version } }) } },
     { path: "/openapi.json", methods: { GET: () => ({ status: 200, body: openapi }) } },
+    {
+      path: "/metrics",
+      methods: {
+        GET: async () => ({ status: 200, text: await metrics.metrics(), headers: { "content-type": metrics.contentType } }),
+      },
+    },
   ];
 }

@@ -80,18 +80,17 @@ export function recordChecks(store: Store, batch: readonly Finished[]): (number 
   );
 }
 
-export function readState(store: Store, serviceKey: number): StoredState | undefined {
-  const row = store.get(
-    store.db
-      .selectFrom("service_states")
-      .select(["status", "consecutive_failures", "incident_open_since"])
-      .where("service_key", "=", serviceKey),
+/** Every service's stored state, by service key: what the recorder resumes from after a restart. */
+export function readStates(store: Store): Map<number, StoredState> {
+  const rows = store.all(
+    store.db.selectFrom("service_states").select(["service_key", "status", "consecutive_failures", "incident_open_since"]),
   );
-  return row && {
-    status: row.status,
-    consecutiveFailures: row.consecutive_failures,
-    incidentOpenSince: row.incident_open_since,
-  };
+  return new Map(
+    rows.map((r) => [
+      r.service_key,
+      { status: r.status, consecutiveFailures: r.consecutive_failures, incidentOpenSince: r.incident_open_since },
+    ]),
+  );
 }
 
 export interface EntryQuery {

@@ -1,0 +1,105 @@
+/**
+ * Stores finished checks in small batches: one transaction per batch, committed within `flushMs` of the
+ * first check in it finishing. Each entry is written with its service's new state (and, later, the
+ * notifications it calls for), so a crash never leaves an entry without its state or the reverse.
+ */
+import type { Entry } from "./model.ts";
+import type { Logger } from "./log.ts";
+import { initialState, transition, type IncidentState, type Transition } from "./notify/incident.ts";
+import type { Outcome } from "./checks/http.ts";
+import type { Store } from "./store/db.ts";
+import { entryFromRow, readStates, recordChecks, type Finished } from "./store/entries.ts";
+import type { ScheduledService } from "./store/servers.ts";
+
+export interface Recorded {
+  readonly service: ScheduledService;
+  readonly entry: Entry;
+  readonly state: IncidentState;
+  readonly notify: Transition | null;
+}
+
+export interface RecorderOptions {
+  readonly log: Logger;
+  /** Told of each batch once it is committed. */
+  readonly onRecorded?: (batch: readonly Recorded[]) => void;
+  /** Longest a finished check waits to be written. Default 100 ms (the promise is within one second). */
+  readonly flushMs?: number;
+  /** A batch this large is written at once. Default 500. */
+  readonly maxBatch?: number;
+}
+
+interface Pending {
+  readonly service: ScheduledService;
+  readonly finished: Finished;
+  readonly notify: Transition | null;
+}
+
+export class Recorder {
+  readonly #store: Store;
+  readonly #options: RecorderOptions;
+  readonly #states: Map<number, IncidentState>;
+  #pending: Pending[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(store: Store, options: RecorderOptions) {
+    this.#store = store;
+    this.#options = options;
+    this.#states = readStates(store);
+  }
+
+  /** The state of each service the recorder has seen, for metrics. */
+  state(key: number): IncidentState | undefined {
+    return this.#states.get(key);
+  }
+
+  /** Take a finished check: its state transition happens now, in the order checks finish. */
+  push(service: ScheduledService, outcome: Outcome): void {
+    const before = this.#states.get(service.key) ?? initialState;
+    const { state, notify } = transition(before, outcome, service.check);
+    this.#states.set(service.key, state);
+    this.#pending.push({ service, notify, finished: { serviceKey: service.key, checkedAt: outcome.checkedAt, result: outcome, state } });
+    if (this.#pending.length >= (this.#options.maxBatch ?? 500)) this.flush();
+    else this.#timer ??= setTimeout(() => this.flush(), this.#options.flushMs ?? 100);
+  }
+
+  /** Forget deleted services (their rows are gone by cascade). */
+  forget(keys: readonly number[]): void {
+    for (const key of keys) this.#states.delete(key);
+  }
+
+  /** Write everything pending now. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = this.#pending;
+    if (batch.length === 0) return;
+    this.#pending = [];
+    let ids: (number | undefined)[];
+    try {
+      ids = recordChecks(this.#store, batch.map((p) => p.finished));
+    } catch (error) {
+      this.#options.log.error("could not store check results; they are kept and retried", { count: batch.length, error });
+      this.#pending = batch.concat(this.#pending);
+      this.#timer ??= setTimeout(() => this.flush(), 1000);
+      return;
+    }
+    const recorded: Recorded[] = [];
+    batch.forEach((p, i) => {
+      const id = ids[i];
+      if (id === undefined) return;
+      const { result, checkedAt } = p.finished;
+      const entry = entryFromRow({
+        id,
+        checked_at: checkedAt,
+        ok: result.ok ? 1 : 0,
+        status: result.status,
+        latency_ms: result.latencyMs,
+        error_kind: result.errorKind,
+        error: result.error,
+        matched: result.matched,
+      });
+      recorded.push({ service: p.service, entry, state: p.finished.state, notify: p.notify });
+    });
+    this.#options.onRecorded?.(recorded);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Runs every service's check on its schedule. One timer waits for the earliest planned run in a heap;
+ * when it fires, every due service starts, unless its previous run is still going (the tick is skipped and
+ * counted, never queued behind it) or the global bound on checks in flight is reached (the run waits for a
+ * free slot, and its lag shows it).
+ */
+import type { Logger } from "../log.ts";
+import type { ScheduledService } from "../store/servers.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import { TimeHeap } from "./heap.ts";
+import { firstRun, nextRun, scheduleOf, type Schedule } from "./plan.ts";
+
+export interface SchedulerOptions {
+  /** Run one check. The signal aborts when the scheduler stops. */
+  readonly run: (service: ScheduledService, signal: AbortSignal) => Promise<void>;
+  /** At most this many checks run at once. Default 256. */
+  readonly maxInFlight?: number;
+  readonly clock?: Clock;
+  readonly log: Logger;
+  /** Told when a run starts, with how late it is against its plan (ms). */
+  readonly onStart?: (service: ScheduledService, lagMs: number) => void;
+  /** Told when a tick is skipped because the service's previous run is still going. */
+  readonly onSkip?: (service: ScheduledService) => void;
+}
+
+interface Job {
+  readonly service: ScheduledService;
+  readonly schedule: Schedule;
+  /** The planned time of the job's next run; heap entries for other times are stale. */
+  plannedAt: number | undefined;
+}
+
+// Timers further out than this are re-armed, not trusted (setTimeout overflows past 2^31 ms).
+const maxTimerMs = 3_600_000;
+
+export class Scheduler {
+  readonly #options: SchedulerOptions;
+  readonly #clock: Clock;
+  readonly #maxInFlight: number;
+  readonly #jobs = new Map<number, Job>();
+  readonly #heap = new TimeHeap<Job>();
+  readonly #running = new Map<number, Promise<void>>();
+  readonly #waiting: { job: Job; plannedAt: number }[] = [];
+  readonly #waitingKeys = new Set<number>();
+  readonly #stop = new AbortController();
+  #timer: unknown;
+  #timerAt = Infinity;
+  #skipped = 0;
+
+  constructor(options: SchedulerOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#maxInFlight = options.maxInFlight ?? 256;
+  }
+
+  /** Services scheduled now. */
+  get size(): number {
+    return this.#jobs.size;
+  }
+
+  get inFlight(): number {
+    return this.#running.size;
+  }
+
+  get skipped(): number {
+    return this.#skipped;
+  }
+
+  /** The services scheduled now, for metrics. */
+  services(): ScheduledService[] {
+    return Array.from(this.#jobs.values(), (job) => job.service);
+  }
+
+  /**
+   * Schedule these services. A service whose check is unchanged (same fingerprint) keeps its plan. A new or
+   * changed one is first checked within a second, then on its schedule; with `soon: false` (the daemon
+   * starting) it waits for its next planned time instead, so a restart is not a burst of every check at once.
+   */
+  upsert(services: readonly ScheduledService[], { soon = true }: { soon?: boolean } = {}): void {
+    if (this.#stop.signal.aborted) return;
+    const now = this.#clock.now();
+    for (const service of services) {
+      const old = this.#jobs.get(service.key);
+      if (old && old.service.fingerprint === service.fingerprint) continue;
+      const identity = `${service.serverId}/${service.serviceId}`;
+      const schedule = scheduleOf(service.check, identity);
+      const plannedAt = soon ? firstRun(identity, now) : nextRun(schedule, now);
+      const job: Job = { service, schedule, plannedAt };
+      this.#jobs.set(service.key, job);
+      if (plannedAt !== undefined) this.#heap.push(plannedAt, job);
+    }
+    this.#arm();
+  }
+
+  /** Stop scheduling these services at once. A run already going finishes; its result has nowhere to go. */
+  remove(keys: readonly number[]): void {
+    for (const key of keys) this.#jobs.delete(key);
+  }
+
+  /** Make the schedule exactly `services`: what is absent is removed. */
+  replaceAll(services: readonly ScheduledService[], options?: { soon?: boolean }): void {
+    const keep = new Set(services.map((s) => s.key));
+    this.remove([...this.#jobs.keys()].filter((key) => !keep.has(key)));
+    this.upsert(services, options);
+  }
+
+  /** Stop the timer, abort the checks in flight and wait for them to settle. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#clock.clearTimeout(this.#timer);
+    this.#timerAt = Infinity;
+    this.#jobs.clear();
+    this.#waiting.length = 0;
+    this.#waitingKeys.clear();
+    await Promise.allSettled(this.#running.values());
+  }
+
+  #current(job: Job): boolean {
+    return this.#jobs.get(job.service.key) === job;
+  }
+
+  #arm(): void {
+    if (this.#stop.signal.aborted) return;
+    // Drop stale entries from the top so the timer waits for a real run.
+    for (;;) {
+      const top = this.#heap.peekTime();
+      if (top === undefined) return;
+      const job = this.#heap.pop()!;
+      if (this.#current(job) && job.plannedAt === top) {
+        this.#heap.push(top, job);
+        break;
+      }
+    }
+    const at = this.#heap.peekTime()!;
+    if (at >= this.#timerAt) return;
+    this.#clock.clearTimeout(this.#timer);
+    const now = this.#clock.now();
+    this.#timerAt = at;
+    this.#timer = this.#clock.setTimeout(() => this.#fire(), Math.min(Math.max(0, at - now), maxTimerMs));
+  }
+
+  #fire(): void {
+    this.#timerAt = Infinity;
+    const now = this.#clock.now();
+    for (;;) {
+      const top = this.#heap.peekTime();
+      if (top === undefined || top > now) break;
+      const job = this.#heap.pop()!;
+      if (!this.#current(job) || job.plannedAt !== top) continue;
+      // Fixed rate: the next run follows the plan, not the end of this run; missed grid points are not made up.
+      job.plannedAt = nextRun(job.schedule, Math.max(top, now));
+      if (job.plannedAt !== undefined) this.#heap.push(job.plannedAt, job);
+      this.#due(job, top);
+    }
+    this.#arm();
+  }
+
+  #due(job: Job, plannedAt: number): void {
+    const { key } = job.service;
+    if (this.#running.has(key) || this.#waitingKeys.has(key)) {
+      this.#skipped++;
+      this.#options.onSkip?.(job.service);
+      return;
+    }
+    if (this.#running.size < this.#maxInFlight) this.#start(job, plannedAt);
+    else {
+      this.#waiting.push({ job, plannedAt });
+      this.#waitingKeys.add(key);
+    }
+  }
+
+  #start(job: Job, plannedAt: number): void {
+    const { service } = job;
+    this.#options.onStart?.(service, this.#clock.now() - plannedAt);
+    const run = this.#options
+      .run(service, this.#stop.signal)
+      .catch((error: unknown) => this.#options.log.error("check run failed", { server: service.serverId, service: service.serviceId, error }))
+      .finally(() => {
+        this.#running.delete(service.key);
+        this.#startWaiting();
+      });
+    this.#running.set(service.key, run);
+  }
+
+  #startWaiting(): void {
+    while (this.#running.size < this.#maxInFlight && this.#waiting.length > 0) {
+      const { job, plannedAt } = this.#waiting.shift()!;
+      this.#waitingKeys.delete(job.service.key);
+      if (this.#current(job) && !this.#running.has(job.service.key)) this.#start(job, plannedAt);
+    }
+  }
+}

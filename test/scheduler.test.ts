@@ -1,0 +1,178 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { silentLogger } from "../src/log.ts";
+import { hash, nextRun, scheduleOf } from "../src/scheduler/plan.ts";
+import { Scheduler } from "../src/scheduler/scheduler.ts";
+import type { ScheduledService } from "../src/store/servers.ts";
+import { FakeClock } from "./support/clock.ts";
+
+function service(key: number, check: { intervalSeconds?: number | null; cron?: string | null; url?: string } = {}): ScheduledService {
+  const full = {
+    url: check.url ?? `http://127.0.0.1/${key}`,
+    method: "GET" as const,
+    headers: {},
+    body: null,
+    intervalSeconds: check.intervalSeconds === undefined ? 10 : check.intervalSeconds,
+    cron: check.cron ?? null,
+    timeoutMs: 1000,
+    followRedirects: true,
+    verifyTls: true,
+    expect: [{ status: "2xx" as const }],
+    notify: true,
+    notifyThreshold: 2,
+    notifyTopic: null,
+  };
+  return { key, serverId: "s", serviceId: `svc-${key}`, check: full, fingerprint: JSON.stringify(full) };
+}
+
+/** A scheduler on a fake clock whose runs the test finishes by hand. */
+function harness(maxInFlight = 100) {
+  const clock = new FakeClock();
+  const starts: { key: number; at: number; lag: number }[] = [];
+  const release = new Map<number, () => void>();
+  let autoFinish = true;
+  const scheduler = new Scheduler({
+    clock,
+    log: silentLogger,
+    maxInFlight,
+    onStart: (s, lag) => starts.push({ key: s.key, at: clock.now(), lag }),
+    run: (s) =>
+      autoFinish ? Promise.resolve() : new Promise<void>((resolve) => release.set(s.key, resolve)),
+  });
+  return {
+    clock,
+    scheduler,
+    starts,
+    release,
+    hold: () => (autoFinish = false),
+    finish(key: number) {
+      release.get(key)?.();
+      release.delete(key);
+    },
+  };
+}
+
+test("plan: fixed rate on a grid offset by a stable phase", () => {
+  const schedule = scheduleOf({ intervalSeconds: 10, cron: null }, "s/a");
+  assert.equal(schedule.kind, "interval");
+  const phase = hash("s/a") % 10_000;
+  assert.equal(nextRun(schedule, 0), phase);
+  assert.equal(nextRun(schedule, phase), phase + 10_000);
+  assert.equal(nextRun(schedule, phase + 1), phase + 10_000);
+  assert.equal(nextRun(schedule, 1_000_000 + phase - 1), 1_000_000 + phase);
+  const cron = scheduleOf({ intervalSeconds: null, cron: "*/15 * * * * *" }, "s/a");
+  assert.equal(nextRun(cron, Date.UTC(2026, 0, 1, 0, 0, 1)), Date.UTC(2026, 0, 1, 0, 0, 15));
+});
+
+test("plan: services sharing an interval spread over it", () => {
+  const perSecond = new Array<number>(60).fill(0);
+  for (let i = 0; i < 10_000; i++) {
+    const at = nextRun(scheduleOf({ intervalSeconds: 60, cron: null }, `server-${i % 50}/service-${i}`), 0)!;
+    perSecond[Math.floor(at / 1000)]!++;
+  }
+  const mean = 10_000 / 60;
+  assert.ok(Math.max(...perSecond) < mean * 1.5, `busiest second has ${Math.max(...perSecond)} checks, mean ${mean}`);
+  assert.ok(Math.min(...perSecond) > mean * 0.5, `quietest second has ${Math.min(...perSecond)} checks`);
+});
+
+test("a new service is first checked within a second, then at a fixed rate on its phase", async () => {
+  const h = harness();
+  const s = service(1);
+  const t0 = h.clock.now();
+  h.scheduler.upsert([s]);
+  await h.clock.advance(999);
+  assert.equal(h.starts.length, 1);
+  assert.ok(h.starts[0]!.at - t0 < 1000);
+  await h.clock.advance(60_000);
+  const later = h.starts.slice(1).map((x) => x.at);
+  assert.equal(later.length, 6);
+  const phase = hash("s/svc-1") % 10_000;
+  for (const at of later) assert.equal((at - phase) % 10_000, 0);
+  assert.ok(h.starts.every((x) => x.lag === 0));
+});
+
+test("a tick that comes while the previous run is going is skipped and counted, not queued", async () => {
+  const h = harness();
+  h.hold();
+  h.scheduler.upsert([service(1, { intervalSeconds: 1 })]);
+  await h.clock.advance(1000);
+  assert.equal(h.starts.length, 1);
+  await h.clock.advance(3000);
+  assert.equal(h.starts.length, 1);
+  assert.equal(h.scheduler.skipped, 3);
+  h.finish(1);
+  await h.clock.advance(1000);
+  assert.equal(h.starts.length, 2);
+});
+
+test("the bound on checks in flight holds; waiting runs start as slots free, their lag measured", async () => {
+  const h = harness(2);
+  h.hold();
+  h.scheduler.upsert([1, 2, 3, 4, 5].map((k) => service(k, { intervalSeconds: 3600 })));
+  await h.clock.advance(1000);
+  assert.equal(h.scheduler.inFlight, 2);
+  assert.equal(h.starts.length, 2);
+  await h.clock.advance(500);
+  h.finish(h.starts[0]!.key);
+  await h.clock.advance(0);
+  assert.equal(h.starts.length, 3);
+  assert.ok(h.starts[2]!.lag > 0);
+  assert.equal(h.scheduler.inFlight, 2);
+});
+
+test("unchanged services keep their plan, changed ones restart, removed ones stop", async () => {
+  const h = harness();
+  const a = service(1, { intervalSeconds: 10 });
+  const b = service(2, { intervalSeconds: 10 });
+  h.scheduler.upsert([a, b]);
+  await h.clock.advance(1000);
+  h.starts.length = 0;
+  const changed = service(2, { intervalSeconds: 10, url: "http://127.0.0.1/changed" });
+  h.scheduler.replaceAll([a, changed]);
+  await h.clock.advance(999);
+  assert.deepEqual(h.starts.map((s) => s.key), [2]);
+  h.scheduler.remove([1]);
+  h.starts.length = 0;
+  await h.clock.advance(60_000);
+  assert.ok(h.starts.every((s) => s.key === 2));
+  assert.equal(h.starts.length, 6);
+  assert.equal(h.scheduler.size, 1);
+});
+
+test("on start, services wait for their planned time rather than all running at once", async () => {
+  const h = harness();
+  const services = Array.from({ length: 100 }, (_, i) => service(i + 1, { intervalSeconds: 60 }));
+  h.scheduler.replaceAll(services, { soon: false });
+  await h.clock.advance(1000);
+  assert.ok(h.starts.length < 10, `${h.starts.length} started in the first second`);
+  await h.clock.advance(59_000);
+  assert.equal(h.starts.length, 100);
+});
+
+test("cron services run when their pattern says", async () => {
+  const h = harness();
+  h.scheduler.upsert([service(1, { intervalSeconds: null, cron: "*/20 * * * * *" })]);
+  await h.clock.advance(60_000);
+  const seconds = h.starts.slice(1).map((s) => new Date(s.at).getUTCSeconds());
+  assert.deepEqual(seconds, [20, 40, 0]);
+});
+
+test("stop aborts what is in flight and schedules nothing more", async () => {
+  const clock = new FakeClock();
+  let aborted = 0;
+  let started = 0;
+  const scheduler = new Scheduler({
+    clock,
+    log: silentLogger,
+    run: (_s, signal) => {
+      started++;
+      return new Promise<void>((resolve) => signal.addEventListener("abort", () => (aborted++, resolve())));
+    },
+  });
+  scheduler.upsert([service(1, { intervalSeconds: 1 })]);
+  await clock.advance(1000);
+  await scheduler.stop();
+  assert.equal(aborted, 1);
+  await clock.advance(10_000);
+  assert.equal(started, 1);
+});
