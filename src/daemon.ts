@@ -16,7 +16,7 @@ import { Recorder, type Recorded } from "./recorder.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { openStore, type Store } from "./store/db.ts";
 import { migrate } from "./store/migrate.ts";
-import { scheduledServices, type ScheduleChange } from "./store/servers.ts";
+import { scheduledServices, type ScheduleChange, type ScheduledService } from "./store/servers.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -33,6 +33,8 @@ export interface DaemonOptions {
 export interface DaemonEvents {
   /** A PUT or DELETE changed which checks run; the scheduler has already followed it. */
   "schedule:changed": [ScheduleChange];
+  /** A check started, `lagMs` after its planned time. */
+  "check:started": [ScheduledService, number];
   /** A check's entry and the service's new state are committed to the store. */
   "check:done": [Recorded];
 }
@@ -76,7 +78,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       metrics.checked(outcome);
       recorder.push(service, outcome);
     },
-    onStart: (_service, lagMs) => metrics.started(lagMs),
+    onStart: (service, lagMs) => {
+      metrics.started(lagMs);
+      events.emit("check:started", service, lagMs);
+    },
     onSkip: () => metrics.skipped(),
   });
   scheduler.replaceAll(scheduledServices(store), { soon: false });

@@ -4,6 +4,7 @@
  * counted, never queued behind it) or the global bound on checks in flight is reached (the run waits for a
  * free slot, and its lag shows it).
  */
+import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
 import type { ScheduledService } from "../store/servers.ts";
 import { systemClock, type Clock } from "./clock.ts";
@@ -51,6 +52,8 @@ export class Scheduler {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#maxInFlight = options.maxInFlight ?? 256;
+    // Every check in flight listens for the stop; that many listeners is expected, not a leak.
+    setMaxListeners(this.#maxInFlight + 10, this.#stop.signal);
   }
 
   /** Services scheduled now. */
