@@ -55,7 +55,7 @@ interface DaemonRun {
 /** The daemon as `healthd serve` wires it, with `services` checks at `intervalSeconds` against the target. */
 async function daemonRun(services: number, intervalSeconds: number, maxInFlight: number, runSeconds: number): Promise<DaemonRun> {
   const dir = mkdtempSync(join(tmpdir(), "healthd-bench-"));
-  const daemon = await startDaemon({ db: join(dir, "bench.db"), host: "127.0.0.1", port: 0, log: silentLogger, maxInFlight });
+  const daemon = await startDaemon({ db: join(dir, "bench.db"), host: "127.0.0.1", port: 0, log: silentLogger, maxInFlight, ntfy: { url: "http://127.0.0.1:9" } });
   try {
     const perServer = 1000;
     for (let s = 0; s * perServer < services; s++) {

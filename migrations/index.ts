@@ -10,6 +10,8 @@ import * as addNotificationDefaults from "./20261121000400_add_notification_defa
 import * as addDisjunctiveChecks from "./20261121000500_add_disjunctive_checks.ts";
 import * as removeEntryUniqueness from "./20261121000600_remove_health_check_data_entry_uniqueness.ts";
 import * as addServiceStates from "./20261121000700_add_service_states.ts";
+import * as addNotificationOutbox from "./20261121000800_add_notification_outbox.ts";
+import * as addServiceFailingSince from "./20261121000900_add_service_failing_since.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -19,4 +21,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000500_add_disjunctive_checks": addDisjunctiveChecks,
   "20261121000600_remove_health_check_data_entry_uniqueness": removeEntryUniqueness,
   "20261121000700_add_service_states": addServiceStates,
+  "20261121000800_add_notification_outbox": addNotificationOutbox,
+  "20261121000900_add_service_failing_since": addServiceFailingSince,
 };

@@ -2,6 +2,8 @@
  * Every default in one place. Layers, lowest first: these defaults, then HEALTHD_* environment variables,
  * then command-line flags (commander reads the environment for each option; see cli/options.ts).
  */
+import { topic } from "./schema.ts";
+
 export const defaults = {
   /** SQLite file. Env HEALTHD_DB. */
   db: "./healthd.db",
@@ -15,6 +17,8 @@ export const defaults = {
   logJson: false,
   /** Checks running at once, at most; protects the host and the targets. Env HEALTHD_MAX_IN_FLIGHT. */
   maxInFlight: 256,
+  /** The ntfy server notifications are published to. Env HEALTHD_NTFY_URL. */
+  ntfyUrl: "https://ntfy.sh",
 } as const;
 
 /** Thrown for bad flags, environment or configuration: the CLI exits 2 with its message. */
@@ -36,4 +40,25 @@ export function parsePositiveInt(name: string, max: number): (text: string) => n
     }
     return n;
   };
+}
+
+export function parseHttpUrl(name: string): (text: string) => string {
+  return (text) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new UsageError(`${name} must be an http or https URL such as https://ntfy.sh (got ${JSON.stringify(text)})`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new UsageError(`${name} must be an http or https URL (got ${url.protocol.slice(0, -1)})`);
+    }
+    return text;
+  };
+}
+
+export function parseTopic(text: string): string {
+  const parsed = topic.safeParse(text);
+  if (!parsed.success) throw new UsageError(`--ntfy-topic ${parsed.error.issues[0]!.message} (got ${JSON.stringify(text)})`);
+  return text;
 }

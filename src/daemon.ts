@@ -12,7 +12,11 @@ import { runCheck } from "./checks/http.ts";
 import { UsageError } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics } from "./metrics.ts";
+import { Delivery } from "./notify/delivery.ts";
+import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/ntfy.ts";
 import { Recorder, type Recorded } from "./recorder.ts";
+import { pushRoutes } from "./http/push.ts";
+import { notificationCounts, type NotificationRow } from "./store/notifications.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { openStore, type Store } from "./store/db.ts";
 import { migrate } from "./store/migrate.ts";
@@ -28,6 +32,13 @@ export interface DaemonOptions {
   readonly log: Logger;
   /** At most this many checks run at once. Default 256. */
   readonly maxInFlight?: number;
+  /** Where notifications go. */
+  readonly ntfy: NtfyOptions & {
+    /** The topic of services without `notifyTopic`; none means such notifications are kept as unsent. */
+    readonly topic?: string | undefined;
+  };
+  /** First retry delay of a failed notification. Default 1000 ms. */
+  readonly notifyRetryBaseMs?: number;
 }
 
 export interface DaemonEvents {
@@ -37,6 +48,10 @@ export interface DaemonEvents {
   "check:started": [ScheduledService, number];
   /** A check's entry and the service's new state are committed to the store. */
   "check:done": [Recorded];
+  /** A notification was delivered to ntfy. */
+  "notify:sent": [NotificationRow, PublishResult];
+  /** A delivery attempt failed (it is retried, or marked failed when ntfy refused the message). */
+  "notify:failed": [NotificationRow, PublishResult];
 }
 
 export interface Daemon {
@@ -59,15 +74,30 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   for (const name of report.applied) log.info("applied migration", { name });
 
   const events = new EventEmitter<DaemonEvents>();
+  const defaultTopic = options.ntfy.topic ?? null;
+  if (defaultTopic === null) {
+    log.warn("no ntfy topic configured: notifications of services without notifyTopic are kept as unsent (set --ntfy-topic)");
+  }
+  const publisher = ntfyPublisher(options.ntfy);
+  const delivery = new Delivery(store, publisher, {
+    log: log.child({ part: "notify" }),
+    retryBaseMs: options.notifyRetryBaseMs,
+    onAttempt: (row, result) => events.emit(result.ok ? "notify:sent" : "notify:failed", row, result),
+  });
   const recorder = new Recorder(store, {
     log: log.child({ part: "recorder" }),
-    onRecorded: (batch) => batch.forEach((recorded) => events.emit("check:done", recorded)),
+    defaultTopic,
+    onRecorded: (batch) => {
+      for (const recorded of batch) events.emit("check:done", recorded);
+      if (batch.some((r) => r.notify !== null)) delivery.wake();
+    },
   });
   // The metrics read the scheduler only when scraped, so they can be made before it.
   const metrics = createMetrics({
     services: () => scheduler.services(),
     state: (key) => recorder.state(key),
     inFlight: () => scheduler.inFlight,
+    notifications: () => notificationCounts(store),
   });
   const scheduler = new Scheduler({
     log: log.child({ part: "scheduler" }),
@@ -86,6 +116,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   scheduler.replaceAll(scheduledServices(store), { soon: false });
   log.info("scheduled", { services: scheduler.size });
+  delivery.wake(); // what was pending when the daemon last stopped
 
   const scheduleChanged = (change: ScheduleChange) => {
     scheduler.remove(change.stopped);
@@ -95,6 +126,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
   const routes = [
     ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
+    ...pushRoutes(publisher, version),
     ...systemRoutes(version, metrics.registry),
   ];
   const server = createServer({ keepAliveTimeout: 5000 }, createListener(routes, log.child({ part: "http" })));
@@ -102,6 +134,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await listen(server, options.host, options.port);
   } catch (error) {
     await scheduler.stop();
+    await delivery.stop();
+    await publisher.close();
     await store.close();
     const e = error as NodeJS.ErrnoException;
     if (e.code === "EADDRINUSE") throw new UsageError(`${options.host}:${options.port} is in use; choose another --port`, { cause: e });
@@ -126,6 +160,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         });
         await scheduler.stop();
         recorder.flush();
+        await delivery.stop();
+        await publisher.close();
         await store.close();
         log.info("stopped");
       })()),

@@ -12,6 +12,7 @@ export interface MetricSources {
   services(): readonly ScheduledService[];
   state(key: number): IncidentState | undefined;
   inFlight(): number;
+  notifications(): Record<"pending" | "delivered" | "failed" | "unsent", number>;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -58,6 +59,15 @@ export function createMetrics(sources: MetricSources) {
     registers,
     collect() {
       this.set(sources.services().length);
+    },
+  });
+  new Gauge({
+    name: "healthd_notifications",
+    help: "Notifications in the outbox by status: pending (to deliver), delivered, failed (refused by ntfy), unsent (no topic)",
+    labelNames: ["status"] as const,
+    registers,
+    collect() {
+      for (const [status, count] of Object.entries(sources.notifications())) this.set({ status }, count);
     },
   });
   const perService = (name: string, help: string, value: (state: IncidentState) => number | undefined) =>

@@ -6,6 +6,7 @@
 import type { Entry } from "./model.ts";
 import type { Logger } from "./log.ts";
 import { initialState, transition, type IncidentState, type Transition } from "./notify/incident.ts";
+import { renderNotification } from "./notify/message.ts";
 import type { Outcome } from "./checks/http.ts";
 import type { Store } from "./store/db.ts";
 import { entryFromRow, readStates, recordChecks, type Finished } from "./store/entries.ts";
@@ -20,6 +21,8 @@ export interface Recorded {
 
 export interface RecorderOptions {
   readonly log: Logger;
+  /** The topic of services without `notifyTopic`; null when none is configured. */
+  readonly defaultTopic: string | null;
   /** Told of each batch once it is committed. */
   readonly onRecorded?: (batch: readonly Recorded[]) => void;
   /** Longest a finished check waits to be written. Default 100 ms (the promise is within one second). */
@@ -57,7 +60,18 @@ export class Recorder {
     const before = this.#states.get(service.key) ?? initialState;
     const { state, notify } = transition(before, outcome, service.check);
     this.#states.set(service.key, state);
-    this.#pending.push({ service, notify, finished: { serviceKey: service.key, checkedAt: outcome.checkedAt, result: outcome, state } });
+    const { serverId, serviceId, check } = service;
+    const notification = notify
+      ? {
+          serverId,
+          serviceId,
+          kind: notify,
+          topic: check.notifyTopic ?? this.#options.defaultTopic,
+          message: renderNotification(notify, { serverId, serviceId, url: check.url }, outcome, before, state),
+        }
+      : undefined;
+    const finished = { serviceKey: service.key, checkedAt: outcome.checkedAt, result: outcome, state, notification };
+    this.#pending.push({ service, notify, finished });
     if (this.#pending.length >= (this.#options.maxBatch ?? 500)) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), this.#options.flushMs ?? 100);
   }

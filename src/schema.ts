@@ -23,9 +23,13 @@ export const id = z
   .string()
   .regex(idPattern, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example web-01)");
 
-/** ntfy refuses other topic names, so healthd refuses them when they are saved. */
+/** ntfy refuses other topic names, and these reserved ones, so healthd refuses them when they are saved. */
 export const topicPattern = /^[-_A-Za-z0-9]{1,64}$/;
-export const topic = z.string().regex(topicPattern, "must be 1 to 64 characters of A-Z a-z 0-9 - _ (an ntfy topic)");
+export const reservedTopics = ["docs", "static", "file", "app", "metrics", "account", "settings", "signup", "login", "v1"];
+export const topic = z
+  .string()
+  .regex(topicPattern, "must be 1 to 64 characters of A-Z a-z 0-9 - _ (an ntfy topic)")
+  .refine((t) => !reservedTopics.includes(t), `is reserved by ntfy (${reservedTopics.join(", ")}); choose another`);
 
 const regex = z
   .string()

@@ -26,7 +26,7 @@ function storeEntry(daemon: TestDaemon, serverId: string, serviceId: string): vo
       serviceKey: key,
       checkedAt: Date.now(),
       result: { ok: false, status: 500, latencyMs: 3, matched: null, errorKind: "status", error: "status 500" },
-      state: { status: "down", consecutiveFailures: 1, incidentOpenSince: null },
+      state: { status: "down", consecutiveFailures: 1, failingSince: null, incidentOpenSince: null },
     },
   ]);
 }

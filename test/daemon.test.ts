@@ -70,7 +70,7 @@ test("GET …/data pages newest first with an opaque cursor and filters", async 
         i % 5 === 0
           ? { ok: false as const, status: 500, latencyMs: 1, matched: null, errorKind: "status" as const, error: "status 500" }
           : { ok: true as const, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null },
-      state: { status: "up" as const, consecutiveFailures: 0, incidentOpenSince: null },
+      state: { status: "up" as const, consecutiveFailures: 0, failingSince: null, incidentOpenSince: null },
     })),
   );
   const until = new Date(t0 + 25_000).toISOString();

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { defaults, parsePort, parsePositiveInt } from "../config.ts";
+import { defaults, parseHttpUrl, parsePort, parsePositiveInt, parseTopic } from "../config.ts";
 import { startDaemon } from "../daemon.ts";
 import { createLogger } from "../log.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
@@ -9,6 +9,11 @@ interface ServeFlags extends LogFlags {
   readonly host: string;
   readonly port: number;
   readonly maxInFlight: number;
+  readonly ntfyUrl: string;
+  readonly ntfyTopic?: string;
+  readonly ntfyToken?: string;
+  readonly ntfyUser?: string;
+  readonly ntfyPassword?: string;
 }
 
 export function serveCommand(): Command {
@@ -28,12 +33,27 @@ export function serveCommand(): Command {
         .default(defaults.maxInFlight)
         .argParser(argument(parsePositiveInt("--max-in-flight", 100_000))),
     )
+    .addOption(
+      new Option("--ntfy-url <url>", "ntfy server notifications go to")
+        .env("HEALTHD_NTFY_URL")
+        .default(defaults.ntfyUrl)
+        .argParser(argument(parseHttpUrl("--ntfy-url"))),
+    )
+    .addOption(
+      new Option("--ntfy-topic <topic>", "topic of services without notifyTopic (none: such notifications are kept unsent)")
+        .env("HEALTHD_NTFY_TOPIC")
+        .argParser(argument(parseTopic)),
+    )
+    .addOption(new Option("--ntfy-token <token>", "ntfy access token (tk_...), sent as Bearer").env("HEALTHD_NTFY_TOKEN"))
+    .addOption(new Option("--ntfy-user <user>", "ntfy user, with --ntfy-password, when no token is given").env("HEALTHD_NTFY_USER"))
+    .addOption(new Option("--ntfy-password <password>", "ntfy password").env("HEALTHD_NTFY_PASSWORD"))
     .addHelpText(
       "after",
       `
 Examples:
   healthd serve                              # ./healthd.db, http://127.0.0.1:8080
   healthd serve --db /var/lib/healthd/healthd.db --port 9000
+  healthd serve --ntfy-url https://ntfy.example.org --ntfy-topic ops-alerts
   HEALTHD_PORT=9000 healthd serve            # every flag also reads HEALTHD_*`,
     )
     .action(async (flags: ServeFlags) => {
@@ -43,6 +63,13 @@ Examples:
         host: flags.host,
         port: flags.port,
         maxInFlight: flags.maxInFlight,
+        ntfy: {
+          url: flags.ntfyUrl,
+          topic: flags.ntfyTopic,
+          token: flags.ntfyToken,
+          user: flags.ntfyUser,
+          password: flags.ntfyPassword,
+        },
         log,
       });
       await new Promise<void>((resolve) => {

@@ -13,11 +13,18 @@ import type { ServiceStatus } from "../model.ts";
 export interface IncidentState {
   readonly status: ServiceStatus;
   readonly consecutiveFailures: number;
+  /** When the current run of failures began (Unix ms), or null while passing. */
+  readonly failingSince: number | null;
   /** When the open incident began (Unix ms), or null. */
   readonly incidentOpenSince: number | null;
 }
 
-export const initialState: IncidentState = { status: "unknown", consecutiveFailures: 0, incidentOpenSince: null };
+export const initialState: IncidentState = {
+  status: "unknown",
+  consecutiveFailures: 0,
+  failingSince: null,
+  incidentOpenSince: null,
+};
 
 export interface NotifySettings {
   readonly notify: boolean;
@@ -32,7 +39,7 @@ export function transition(
   settings: NotifySettings,
 ): { state: IncidentState; notify: Transition | null } {
   if (result.ok) {
-    const next: IncidentState = { status: "up", consecutiveFailures: 0, incidentOpenSince: null };
+    const next: IncidentState = { status: "up", consecutiveFailures: 0, failingSince: null, incidentOpenSince: null };
     return { state: next, notify: state.incidentOpenSince === null ? null : "recovered" };
   }
   const failures = state.consecutiveFailures + 1;
@@ -41,6 +48,7 @@ export function transition(
     state: {
       status: "down",
       consecutiveFailures: failures,
+      failingSince: state.failingSince ?? result.checkedAt,
       incidentOpenSince: opens ? result.checkedAt : state.incidentOpenSince,
     },
     notify: opens ? "down" : null,

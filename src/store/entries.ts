@@ -2,7 +2,9 @@
  * Health-check data entries and the service state written beside them.
  */
 import type { Selectable } from "kysely";
-import type { CheckResult, Entry, ErrorKind, ServiceStatus } from "../model.ts";
+import type { CheckResult, Entry, ErrorKind } from "../model.ts";
+import type { IncidentState } from "../notify/incident.ts";
+import type { NotificationBody } from "../notify/message.ts";
 import type { Store } from "./db.ts";
 import type { HealthCheckDataEntriesTable } from "./tables.ts";
 
@@ -21,19 +23,24 @@ export function entryFromRow(row: EntryRow): Entry {
   };
 }
 
-/** The state of a service after a check, as it is stored. */
-export interface StoredState {
-  readonly status: ServiceStatus;
-  readonly consecutiveFailures: number;
-  readonly incidentOpenSince: number | null;
-}
 
 /** One finished check, ready to be stored. */
 export interface Finished {
   readonly serviceKey: number;
   readonly checkedAt: number;
   readonly result: CheckResult;
-  readonly state: StoredState;
+  readonly state: IncidentState;
+  /** The notification this check calls for, stored in the outbox in the same transaction. */
+  readonly notification?: OutgoingNotification | undefined;
+}
+
+export interface OutgoingNotification {
+  readonly serverId: string;
+  readonly serviceId: string;
+  readonly kind: "down" | "recovered";
+  /** null when no topic is configured anywhere: the notification is kept as unsent. */
+  readonly topic: string | null;
+  readonly message: NotificationBody;
 }
 
 /**
@@ -66,6 +73,7 @@ export function recordChecks(store: Store, batch: readonly Finished[]): (number 
         status: f.state.status,
         consecutive_failures: f.state.consecutiveFailures,
         incident_open_since: f.state.incidentOpenSince,
+        failing_since: f.state.failingSince,
         last_checked_at: f.checkedAt,
         last_entry_id: id,
       };
@@ -75,20 +83,43 @@ export function recordChecks(store: Store, batch: readonly Finished[]): (number 
           .values({ service_key: f.serviceKey, ...state })
           .onConflict((oc) => oc.column("service_key").doUpdateSet(state)),
       );
+      const n = f.notification;
+      if (n) {
+        store.run(
+          db.insertInto("notifications").values({
+            created_at: f.checkedAt,
+            server_id: n.serverId,
+            service_id: n.serviceId,
+            kind: n.kind,
+            topic: n.topic,
+            message: JSON.stringify(n.message),
+            status: n.topic === null ? "unsent" : "pending",
+            next_attempt_at: f.checkedAt,
+            last_error: n.topic === null ? "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic" : null,
+          }),
+        );
+      }
       return id;
     }),
   );
 }
 
 /** Every service's stored state, by service key: what the recorder resumes from after a restart. */
-export function readStates(store: Store): Map<number, StoredState> {
+export function readStates(store: Store): Map<number, IncidentState> {
   const rows = store.all(
-    store.db.selectFrom("service_states").select(["service_key", "status", "consecutive_failures", "incident_open_since"]),
+    store.db
+      .selectFrom("service_states")
+      .select(["service_key", "status", "consecutive_failures", "failing_since", "incident_open_since"]),
   );
   return new Map(
     rows.map((r) => [
       r.service_key,
-      { status: r.status, consecutiveFailures: r.consecutive_failures, incidentOpenSince: r.incident_open_since },
+      {
+        status: r.status,
+        consecutiveFailures: r.consecutive_failures,
+        failingSince: r.failing_since,
+        incidentOpenSince: r.incident_open_since,
+      },
     ]),
   );
 }

@@ -58,6 +58,26 @@ export interface ServiceStatesTable {
   last_checked_at: number | null;
   last_entry_id: number | null;
   incident_open_since: number | null;
+  failing_since: number | null;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  created_at: number;
+  server_id: string;
+  service_id: string;
+  kind: "down" | "recovered";
+  topic: string | null;
+  /** JSON of the ntfy message (without its topic). */
+  message: string;
+  status: Generated<"pending" | "delivered" | "failed" | "unsent">;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  last_error: string | null;
+  /** Set while a publish is under way; still set after a crash means the delivery is in doubt. */
+  in_flight_since: number | null;
+  delivered_at: number | null;
+  ntfy_id: string | null;
 }
 
 export interface Tables {
@@ -66,4 +86,5 @@ export interface Tables {
   http_check_configs: HttpCheckConfigsTable;
   health_check_data_entries: HealthCheckDataEntriesTable;
   service_states: ServiceStatesTable;
+  notifications: NotificationsTable;
 }

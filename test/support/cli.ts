@@ -1,8 +1,9 @@
 /** The built executable, run as users run it. `npm test` builds dist/ first. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
+import { EventEmitter, once } from "node:events";
 import { fileURLToPath } from "node:url";
 import type { TestContext } from "node:test";
+import { nextEvent } from "./events.ts";
 
 export const healthdBin = fileURLToPath(new URL("../../bin/healthd", import.meta.url));
 
@@ -27,6 +28,8 @@ export interface Served {
   readonly url: string;
   /** Everything the daemon has logged so far. */
   log(): string;
+  /** Resolves when the daemon logs a line matching `pattern` (from now on). */
+  waitForLog(pattern: RegExp): Promise<void>;
   /** Send a signal and wait for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -37,7 +40,9 @@ export async function serveHealthd(t: TestContext, args: readonly string[], env:
     env: { ...process.env, NO_COLOR: "1", ...env },
   });
   let log = "";
+  const lines = new EventEmitter();
   child.stdout.on("data", (d: Buffer) => (log += d));
+  child.stderr.on("data", (d: Buffer) => lines.emit("data", String(d)));
   const exited = once(child, "exit").then(([code]) => code as number | null);
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -54,6 +59,7 @@ export async function serveHealthd(t: TestContext, args: readonly string[], env:
     child,
     url,
     log: () => log,
+    waitForLog: (pattern) => nextEvent<[string]>(lines, "data", (chunk) => pattern.test(chunk)).then(() => undefined),
     stop: async (signal = "SIGTERM") => {
       child.kill(signal);
       return exited;

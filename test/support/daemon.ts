@@ -17,7 +17,15 @@ export interface ApiAnswer {
 }
 
 export async function testDaemon(t: TestContext, options: Partial<DaemonOptions> = {}): Promise<TestDaemon> {
-  const daemon = await startDaemon({ db: tempDbPath(t), host: "127.0.0.1", port: 0, log: silentLogger, ...options });
+  const daemon = await startDaemon({
+    db: tempDbPath(t),
+    host: "127.0.0.1",
+    port: 0,
+    log: silentLogger,
+    // No topic: notifications stay in the outbox as unsent unless a test points this at the ntfy stand-in.
+    ntfy: { url: "http://127.0.0.1:9" },
+    ...options,
+  });
   t.after(() => daemon.stop());
   return {
     ...daemon,

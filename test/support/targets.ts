@@ -2,6 +2,7 @@
  * Real HTTP targets on 127.0.0.1 for checks to run against, from the well-behaved to the hostile.
  * Each test starts its own on a free port and closes it (and every connection it holds) when it ends.
  */
+import { EventEmitter } from "node:events";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
@@ -167,4 +168,31 @@ export async function notTlsUrl(t: TestContext): Promise<string> {
     for (const socket of sockets) socket.destroy();
   });
   return `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+/** A target whose answer the test switches between 200 and 500; it emits "hit" on every request. */
+export async function switchableTarget(t: TestContext): Promise<{ url: string; setUp(up: boolean): void; events: EventEmitter; hits(): number }> {
+  let up = false;
+  let hits = 0;
+  const events = new EventEmitter();
+  const server = createHttpServer((_req, res) => {
+    hits++;
+    res.statusCode = up ? 200 : 500;
+    res.end(up ? "fine" : "broken");
+    events.emit("hit", up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    setUp: (value) => (up = value),
+    events,
+    hits: () => hits,
+  };
 }

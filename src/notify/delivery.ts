@@ -1,0 +1,119 @@
+/**
+ * The delivery loop: publishes the outbox to ntfy. It runs beside the checks and never holds them up (all it
+ * shares with them is the database, in short transactions). Per topic, notifications go out in order: a
+ * topic's oldest pending notification blocks the ones after it until it is delivered or given up.
+ * A failed delivery is retried with capped exponential backoff, across restarts, until ntfy takes it; a
+ * notification that ntfy refuses as invalid is marked failed with ntfy's error and not retried.
+ */
+import type { Logger } from "../log.ts";
+import type { Store } from "../store/db.ts";
+import {
+  dueNotifications,
+  markDelivered,
+  markInFlight,
+  markFailed,
+  markRetry,
+  nextAttemptAt,
+  type NotificationRow,
+} from "../store/notifications.ts";
+import type { NotificationBody } from "./message.ts";
+import type { Publisher, PublishResult } from "./ntfy.ts";
+
+export interface DeliveryOptions {
+  readonly log: Logger;
+  /** First retry delay; each later one doubles. Default 1000 ms. */
+  readonly retryBaseMs?: number;
+  /** Retry delays stop growing here. Default 300000 ms (5 minutes). */
+  readonly retryMaxMs?: number;
+  readonly now?: () => number;
+  /** Told of every attempt's outcome. */
+  readonly onAttempt?: (row: NotificationRow, result: PublishResult) => void;
+}
+
+export class Delivery {
+  readonly #store: Store;
+  readonly #publisher: Publisher;
+  readonly #options: DeliveryOptions;
+  readonly #now: () => number;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+
+  constructor(store: Store, publisher: Publisher, options: DeliveryOptions) {
+    this.#store = store;
+    this.#publisher = publisher;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Look at the outbox now (new notifications were committed, or the daemon started). */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    this.#running = this.#pass().finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.wake();
+      } else this.#arm();
+    });
+  }
+
+  /** Finish the attempts under way; send nothing more. What is pending stays in the outbox for next time. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  #arm(): void {
+    if (this.#stopped) return;
+    const at = nextAttemptAt(this.#store);
+    if (at === undefined) return;
+    this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - this.#now()), 2_147_000_000));
+  }
+
+  async #pass(): Promise<void> {
+    const due = dueNotifications(this.#store, this.#now());
+    await Promise.all(due.map((row) => this.#deliver(row)));
+    // A delivered head lets the next notification of its topic go at once.
+    if (due.length > 0 && !this.#stopped) this.#again = true;
+  }
+
+  async #deliver(row: NotificationRow): Promise<void> {
+    const body = JSON.parse(row.message) as NotificationBody;
+    const topic = row.topic!;
+    const log = this.#options.log.child({ server: row.server_id, service: row.service_id, kind: row.kind, topic });
+    if (row.in_flight_since !== null) {
+      // The daemon died while publishing this: ntfy may have it already. Look before sending it twice.
+      const since = Math.floor(row.in_flight_since / 1000) - 1;
+      const found = await this.#publisher.findCached(topic, since, (m) => m.title === body.title && m.message === body.message);
+      if (found) {
+        markDelivered(this.#store, row.id, found.id, this.#now());
+        log.info("notification was delivered before a restart; not sending it again", { ntfyId: found.id });
+        this.#options.onAttempt?.(row, { ok: true, id: found.id, time: found.time });
+        return;
+      }
+    }
+    markInFlight(this.#store, row.id, this.#now());
+    const result = await this.#publisher.publish({ ...body, topic });
+    if (result.ok) {
+      markDelivered(this.#store, row.id, result.id, this.#now());
+      log.info("notification delivered", { ntfyId: result.id });
+    } else if (result.retryable) {
+      const base = this.#options.retryBaseMs ?? 1000;
+      const delay = Math.min(base * 2 ** row.attempts, this.#options.retryMaxMs ?? 300_000);
+      markRetry(this.#store, row.id, result.error, this.#now() + delay);
+      log.warn("notification not delivered; will retry", { error: result.error, attempt: row.attempts + 1, retryInMs: delay });
+    } else {
+      markFailed(this.#store, row.id, result.error);
+      log.error("ntfy refused the notification; giving up on it", { error: result.error });
+    }
+    this.#options.onAttempt?.(row, result);
+  }
+}
