@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runCheck, type Request } from "../src/checks/http.ts";
+import { runCheck, type CheckRequest } from "../src/checks/http.ts";
 import { expired, selfSigned } from "./support/certs.ts";
 import { httpsTarget, httpTarget, notTlsUrl, refusedUrl } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
 
-const check = (url: string, more: Partial<Request> = {}): Request => ({
+const check = (url: string, more: Partial<CheckRequest> = {}): CheckRequest => ({
   url,
   method: "GET",
   headers: {},

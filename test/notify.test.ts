@@ -10,10 +10,19 @@ import { switchableTarget } from "./support/targets.ts";
 const nextMessage = (ntfy: NtfyStandIn, accept: (m: StoredMessage) => boolean) =>
   nextEvent<[StoredMessage]>(ntfy.events, "message", accept);
 
-async function setup(t: TestContext, ntfy: NtfyStandIn, extra: { token?: string; notifyThreshold?: number; topic?: string | null } = {}) {
+interface Extra {
+  token?: string;
+  user?: string;
+  password?: string;
+  notifyThreshold?: number;
+  topic?: string | null;
+}
+
+async function setup(t: TestContext, ntfy: NtfyStandIn, extra: Extra = {}) {
   const target = await switchableTarget(t);
+  const { token, user, password } = extra;
   const d = await testDaemon(t, {
-    ntfy: { url: ntfy.url, topic: extra.topic === null ? undefined : (extra.topic ?? "ops"), token: extra.token, timeoutMs: 500 },
+    ntfy: { url: ntfy.url, topic: extra.topic === null ? undefined : (extra.topic ?? "ops"), token, user, password, timeoutMs: 500 },
     notifyRetryBaseMs: 20,
   });
   const put = (more: object = {}) =>
@@ -100,6 +109,14 @@ test("a token is sent as Bearer; a wrong one is reported with ntfy's error and r
   await nextEvent(bad.d.events, "notify:failed", (r: NotificationRow) => r.id === row.id);
   const stored = bad.d.store.sqlite.prepare("SELECT status, last_error FROM notifications").get() as Record<string, unknown>;
   assert.deepEqual(stored, { status: "pending", last_error: result.error });
+});
+
+test("user and password are sent as Basic", async (t) => {
+  const ntfy = await ntfyStandIn(t, { users: { healthd: "s3cret:x" } });
+  const { put } = await setup(t, ntfy, { user: "healthd", password: "s3cret:x", notifyThreshold: 0 });
+  const sent = nextMessage(ntfy, () => true);
+  await put();
+  assert.equal((await sent)[0].authorization, `Basic ${Buffer.from("healthd:s3cret:x").toString("base64")}`);
 });
 
 test("a notification ntfy refuses as invalid is marked failed and not retried", async (t) => {

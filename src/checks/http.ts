@@ -28,7 +28,7 @@ export interface ControllerOptions {
 }
 
 /** What the controller needs of a check (the schedule and notification settings are not its business). */
-export type Request = Pick<
+export type CheckRequest = Pick<
   Check,
   "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect"
 >;
@@ -48,7 +48,7 @@ class CheckFailure extends Error {
 
 type Stage = "connecting" | "waiting for the response" | "reading the body";
 
-export async function runCheck(check: Request, options: ControllerOptions = {}): Promise<Outcome> {
+export async function runCheck(check: CheckRequest, options: ControllerOptions = {}): Promise<Outcome> {
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 10;
   const checkedAt = (options.now ?? Date.now)();
@@ -151,7 +151,7 @@ async function send(
   method: string,
   headers: Record<string, string>,
   body: string | null,
-  check: Request,
+  check: CheckRequest,
   signal: AbortSignal,
   onStage: (stage: Stage) => void,
 ): Promise<Exchange> {
@@ -187,7 +187,7 @@ async function send(
   }
 }
 
-function headersFor(check: Request): Record<string, string> {
+function headersFor(check: CheckRequest): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(check.headers)) headers[name.toLowerCase()] = value;
   headers["user-agent"] ??= `healthd/${version}`;

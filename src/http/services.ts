@@ -64,7 +64,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
       methods: {
         DELETE: (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-          const change = deleteService(store, serverId, serviceId);
+          const change = deleteService(store, serverId, serviceId, ctx.now());
           if (!change) {
             serverOr404(store, serverId);
             throw noService(serverId, serviceId);

@@ -11,7 +11,7 @@ export const migrationNames: readonly string[] = Object.keys(migrations).sort();
 
 export type MigrationReport =
   | { readonly ok: true; readonly applied: readonly string[]; readonly current: string | null }
-  | { readonly ok: false; readonly error: Error; readonly failedAt: string | null };
+  | { readonly ok: false; readonly error: Error };
 
 /** The names of the migrations that this database has run, oldest first; empty for a new file. */
 export async function appliedMigrations(store: Store): Promise<string[]> {
@@ -47,7 +47,7 @@ export async function migrate(store: Store, target?: string): Promise<MigrationR
   try {
     await assertNotNewer(store);
   } catch (error) {
-    return { ok: false, error: error as Error, failedAt: null };
+    return { ok: false, error: error as Error };
   }
   const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
   const { sqlite } = store;
@@ -59,7 +59,7 @@ export async function migrate(store: Store, target?: string): Promise<MigrationR
     if (error) {
       sqlite.exec("ROLLBACK");
       const cause = error instanceof Error ? error : new Error(String(error));
-      return { ok: false, error: new Error(`migration ${failed ?? "setup"} failed: ${cause.message}`, { cause }), failedAt: failed };
+      return { ok: false, error: new Error(`migration ${failed ?? "setup"} failed: ${cause.message}`, { cause }) };
     }
     const violations = sqlite.pragma("foreign_key_check") as unknown[];
     if (violations.length > 0) {
@@ -67,7 +67,6 @@ export async function migrate(store: Store, target?: string): Promise<MigrationR
       return {
         ok: false,
         error: new Error(`migrations left ${violations.length} rows with broken foreign keys; nothing was changed`),
-        failedAt: results.at(-1)?.migrationName ?? null,
       };
     }
     sqlite.exec("COMMIT");
@@ -75,7 +74,7 @@ export async function migrate(store: Store, target?: string): Promise<MigrationR
     return { ok: true, applied, current: target ?? migrationNames.at(-1) ?? null };
   } catch (error) {
     if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
-    return { ok: false, error: error as Error, failedAt: null };
+    return { ok: false, error: error as Error };
   } finally {
     sqlite.pragma("foreign_keys = ON");
   }

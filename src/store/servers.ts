@@ -212,13 +212,13 @@ export function deleteServer(store: Store, serverId: string): ScheduleChange | u
   });
 }
 
-export function deleteService(store: Store, serverId: string, serviceId: string): ScheduleChange | undefined {
+export function deleteService(store: Store, serverId: string, serviceId: string, now: number): ScheduleChange | undefined {
   const { db } = store;
   return store.transaction(() => {
     const service = findService(store, serverId, serviceId);
     if (!service) return undefined;
     store.run(db.deleteFrom("services").where("key", "=", service.key));
-    store.run(db.updateTable("servers").set({ updated_at: Date.now() }).where("id", "=", serverId));
+    store.run(db.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId));
     return { started: [], stopped: [service.key] };
   });
 }

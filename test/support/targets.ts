@@ -122,9 +122,8 @@ function handle(hits: Map<string, number>): Handler {
   };
 }
 
-async function listen(t: TestContext, server: Server, scheme: string): Promise<Target & { server: Server }> {
-  const hits = new Map<string, number>();
-  server.on("request", handle(hits));
+/** Listen on a free loopback port until the test ends (then drop every connection); answers the port. */
+async function serveOnLoopback(t: TestContext, server: Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.after(
     () =>
@@ -133,7 +132,13 @@ async function listen(t: TestContext, server: Server, scheme: string): Promise<T
         server.close(() => resolve());
       }),
   );
-  const { port } = server.address() as AddressInfo;
+  return (server.address() as AddressInfo).port;
+}
+
+async function listen(t: TestContext, server: Server, scheme: string): Promise<Target & { server: Server }> {
+  const hits = new Map<string, number>();
+  server.on("request", handle(hits));
+  const port = await serveOnLoopback(t, server);
   return { url: `${scheme}://127.0.0.1:${port}`, hits, server };
 }
 
@@ -181,16 +186,9 @@ export async function switchableTarget(t: TestContext): Promise<{ url: string; s
     res.end(up ? "fine" : "broken");
     events.emit("hit", up);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
+  const port = await serveOnLoopback(t, server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    url: `http://127.0.0.1:${port}/`,
     setUp: (value) => (up = value),
     events,
     hits: () => hits,
