@@ -18,8 +18,8 @@ import { Recorder, type Recorded } from "./recorder.ts";
 import { pushRoutes } from "./http/push.ts";
 import { notificationCounts, type NotificationRow } from "./store/notifications.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
-import { openStore, type Store } from "./store/db.ts";
-import { migrate } from "./store/migrate.ts";
+import type { Store } from "./store/db.ts";
+import { openMigrated } from "./store/migrate.ts";
 import { scheduledServices, type ScheduleChange, type ScheduledService } from "./store/servers.ts";
 import { version } from "./version.ts";
 
@@ -39,6 +39,8 @@ export interface DaemonOptions {
   };
   /** First retry delay of a failed notification. Default 1000 ms. */
   readonly notifyRetryBaseMs?: number;
+  /** How often to look for changes other processes made to the database. Default 1000 ms. */
+  readonly watchMs?: number;
 }
 
 export interface DaemonEvents {
@@ -65,13 +67,14 @@ export interface Daemon {
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { log } = options;
-  const store = openStore(options.db);
-  const report = await migrate(store);
-  if (!report.ok) {
-    await store.close();
-    throw new UsageError(report.error.message, { cause: report.error });
+  let opened: Awaited<ReturnType<typeof openMigrated>>;
+  try {
+    opened = await openMigrated(options.db);
+  } catch (error) {
+    throw new UsageError((error as Error).message, { cause: error });
   }
-  for (const name of report.applied) log.info("applied migration", { name });
+  const { store } = opened;
+  for (const name of opened.applied) log.info("applied migration", { name });
 
   const events = new EventEmitter<DaemonEvents>();
   const defaultTopic = options.ntfy.topic ?? null;
@@ -118,6 +121,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   log.info("scheduled", { services: scheduler.size });
   delivery.wake(); // what was pending when the daemon last stopped
 
+  // Another process (healthd apply) may change the same file. SQLite's data_version moves only when another
+  // connection commits, so polling it is cheap; on a change the whole schedule is reconciled, which keeps
+  // unchanged services on their phase.
+  let dataVersion = store.sqlite.pragma("data_version", { simple: true });
+  const watcher = setInterval(() => {
+    const version = store.sqlite.pragma("data_version", { simple: true });
+    if (version === dataVersion) return;
+    dataVersion = version;
+    const services = scheduledServices(store);
+    const keep = new Set(services.map((s) => s.key));
+    recorder.forget(scheduler.services().filter((s) => !keep.has(s.key)).map((s) => s.key));
+    scheduler.replaceAll(services);
+  }, options.watchMs ?? 1000);
+
   const scheduleChanged = (change: ScheduleChange) => {
     scheduler.remove(change.stopped);
     recorder.forget(change.stopped);
@@ -133,6 +150,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   try {
     await listen(server, options.host, options.port);
   } catch (error) {
+    clearInterval(watcher);
     await scheduler.stop();
     await delivery.stop();
     await publisher.close();
@@ -158,6 +176,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        clearInterval(watcher);
         await scheduler.stop();
         recorder.flush();
         await delivery.stop();

@@ -5,10 +5,13 @@
 import { Command, CommanderError } from "commander";
 import { UsageError } from "../config.ts";
 import { version } from "../version.ts";
+import { applyCommand } from "./apply.ts";
+import { checkCommand } from "./check.ts";
+import { exportCommand } from "./export.ts";
 import { migrateCommand } from "./migrate.ts";
 import { serveCommand } from "./serve.ts";
 
-export const exitCodes = { ok: 0, checkFailed: 1, usage: 2, internal: 3 } as const;
+import { exitCodes } from "./exit.ts";
 
 export function program(): Command {
   const root = new Command("healthd")
@@ -16,6 +19,9 @@ export function program(): Command {
     .version(version)
     .showHelpAfterError("(add --help for usage)")
     .addCommand(serveCommand())
+    .addCommand(checkCommand())
+    .addCommand(applyCommand())
+    .addCommand(exportCommand())
     .addCommand(migrateCommand());
   // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
   const exitOverride = (command: Command) => {
@@ -32,7 +38,8 @@ export function program(): Command {
 export async function run(argv: readonly string[]): Promise<number> {
   try {
     await program().parseAsync([...argv]);
-    return exitCodes.ok;
+    // A subcommand that has a verdict (check) leaves it in process.exitCode.
+    return Number(process.exitCode ?? exitCodes.ok);
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
     if (error instanceof UsageError) {

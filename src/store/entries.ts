@@ -52,23 +52,8 @@ export function recordChecks(store: Store, batch: readonly Finished[]): (number 
   const { db } = store;
   return store.transaction(() =>
     batch.map((f) => {
-      const exists = store.get(db.selectFrom("services").select("key").where("key", "=", f.serviceKey));
-      if (!exists) return undefined;
-      const { id } = store.get(
-        db
-          .insertInto("health_check_data_entries")
-          .values({
-            service_key: f.serviceKey,
-            checked_at: f.checkedAt,
-            ok: f.result.ok ? 1 : 0,
-            status: f.result.status,
-            latency_ms: f.result.latencyMs,
-            error_kind: f.result.errorKind,
-            error: f.result.error,
-            matched: f.result.matched,
-          })
-          .returning("id"),
-      )!;
+      const id = insertEntry(store, f.serviceKey, f.checkedAt, f.result);
+      if (id === undefined) return undefined;
       const state = {
         status: f.state.status,
         consecutive_failures: f.state.consecutiveFailures,
@@ -105,6 +90,27 @@ export function recordChecks(store: Store, batch: readonly Finished[]): (number 
 }
 
 /** Every service's stored state, by service key: what the recorder resumes from after a restart. */
+/** Store one entry; undefined when its service no longer exists. */
+export function insertEntry(store: Store, serviceKey: number, checkedAt: number, result: CheckResult): number | undefined {
+  const { db } = store;
+  if (!store.get(db.selectFrom("services").select("key").where("key", "=", serviceKey))) return undefined;
+  return store.get(
+    db
+      .insertInto("health_check_data_entries")
+      .values({
+        service_key: serviceKey,
+        checked_at: checkedAt,
+        ok: result.ok ? 1 : 0,
+        status: result.status,
+        latency_ms: result.latencyMs,
+        error_kind: result.errorKind,
+        error: result.error,
+        matched: result.matched,
+      })
+      .returning("id"),
+  )!.id;
+}
+
 export function readStates(store: Store): Map<number, IncidentState> {
   const rows = store.all(
     store.db

@@ -5,7 +5,7 @@
  */
 import { Migrator, sql } from "kysely";
 import { migrations } from "../../migrations/index.ts";
-import type { Store } from "./db.ts";
+import { openStore, type Store } from "./db.ts";
 
 export const migrationNames: readonly string[] = Object.keys(migrations).sort();
 
@@ -78,4 +78,15 @@ export async function migrate(store: Store, target?: string): Promise<MigrationR
   } finally {
     sqlite.pragma("foreign_keys = ON");
   }
+}
+
+/** Open `path` (creating it) and bring it to the latest schema; throws, leaving nothing open, when it cannot. */
+export async function openMigrated(path: string): Promise<{ store: Store; applied: readonly string[] }> {
+  const store = openStore(path);
+  const report = await migrate(store);
+  if (!report.ok) {
+    await store.close();
+    throw report.error;
+  }
+  return { store, applied: report.applied };
 }

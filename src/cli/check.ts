@@ -1,0 +1,165 @@
+import { Command, Option } from "commander";
+import { runCheck, type Outcome } from "../checks/http.ts";
+import { parsePositiveInt, UsageError } from "../config.ts";
+import type { Check } from "../model.ts";
+import { checkInput, validate } from "../schema.ts";
+import { insertEntry } from "../store/entries.ts";
+import { scheduledServices } from "../store/servers.ts";
+import { exitCodes } from "./exit.ts";
+import { openForReading } from "./database.ts";
+import { argument, dbOption } from "./options.ts";
+import { colourWanted, paint } from "./output.ts";
+
+interface CheckFlags {
+  readonly db: string;
+  readonly url?: string;
+  readonly method?: string;
+  readonly header: string[];
+  readonly expect?: string;
+  readonly timeout?: number;
+  readonly json?: boolean;
+  readonly record?: boolean;
+  readonly concurrency: number;
+}
+
+interface Subject {
+  readonly name: string;
+  readonly check: Pick<Check, "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect">;
+  readonly key?: number;
+}
+
+export function checkCommand(): Command {
+  return new Command("check")
+    .description("run checks once, now, and exit 1 if any failed")
+    .argument("[target]", "SERVER or SERVER/SERVICE of the stored checks (all when left out)")
+    .addOption(dbOption())
+    .option("--url <url>", "run an ad-hoc check of this URL instead, without any database")
+    .addOption(new Option("--method <method>", "ad-hoc: HTTP method").default(undefined))
+    .option("--header <name:value>", "ad-hoc: a request header (repeatable)", (v: string, all: string[]) => [...all, v], [])
+    .option("--expect <json>", 'ad-hoc: the expect list, e.g. \'[{"status": 200, "bodyContains": "ok"}]\'')
+    .addOption(new Option("--timeout <ms>", "ad-hoc: timeout in ms").argParser(argument(parsePositiveInt("--timeout", 300_000))))
+    .option("--json", "one JSON object per result, one per line")
+    .option("--record", "store the results as entries (stored checks only)")
+    .addOption(
+      new Option("--concurrency <n>", "checks at once").default(32).argParser(argument(parsePositiveInt("--concurrency", 1000))),
+    )
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 all passed, 1 a check failed, 2 bad usage or unknown server, 3 internal error.
+
+Examples:
+  healthd check                                  # every stored check
+  healthd check web-01/homepage --json | jq .latencyMs
+  healthd check --url https://example.org/ --expect '[{"status": 200, "bodyContains": "Example"}]'
+  if healthd check --url http://localhost:3000/health; then echo up; fi`,
+    )
+    .action(async (target: string | undefined, flags: CheckFlags) => {
+      const subjects = flags.url ? [adHoc(flags)] : undefined;
+      if (subjects && target) throw new UsageError("give either a stored SERVER[/SERVICE] or --url, not both");
+      if (!subjects && (flags.header.length > 0 || flags.expect || flags.timeout || flags.method)) {
+        throw new UsageError("--method, --header, --expect and --timeout go with --url");
+      }
+      if (subjects) {
+        if (flags.record) throw new UsageError("--record stores results of stored checks; an ad-hoc --url check has nowhere to go");
+        process.exitCode = await runAll(subjects, flags, () => {});
+        return;
+      }
+      const store = await openForReading(flags.db, { writable: flags.record ?? false });
+      try {
+        const stored = select(scheduledServices(store), target);
+        const record = flags.record ? (s: Subject, o: Outcome) => insertEntry(store, s.key!, o.checkedAt, o) : () => {};
+        process.exitCode = await runAll(stored, flags, record);
+      } finally {
+        await store.close();
+      }
+    });
+}
+
+function adHoc(flags: CheckFlags): Subject {
+  const headers: Record<string, string> = {};
+  for (const header of flags.header) {
+    const colon = header.indexOf(":");
+    if (colon < 1) throw new UsageError(`--header must be name:value (got ${JSON.stringify(header)})`);
+    headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim();
+  }
+  let expect: unknown;
+  if (flags.expect !== undefined) {
+    try {
+      expect = JSON.parse(flags.expect);
+    } catch (error) {
+      throw new UsageError(`--expect is not JSON: ${(error as Error).message}`);
+    }
+  }
+  const input = { url: flags.url, headers, method: flags.method?.toUpperCase(), expect, timeoutMs: flags.timeout };
+  const parsed = validate(checkInput, Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)));
+  if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${flagOf(e.path)}: ${e.message}`).join("\n"));
+  return { name: parsed.value.url, check: parsed.value };
+}
+
+/** Which flag an error of the ad-hoc check document is about. */
+function flagOf(path: string): string {
+  if (path.startsWith("/expect")) return `--expect ${path.slice("/expect".length) || "/"}`;
+  if (path.startsWith("/headers")) return "--header";
+  return ({ "/url": "--url", "/method": "--method", "/timeoutMs": "--timeout" } as Record<string, string>)[path] ?? path;
+}
+
+function select(services: ReturnType<typeof scheduledServices>, target: string | undefined): Subject[] {
+  const [serverId, serviceId, extra] = target?.split("/") ?? [];
+  if (extra !== undefined) throw new UsageError(`the target is SERVER or SERVER/SERVICE (got ${JSON.stringify(target)})`);
+  const chosen = services.filter((s) => (!serverId || s.serverId === serverId) && (!serviceId || s.serviceId === serviceId));
+  if (target && chosen.length === 0) {
+    const known = services.some((s) => s.serverId === serverId);
+    throw new UsageError(
+      known ? `server ${serverId} has no service ${serviceId}` : `no server ${serverId}; healthd export lists the servers`,
+    );
+  }
+  return chosen.map((s) => ({ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }));
+}
+
+async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subject, o: Outcome) => void): Promise<number> {
+  const colour = colourWanted(process.stdout) && !flags.json;
+  const progress = process.stderr.isTTY && subjects.length > 1;
+  let next = 0;
+  let done = 0;
+  let failed = 0;
+  const worker = async () => {
+    while (next < subjects.length) {
+      const subject = subjects[next++]!;
+      const outcome = await runCheck(subject.check);
+      record(subject, outcome);
+      done++;
+      if (!outcome.ok) failed++;
+      if (progress) process.stderr.write("\r\x1b[K");
+      process.stdout.write(flags.json ? jsonLine(subject, outcome) : textLine(subject, outcome, colour));
+      if (progress && done < subjects.length) process.stderr.write(`checking ${done}/${subjects.length}...`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(flags.concurrency, subjects.length) }, worker));
+  if (subjects.length === 0 && !flags.json) process.stdout.write("no checks to run\n");
+  return failed > 0 ? exitCodes.checkFailed : exitCodes.ok;
+}
+
+function jsonLine(subject: Subject, o: Outcome): string {
+  const [server, service] = subject.key === undefined ? [null, null] : subject.name.split("/");
+  return (
+    JSON.stringify({
+      server,
+      service,
+      url: subject.check.url,
+      checkedAt: new Date(o.checkedAt).toISOString(),
+      ok: o.ok,
+      status: o.status,
+      latencyMs: o.latencyMs,
+      errorKind: o.errorKind,
+      error: o.error,
+      matched: o.matched,
+    }) + "\n"
+  );
+}
+
+function textLine(subject: Subject, o: Outcome, colour: boolean): string {
+  const mark = o.ok ? paint("ok  ", "green", colour) : paint("FAIL", "red", colour);
+  const detail = o.ok ? `${o.status}` : `${o.errorKind}: ${o.error}`;
+  return `${mark} ${subject.name}  ${o.latencyMs.toFixed(1)} ms  ${detail}\n`;
+}
