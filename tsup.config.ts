@@ -10,6 +10,7 @@ export default defineConfig({
   outDir: "dist",
   clean: true,
   sourcemap: true,
-  splitting: false,
+  // Chunks for what only some subcommands load (the daemon for serve, ink for tail), so the others start fast.
+  splitting: true,
   banner: { js: "#!/usr/bin/env node" },
 });

@@ -10,6 +10,7 @@ import { checkCommand } from "./check.ts";
 import { exportCommand } from "./export.ts";
 import { migrateCommand } from "./migrate.ts";
 import { serveCommand } from "./serve.ts";
+import { tailCommand } from "./tail.ts";
 
 import { exitCodes } from "./exit.ts";
 
@@ -22,6 +23,7 @@ export function program(): Command {
     .addCommand(checkCommand())
     .addCommand(applyCommand())
     .addCommand(exportCommand())
+    .addCommand(tailCommand())
     .addCommand(migrateCommand());
   // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
   const exitOverride = (command: Command) => {

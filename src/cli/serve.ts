@@ -1,6 +1,5 @@
 import { Command, Option } from "commander";
 import { defaults, parseHttpUrl, parsePort, parsePositiveInt, parseTopic } from "../config.ts";
-import { startDaemon } from "../daemon.ts";
 import { createLogger } from "../log.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
 
@@ -58,6 +57,7 @@ Examples:
     )
     .action(async (flags: ServeFlags) => {
       const log = createLogger({ level: flags.logLevel, json: flags.logJson });
+      const { startDaemon } = await import("../daemon.ts"); // the daemon's modules load only for serve
       const daemon = await startDaemon({
         db: flags.db,
         host: flags.host,

@@ -168,3 +168,35 @@ export function listEntries(store: Store, serviceKey: number, q: EntryQuery): { 
   const last = page.at(-1);
   return { entries: page.map(entryFromRow), next: rows.length > q.limit && last ? encodeCursor(last.id) : null };
 }
+
+/** An entry with the names of its server and service, as `healthd tail` shows it. */
+export interface NamedEntry extends Entry {
+  readonly server: string;
+  readonly service: string;
+}
+
+/** Entries stored after `afterId` (oldest first), of one server or service or of all. */
+export function entriesAfter(
+  store: Store,
+  afterId: number,
+  filter: { serverId?: string | undefined; serviceId?: string | undefined },
+  limit = 1000,
+): NamedEntry[] {
+  let query = store.db
+    .selectFrom("health_check_data_entries as e")
+    .innerJoin("services as s", "s.key", "e.service_key")
+    .select(["e.id", "e.checked_at", "e.ok", "e.status", "e.latency_ms", "e.error_kind", "e.error", "e.matched"])
+    .select(["s.server_id", "s.id as service_id"])
+    .where("e.id", ">", afterId);
+  if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
+  if (filter.serviceId !== undefined) query = query.where("s.id", "=", filter.serviceId);
+  return store
+    .all(query.orderBy("e.id").limit(limit))
+    .map((r) => ({ server: r.server_id, service: r.service_id, ...entryFromRow(r) }));
+}
+
+/** The id of the newest entry, or 0. */
+export function lastEntryId(store: Store): number {
+  const row = store.get(store.db.selectFrom("health_check_data_entries").select((eb) => eb.fn.max("id").as("id")));
+  return row?.id ?? 0;
+}

@@ -1,0 +1,193 @@
+/** check, apply, export and tail, run as the built executable. */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { healthdBin, runHealthd, serveHealthd } from "./support/cli.ts";
+import { nextEvent } from "./support/events.ts";
+import { httpTarget, switchableTarget } from "./support/targets.ts";
+import { tempDbPath, tempDir } from "./support/temp.ts";
+
+const serversYaml = (url: string) => `# two servers
+web-01:
+  name: Web
+  services:
+    - id: home
+      check: {url: "${url}/ok", expect: [{status: 200, bodyContains: Welcome}]}
+    - id: teapot
+      check:
+        url: "${url}/teapot"
+        notifyThreshold: 5
+db-01:
+  services:
+    - id: pg
+      check: {url: "${url}/json", cron: "*/5 * * * *", expect: [{json: {path: $.status, equals: up}}]}
+`;
+
+test("apply, export, apply again: the round trip changes nothing; --dry-run and --prune", async (t) => {
+  const target = await httpTarget(t);
+  const dir = tempDir(t);
+  const db = join(dir, "h.db");
+  const file = join(dir, "servers.yaml");
+  writeFileSync(file, serversYaml(target.url));
+
+  const dry = await runHealthd(["apply", file, "--db", db, "--dry-run", "--json"]);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.deepEqual(JSON.parse(dry.stdout), { dryRun: true, created: ["web-01", "db-01"], updated: [], unchanged: [], deleted: [] });
+  const empty = await runHealthd(["export", "--db", db, "--json"]);
+  assert.deepEqual(JSON.parse(empty.stdout), {});
+
+  const applied = await runHealthd(["apply", file, "--db", db]);
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.equal(applied.stdout, "web-01: created\ndb-01: created\n");
+
+  const exported = await runHealthd(["export", "--db", db]);
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.match(exported.stdout, /notifyThreshold: 5/);
+  const exportFile = join(dir, "exported.yaml");
+  writeFileSync(exportFile, exported.stdout);
+  const again = await runHealthd(["apply", exportFile, "--db", db, "--json"]);
+  assert.deepEqual(JSON.parse(again.stdout), { dryRun: false, created: [], updated: [], unchanged: ["db-01", "web-01"], deleted: [] });
+  const json = await runHealthd(["export", "--db", db, "--json"]);
+  assert.deepEqual(Object.keys(JSON.parse(json.stdout)), ["db-01", "web-01"]);
+
+  writeFileSync(file, serversYaml(target.url).split("db-01:")[0]!);
+  const pruned = await runHealthd(["apply", file, "--db", db, "--prune", "--json"]);
+  assert.deepEqual(JSON.parse(pruned.stdout).deleted, ["db-01"]);
+});
+
+test("apply refuses a bad file whole, naming file, line, column and field", async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, "h.db");
+  const file = join(dir, "bad.yaml");
+  writeFileSync(file, `good:\n  services: []\nweb-01:\n  services:\n    - id: home\n      check:\n        url: ftp://x/\n        intervalSecs: 5\n`);
+  const bad = await runHealthd(["apply", file, "--db", db]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, new RegExp(`${file}:7:14: /web-01/services/0/check/url: must use http or https`));
+  assert.match(bad.stderr, new RegExp(`${file}:8:23: /web-01/services/0/check/intervalSecs: is not a known field`));
+  assert.match(bad.stderr, /nothing was applied/);
+  writeFileSync(file, "web-01: [unclosed\n");
+  const broken = await runHealthd(["apply", file, "--db", db]);
+  assert.equal(broken.code, 2);
+  assert.match(broken.stderr, new RegExp(`${file}:2:1: `));
+  assert.equal((await runHealthd(["apply", join(dir, "missing.yaml"), "--db", db])).code, 2);
+  // Refused before anything was opened: not even the database file was created.
+  assert.deepEqual(readdirSync(dir).sort(), ["bad.yaml"]);
+});
+
+test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --json lines; --record", async (t) => {
+  const target = await httpTarget(t);
+  const dir = tempDir(t);
+  const db = join(dir, "h.db");
+  writeFileSync(join(dir, "s.yaml"), serversYaml(target.url));
+  await runHealthd(["apply", join(dir, "s.yaml"), "--db", db]);
+
+  const home = await runHealthd(["check", "web-01/home", "--db", db]);
+  assert.equal(home.code, 0, home.stderr);
+  assert.match(home.stdout, /^ok {3}web-01\/home {2}\d+\.\d ms {2}200\n$/);
+  const all = await runHealthd(["check", "--db", db, "--json"]);
+  assert.equal(all.code, 1);
+  const lines = all.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(lines.length, 3);
+  const teapot = lines.find((l) => l.service === "teapot");
+  assert.deepEqual([teapot.server, teapot.ok, teapot.status, teapot.errorKind], ["web-01", false, 418, "status"]);
+  assert.equal((await runHealthd(["check", "nope", "--db", db])).code, 2);
+  assert.equal((await runHealthd(["check", "web-01/nope", "--db", db])).code, 2);
+
+  const before = await runHealthd(["export", "--db", db]);
+  const recorded = await runHealthd(["check", "db-01", "--db", db, "--record"]);
+  assert.equal(recorded.code, 0, recorded.stderr);
+  const { default: Database } = await import("better-sqlite3");
+  const raw = new Database(db, { readonly: true });
+  assert.equal((raw.prepare("SELECT count(*) AS n FROM health_check_data_entries").get() as { n: number }).n, 1);
+  raw.close();
+  assert.equal((await runHealthd(["export", "--db", db])).stdout, before.stdout);
+});
+
+test("check --url runs an ad-hoc check without a database", async (t) => {
+  const target = await httpTarget(t);
+  const cwd = tempDir(t);
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [healthdBin, "check", ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d));
+      child.stderr.on("data", (d: Buffer) => (stderr += d));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+  const ok = await run(["--url", `${target.url}/echo`, "--method", "post", "--header", "x-probe: yes", "--expect", '[{"json": {"path": "$.headers[\'x-probe\']", "equals": "yes"}}]']);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  const failed = await run(["--url", `${target.url}/teapot`, "--json"]);
+  assert.equal(failed.code, 1);
+  assert.equal(JSON.parse(failed.stdout).errorKind, "status");
+  const timeout = await run(["--url", `${target.url}/slow-headers`, "--timeout", "200"]);
+  assert.equal(timeout.code, 1);
+  assert.match(timeout.stdout, /timeout: no complete answer within 200 ms/);
+  const badExpect = await run(["--url", target.url, "--expect", '[{"status": "6xx"}]']);
+  assert.equal(badExpect.code, 2);
+  assert.match(badExpect.stderr, /--expect \/0\/status: must be a status code/);
+  assert.equal((await run(["--url", "ftp://x/"])).code, 2);
+  assert.equal((await run(["--header", "a:b"])).code, 2);
+  assert.deepEqual(readdirSync(cwd), [], "an ad-hoc check creates no database");
+});
+
+test("check, tail and export refuse a missing or unmigrated database with exit 2", async (t) => {
+  const db = tempDbPath(t);
+  for (const command of ["check", "export", "tail"]) {
+    const missing = await runHealthd([command, "--db", db]);
+    assert.equal(missing.code, 2, command);
+    assert.match(missing.stderr, /healthd migrate --db/);
+  }
+  const { default: Database } = await import("better-sqlite3");
+  new Database(db).close();
+  const unmigrated = await runHealthd(["check", "--db", db]);
+  assert.equal(unmigrated.code, 2);
+  assert.match(unmigrated.stderr, /needs \d+ migration\(s\); run: healthd migrate/);
+});
+
+test("tail --json follows what a running daemon stores; apply reaches the running daemon", async (t) => {
+  const target = await switchableTarget(t);
+  target.setUp(true);
+  const db = tempDbPath(t);
+  const served = await serveHealthd(t, ["--db", db]);
+  const tail = spawn(process.execPath, [healthdBin, "tail", "web-01", "--json", "--db", db]);
+  t.after(() => tail.kill());
+  const lines: Record<string, unknown>[] = [];
+  const arrived = new (await import("node:events")).EventEmitter();
+  let buffer = "";
+  tail.stdout.on("data", (d: Buffer) => {
+    buffer += d;
+    for (let i = buffer.indexOf("\n"); i >= 0; i = buffer.indexOf("\n")) {
+      lines.push(JSON.parse(buffer.slice(0, i)));
+      buffer = buffer.slice(i + 1);
+      arrived.emit("line");
+    }
+  });
+
+  // The service comes from a file applied by another process while the daemon runs.
+  const dir = tempDir(t);
+  writeFileSync(join(dir, "s.yaml"), `web-01:\n  services:\n    - id: home\n      check: {url: "${target.url}", intervalSeconds: 1}\n`);
+  const applied = await runHealthd(["apply", join(dir, "s.yaml"), "--db", db]);
+  assert.equal(applied.code, 0, applied.stderr);
+  await nextEvent(arrived, "line", () => lines.length >= 2);
+  assert.deepEqual(Object.keys(lines[0]!), ["server", "service", "id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched"]);
+  assert.deepEqual([lines[0]!.server, lines[0]!.service, lines[0]!.ok], ["web-01", "home", true]);
+  assert.ok(Number(lines[1]!.id) > Number(lines[0]!.id));
+  assert.equal(await served.stop(), 0);
+});
+
+test("the documented systemd unit passes systemd-analyze verify", async (t) => {
+  const unit = readFileSync(new URL("../contrib/systemd/healthd.service", import.meta.url), "utf8");
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  assert.ok(readme.includes(unit.trim()), "README shows contrib/systemd/healthd.service as it is");
+  const { execFileSync, spawnSync } = await import("node:child_process");
+  if (spawnSync("systemd-analyze", ["--version"]).status !== 0) {
+    t.skip("systemd-analyze is not installed on this machine: the unit is not verified here");
+    return;
+  }
+  const path = join(tempDir(t), "healthd.service");
+  writeFileSync(path, unit.replace("/usr/local/bin/healthd", healthdBin));
+  execFileSync("systemd-analyze", ["verify", path], { stdio: "pipe" });
+});
