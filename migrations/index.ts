@@ -12,6 +12,7 @@ import * as removeEntryUniqueness from "./20261121000600_remove_health_check_dat
 import * as addServiceStates from "./20261121000700_add_service_states.ts";
 import * as addNotificationOutbox from "./20261121000800_add_notification_outbox.ts";
 import * as addServiceFailingSince from "./20261121000900_add_service_failing_since.ts";
+import * as addServiceRollups from "./20261121001000_add_service_rollups.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -23,4 +24,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000700_add_service_states": addServiceStates,
   "20261121000800_add_notification_outbox": addNotificationOutbox,
   "20261121000900_add_service_failing_since": addServiceFailingSince,
+  "20261121001000_add_service_rollups": addServiceRollups,
 };

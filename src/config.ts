@@ -19,6 +19,10 @@ export const defaults = {
   maxInFlight: 256,
   /** The ntfy server notifications are published to. Env HEALTHD_NTFY_URL. */
   ntfyUrl: "https://ntfy.sh",
+  /** Entries older than this many days are deleted. Env HEALTHD_RETENTION_DAYS. */
+  retentionDays: 30,
+  /** Hourly rollups (GET …/stats) older than this many days are deleted. Env HEALTHD_ROLLUP_RETENTION_DAYS. */
+  rollupRetentionDays: 365,
 } as const;
 
 /** Thrown for bad flags, environment or configuration: the CLI exits 2 with its message. */

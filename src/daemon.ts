@@ -17,6 +17,7 @@ import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/nt
 import { Recorder, type Recorded } from "./recorder.ts";
 import { pushRoutes } from "./http/push.ts";
 import { notificationCounts, type NotificationRow } from "./store/notifications.ts";
+import { Retention } from "./retention.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import type { Store } from "./store/db.ts";
 import { openMigrated } from "./store/migrate.ts";
@@ -41,6 +42,10 @@ export interface DaemonOptions {
   readonly notifyRetryBaseMs?: number;
   /** How often to look for changes other processes made to the database. Default 1000 ms. */
   readonly watchMs?: number;
+  /** Entries older than this many days are deleted. Default 30. */
+  readonly retentionDays?: number;
+  /** Hourly rollups older than this many days are deleted. Default 365. */
+  readonly rollupRetentionDays?: number;
 }
 
 export interface DaemonEvents {
@@ -60,6 +65,7 @@ export interface Daemon {
   /** The API's base URL, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   readonly store: Store;
+  readonly retention: Retention;
   readonly events: EventEmitter<DaemonEvents>;
   /** Stop accepting requests, finish those in flight, close the database. */
   stop(): Promise<void>;
@@ -135,6 +141,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     scheduler.replaceAll(services);
   }, options.watchMs ?? 1000);
 
+  const retention = new Retention(store, {
+    entriesDays: options.retentionDays ?? 30,
+    rollupDays: options.rollupRetentionDays ?? 365,
+    log: log.child({ part: "retention" }),
+    onBatch: (ms, deleted) => metrics.retentionBatch(ms, deleted),
+  });
+  retention.start();
+
   const scheduleChanged = (change: ScheduleChange) => {
     scheduler.remove(change.stopped);
     recorder.forget(change.stopped);
@@ -151,6 +165,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await listen(server, options.host, options.port);
   } catch (error) {
     clearInterval(watcher);
+    await retention.stop();
     await scheduler.stop();
     await delivery.stop();
     await publisher.close();
@@ -169,6 +184,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   return {
     url,
     store,
+    retention,
     events,
     stop: () =>
       (stopping ??= (async () => {
@@ -177,6 +193,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           server.closeIdleConnections();
         });
         clearInterval(watcher);
+        await retention.stop();
         await scheduler.stop();
         recorder.flush();
         await delivery.stop();

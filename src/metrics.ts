@@ -90,8 +90,24 @@ export function createMetrics(sources: MetricSources) {
   );
   perService("healthd_service_consecutive_failures", "Failed checks in a row", (s) => s.consecutiveFailures);
 
+  const retentionBatches = new Histogram({
+    name: "healthd_retention_batch_seconds",
+    help: "How long each retention batch held the event loop",
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    registers,
+  });
+  const retentionDeleted = new Counter({
+    name: "healthd_retention_deleted_entries_total",
+    help: "Entries deleted because they were older than --retention-days",
+    registers,
+  });
+
   return {
     registry,
+    retentionBatch(ms: number, deleted: number): void {
+      retentionBatches.observe(ms / 1000);
+      retentionDeleted.inc(deleted);
+    },
     checked(result: CheckResult): void {
       checks.inc({ result: result.ok ? "ok" : "failed", error_kind: result.errorKind ?? "none" });
       duration.observe(result.latencyMs / 1000);

@@ -10,7 +10,9 @@ import { renderNotification } from "./notify/message.ts";
 import type { Outcome } from "./checks/http.ts";
 import type { Store } from "./store/db.ts";
 import { entryFromRow, readStates, recordChecks, type Finished } from "./store/entries.ts";
+import { addRollups } from "./store/rollups.ts";
 import type { ScheduledService } from "./store/servers.ts";
+import { rollupDeltas } from "./rollup/deltas.ts";
 
 export interface Recorded {
   readonly service: ScheduledService;
@@ -90,7 +92,11 @@ export class Recorder {
     this.#pending = [];
     let ids: (number | undefined)[];
     try {
-      ids = recordChecks(this.#store, batch.map((p) => p.finished));
+      ids = this.#store.transaction(() => {
+        const stored = recordChecks(this.#store, batch.map((p) => p.finished));
+        addRollups(this.#store, rollupDeltas(batch.filter((_, i) => stored[i] !== undefined).map((p) => p.finished)));
+        return stored;
+      });
     } catch (error) {
       this.#options.log.error("could not store check results; they are kept and retried", { count: batch.length, error });
       this.#pending = batch.concat(this.#pending);

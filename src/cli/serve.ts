@@ -13,6 +13,8 @@ interface ServeFlags extends LogFlags {
   readonly ntfyToken?: string;
   readonly ntfyUser?: string;
   readonly ntfyPassword?: string;
+  readonly retentionDays: number;
+  readonly rollupRetentionDays: number;
 }
 
 export function serveCommand(): Command {
@@ -46,6 +48,18 @@ export function serveCommand(): Command {
     .addOption(new Option("--ntfy-token <token>", "ntfy access token (tk_...), sent as Bearer").env("HEALTHD_NTFY_TOKEN"))
     .addOption(new Option("--ntfy-user <user>", "ntfy user, with --ntfy-password, when no token is given").env("HEALTHD_NTFY_USER"))
     .addOption(new Option("--ntfy-password <password>", "ntfy password").env("HEALTHD_NTFY_PASSWORD"))
+    .addOption(
+      new Option("--retention-days <days>", "delete entries older than this")
+        .env("HEALTHD_RETENTION_DAYS")
+        .default(defaults.retentionDays)
+        .argParser(argument(parsePositiveInt("--retention-days", 36_500))),
+    )
+    .addOption(
+      new Option("--rollup-retention-days <days>", "delete hourly rollups older than this")
+        .env("HEALTHD_ROLLUP_RETENTION_DAYS")
+        .default(defaults.rollupRetentionDays)
+        .argParser(argument(parsePositiveInt("--rollup-retention-days", 36_500))),
+    )
     .addHelpText(
       "after",
       `
@@ -63,6 +77,8 @@ Examples:
         host: flags.host,
         port: flags.port,
         maxInFlight: flags.maxInFlight,
+        retentionDays: flags.retentionDays,
+        rollupRetentionDays: flags.rollupRetentionDays,
         ntfy: {
           url: flags.ntfyUrl,
           topic: flags.ntfyTopic,

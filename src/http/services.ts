@@ -14,6 +14,8 @@ import {
   putServer,
   type ScheduleChange,
 } from "../store/servers.ts";
+import { quantile } from "../rollup/sketch.ts";
+import { hourMs, rollupTotals } from "../store/rollups.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Request, Route } from "./router.ts";
 
@@ -75,6 +77,39 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
       },
     },
     {
+      path: "/services/:serverId/:serviceId/stats",
+      methods: {
+        GET: (req) => {
+          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+          const { window } = parseQuery(statsQuery, req.query);
+          const service = findService(store, serverId, serviceId);
+          if (!service) {
+            serverOr404(store, serverId);
+            throw noService(serverId, serviceId);
+          }
+          const now = ctx.now();
+          const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
+          const totals = rollupTotals(store, service.key, since);
+          const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
+          return {
+            status: 200,
+            body: {
+              window,
+              since: new Date(since).toISOString(),
+              checks: totals.checks,
+              failures: totals.failures,
+              uptime: totals.checks === 0 ? null : (totals.checks - totals.failures) / totals.checks,
+              latencyMs: {
+                mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),
+                p50: round(quantile(totals.sketch, 0.5)),
+                p95: round(quantile(totals.sketch, 0.95)),
+              },
+            },
+          };
+        },
+      },
+    },
+    {
       path: "/services/:serverId/:serviceId/data",
       methods: {
         GET: (req) => {
@@ -121,6 +156,12 @@ const isoTime = z
     }
     return ms;
   });
+
+/** Stats windows, in hours. */
+const windows = { "24h": 24, "7d": 168, "30d": 720, "365d": 8760 } as const;
+const statsQuery = z.strictObject({
+  window: z.enum(Object.keys(windows) as [keyof typeof windows], "must be one of 24h, 7d, 30d, 365d").default("24h"),
+});
 
 const entriesQuery = z.strictObject({
   limit: z

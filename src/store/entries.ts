@@ -200,3 +200,17 @@ export function lastEntryId(store: Store): number {
   const row = store.get(store.db.selectFrom("health_check_data_entries").select((eb) => eb.fn.max("id").as("id")));
   return row?.id ?? 0;
 }
+
+/**
+ * Delete up to `batch` of the oldest entries checked before `cutoff` (Unix ms); answers how many went.
+ * Entries are stored as checks finish, so the oldest sit first in rowid order: a batch looks at the first
+ * `batch` rows only, which bounds its work however large the table is.
+ */
+export function deleteEntriesBefore(store: Store, cutoff: number, batch: number): number {
+  const { db } = store;
+  const slice = store.all(db.selectFrom("health_check_data_entries").select(["id", "checked_at"]).orderBy("id").limit(batch));
+  let last: number | undefined;
+  for (const row of slice) if (row.checked_at < cutoff) last = row.id;
+  if (last === undefined) return 0;
+  return store.run(db.deleteFrom("health_check_data_entries").where("id", "<=", last).where("checked_at", "<", cutoff));
+}

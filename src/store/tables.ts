@@ -80,6 +80,17 @@ export interface NotificationsTable {
   ntfy_id: string | null;
 }
 
+export interface ServiceRollupsTable {
+  service_key: number;
+  /** Start of the hour, Unix ms. */
+  hour: number;
+  checks: number;
+  failures: number;
+  latency_sum: number;
+  /** JSON {bucket: count}: see src/rollup/sketch.ts. */
+  sketch: string;
+}
+
 export interface Tables {
   servers: ServersTable;
   services: ServicesTable;
@@ -87,4 +98,5 @@ export interface Tables {
   health_check_data_entries: HealthCheckDataEntriesTable;
   service_states: ServiceStatesTable;
   notifications: NotificationsTable;
+  service_rollups: ServiceRollupsTable;
 }

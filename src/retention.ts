@@ -1,0 +1,111 @@
+/**
+ * Bounded storage: entries older than `entriesDays` and rollups older than `rollupDays` are deleted in small
+ * batches, one short transaction each, yielding to the event loop between batches so checks and requests
+ * never wait long behind it. Each batch's duration is reported, so the worst stall can be watched.
+ */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { performance } from "node:perf_hooks";
+import type { Logger } from "./log.ts";
+import type { Store } from "./store/db.ts";
+import { deleteEntriesBefore } from "./store/entries.ts";
+import { deleteRollupsBefore } from "./store/rollups.ts";
+
+export interface RetentionOptions {
+  /** Entries older than this many days are deleted. Default 30. */
+  readonly entriesDays: number;
+  /** Hourly rollups older than this many days are deleted. Default 365. */
+  readonly rollupDays: number;
+  /** Entries deleted per transaction. Default 2000. */
+  readonly batchSize?: number;
+  /** Time between passes. Default 10 minutes. */
+  readonly everyMs?: number;
+  readonly now?: () => number;
+  readonly log: Logger;
+  /** Told of each batch with how long it held the event loop (ms). */
+  readonly onBatch?: (ms: number, deleted: number) => void;
+}
+
+export interface RetentionPass {
+  readonly entries: number;
+  readonly rollups: number;
+  readonly worstBatchMs: number;
+}
+
+const dayMs = 86_400_000;
+
+export class Retention {
+  readonly #store: Store;
+  readonly #options: RetentionOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<RetentionPass> | undefined;
+  #stopped = false;
+
+  constructor(store: Store, options: RetentionOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  start(): void {
+    const every = this.#options.everyMs ?? 600_000;
+    const pass = () => {
+      void this.runOnce()
+        .catch((error: unknown) => this.#options.log.error("retention pass failed; next one in a while", { error }))
+        .finally(() => {
+          if (!this.#stopped) this.#timer = setTimeout(pass, every);
+        });
+    };
+    // A first pass soon after start, not at start: the daemon has enough to do then.
+    this.#timer = setTimeout(pass, Math.min(every, 30_000));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running?.catch(() => undefined);
+  }
+
+  /** One pass over everything that is due; a second call during a pass joins it. */
+  runOnce(): Promise<RetentionPass> {
+    this.#running ??= this.#pass().finally(() => (this.#running = undefined));
+    return this.#running;
+  }
+
+  async #pass(): Promise<RetentionPass> {
+    const now = (this.#options.now ?? Date.now)();
+    const batchSize = this.#options.batchSize ?? 2000;
+    let worst = 0;
+    /** Run one batch in its own transaction, timing how long it holds the event loop. */
+    const timed = <T>(work: () => T): T => {
+      const started = performance.now();
+      const result = this.#store.transaction(work);
+      const ms = performance.now() - started;
+      worst = Math.max(worst, ms);
+      this.#options.onBatch?.(ms, typeof result === "number" ? result : 0);
+      return result;
+    };
+
+    let entries = 0;
+    const entriesCutoff = now - this.#options.entriesDays * dayMs;
+    while (!this.#stopped) {
+      const deleted = timed(() => deleteEntriesBefore(this.#store, entriesCutoff, batchSize));
+      entries += deleted;
+      if (deleted === 0) break;
+      await yieldToEventLoop();
+    }
+
+    let rollups = 0;
+    const rollupCutoff = now - this.#options.rollupDays * dayMs;
+    let afterKey = 0;
+    while (!this.#stopped) {
+      const { lastKey, deleted } = timed(() => deleteRollupsBefore(this.#store, rollupCutoff, afterKey, 200));
+      rollups += deleted;
+      if (lastKey === undefined) break;
+      afterKey = lastKey;
+      await yieldToEventLoop();
+    }
+    if (entries + rollups > 0) {
+      this.#options.log.info("retention pass", { entries, rollups, worstBatchMs: Math.round(worst * 10) / 10 });
+    }
+    return { entries, rollups, worstBatchMs: worst };
+  }
+}

@@ -1,0 +1,21 @@
+import type { RollupDelta } from "../store/rollups.ts";
+import { hourMs } from "../store/rollups.ts";
+import { add, type Sketch } from "./sketch.ts";
+
+/** What a batch of finished checks adds to each (service, hour): pure. */
+export function rollupDeltas(
+  finished: Iterable<{ readonly serviceKey: number; readonly checkedAt: number; readonly result: { ok: boolean; latencyMs: number } }>,
+): RollupDelta[] {
+  const groups = new Map<string, { serviceKey: number; hour: number; checks: number; failures: number; latencySum: number; sketch: Sketch }>();
+  for (const f of finished) {
+    const hour = Math.floor(f.checkedAt / hourMs) * hourMs;
+    const id = `${f.serviceKey}:${hour}`;
+    let g = groups.get(id);
+    if (!g) groups.set(id, (g = { serviceKey: f.serviceKey, hour, checks: 0, failures: 0, latencySum: 0, sketch: {} }));
+    g.checks++;
+    if (!f.result.ok) g.failures++;
+    g.latencySum += f.result.latencyMs;
+    add(g.sketch, f.result.latencyMs);
+  }
+  return [...groups.values()];
+}
