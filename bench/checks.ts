@@ -4,28 +4,33 @@
  * per request) against the same target, measured in the same run. Then the scheduling figures at a fixed
  * load of 10,000 services at 10 s (1,000 checks/s): lag, skipped runs, RSS and CPU per 1,000 checks.
  *
- * Everything goes to 127.0.0.1, is bounded in time, and stops by itself. Each figure is the median of RUNS.
- * Environment: RUNS (3), SECONDS (8), CONCURRENCY (64), LOAD_SECONDS (30), LOAD_SERVICES (10000).
+ * healthd runs as users run it: the built executable (`healthd serve`) in its own process, driven through its
+ * HTTP API; throughput and skipped runs come from its /metrics, RSS and CPU from /proc, and lag is measured at
+ * the target (arrival minus planned time). Everything goes to 127.0.0.1, is bounded in time, and stops by
+ * itself. Each figure is the median of RUNS.
+ * Environment: RUNS (3), SECONDS (10), CONCURRENCY (64), LOAD_SECONDS (30), LOAD_SERVICES (10000).
  */
-import { fork } from "node:child_process";
+import { spawn, fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { Client } from "undici";
-import { startDaemon } from "../src/daemon.ts";
-import { silentLogger } from "../src/log.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
 const runs = Number(process.env.RUNS ?? 3);
-const seconds = Number(process.env.SECONDS ?? 8);
+const seconds = Number(process.env.SECONDS ?? 10);
 const concurrency = Number(process.env.CONCURRENCY ?? 64);
 const loadSeconds = Number(process.env.LOAD_SECONDS ?? 30);
 const loadServices = Number(process.env.LOAD_SERVICES ?? 10_000);
+const bin = fileURLToPath(new URL("../bin/healthd", import.meta.url));
 
 const target = fork(new URL("./target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
 const [{ port }] = (await once(target, "message")) as [{ port: number }];
-const url = `http://127.0.0.1:${port}/health`;
+const origin = `http://127.0.0.1:${port}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The raw limit: `concurrency` loops, each a fresh connection per request, for `seconds`. */
 async function rawUndici(): Promise<number> {
@@ -33,7 +38,7 @@ async function rawUndici(): Promise<number> {
   let done = 0;
   const worker = async () => {
     while (performance.now() < end) {
-      const client = new Client(`http://127.0.0.1:${port}`);
+      const client = new Client(origin);
       const response = await client.request({ path: "/health", method: "GET", headers: { "user-agent": "bench" } });
       await response.body.text();
       await client.destroy();
@@ -44,89 +49,164 @@ async function rawUndici(): Promise<number> {
   return done / seconds;
 }
 
-interface DaemonRun {
+interface Served {
+  child: ChildProcess;
+  url: string;
+  dir: string;
+}
+
+async function serve(maxInFlight: number): Promise<Served> {
+  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-"));
+  const child = spawn(process.execPath, [
+    bin, "serve", "--db", join(dir, "bench.db"), "--port", "0", "--max-in-flight", String(maxInFlight), "--ntfy-url", "http://127.0.0.1:9",
+  ]);
+  const url = await new Promise<string>((resolve, reject) => {
+    let log = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      log += d;
+      const m = /listening url=(\S+)/.exec(log);
+      if (m) resolve(m[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`healthd exited with ${code}: ${log}`)));
+  });
+  return { child, url, dir };
+}
+
+async function stop(served: Served): Promise<void> {
+  served.child.kill("SIGTERM");
+  await once(served.child, "exit");
+  rmSync(served.dir, { recursive: true, force: true });
+}
+
+async function put(served: Served, services: number, intervalSeconds: number): Promise<void> {
+  for (let s = 0; s * 1000 < services; s++) {
+    const count = Math.min(1000, services - s * 1000);
+    const doc = {
+      services: Array.from({ length: count }, (_, i) => ({
+        id: `svc-${i}`,
+        check: { url: `${origin}/svc/server-${s}/svc-${i}?i=${intervalSeconds}`, intervalSeconds, notify: false },
+      })),
+    };
+    const answer = await fetch(`${served.url}/services/server-${s}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(doc),
+    });
+    if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status} ${await answer.text()}`);
+  }
+}
+
+async function metric(served: Served, name: string): Promise<number> {
+  const text = await (await fetch(`${served.url}/metrics`)).text();
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "gm"))) sum += Number(m[1]);
+  return sum;
+}
+
+/** CPU seconds (user + system) of a process so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m?.[1] ?? NaN) / 1024;
+}
+
+/** The lag histogram's cumulative bucket counts, by upper bound in ms. */
+async function lagBuckets(served: Served): Promise<Map<number, number>> {
+  const text = await (await fetch(`${served.url}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  for (const m of text.matchAll(/^healthd_scheduler_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) {
+    buckets.set(m[1] === "+Inf" ? Infinity : Number(m[1]) * 1000, Number(m[2]));
+  }
+  return buckets;
+}
+
+/** Percentiles of the runs started between two scrapes, as the upper bounds of their buckets. */
+function bucketPercentiles(before: Map<number, number>, after: Map<number, number>) {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const counts = bounds.map((b) => after.get(b)! - (before.get(b) ?? 0));
+  const total = counts.at(-1)!;
+  const at = (q: number) => bounds[counts.findIndex((c) => c >= q * total)]!;
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+async function lagsAtTarget(): Promise<number[]> {
+  target.send({ lags: true });
+  const [message] = (await once(target, "message")) as [{ lags: number[] }];
+  return message.lags.sort((a, b) => a - b);
+}
+
+interface Measured {
   checksPerSecond: number;
+  /** Start lag as the daemon measures it (actual start minus planned), from its histogram: bucket bounds. */
+  startLag: { p50: number; p99: number; max: number };
+  /** Arrival at the target minus planned time: start lag plus connecting and sending. */
   lags: number[];
   skipped: number;
   rssMb: number;
   cpuMsPer1000: number;
 }
 
-/** The daemon as `healthd serve` wires it, with `services` checks at `intervalSeconds` against the target. */
-async function daemonRun(services: number, intervalSeconds: number, maxInFlight: number, runSeconds: number): Promise<DaemonRun> {
-  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-"));
-  const daemon = await startDaemon({ db: join(dir, "bench.db"), host: "127.0.0.1", port: 0, log: silentLogger, maxInFlight, ntfy: { url: "http://127.0.0.1:9" } });
+/** Run `services` at `intervalSeconds` in a fresh daemon; measure `runSeconds` after one interval of warm-up. */
+async function measure(services: number, intervalSeconds: number, maxInFlight: number, runSeconds: number): Promise<Measured> {
+  const served = await serve(maxInFlight);
   try {
-    const perServer = 1000;
-    for (let s = 0; s * perServer < services; s++) {
-      const count = Math.min(perServer, services - s * perServer);
-      const services_ = Array.from({ length: count }, (_, i) => ({ id: `svc-${i}`, check: { url, intervalSeconds } }));
-      const answer = await fetch(`${daemon.url}/services/server-${s}`, {
-        method: "PUT",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ services: services_ }),
-      });
-      if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status} ${await answer.text()}`);
-    }
-    // New services are all first checked within a second; let that burst pass, then measure steady state.
-    await new Promise((r) => setTimeout(r, (intervalSeconds + 2) * 1000));
-    const lags: number[] = [];
-    let done = 0;
-    let skippedBefore = 0;
-    const onStart = (_s: unknown, lag: number) => lags.push(lag);
-    const onDone = () => done++;
-    const skipped = await scrapeSkipped(daemon.url);
-    skippedBefore = skipped;
-    daemon.events.on("check:started", onStart);
-    daemon.events.on("check:done", onDone);
-    const cpu = process.cpuUsage();
+    await put(served, services, intervalSeconds);
+    // New services are first checked within a second, all at once; measure the steady state after that.
+    await sleep((intervalSeconds + 2) * 1000);
+    await lagsAtTarget();
+    const pid = served.child.pid!;
+    const checks0 = await metric(served, "healthd_checks_total");
+    const skipped0 = await metric(served, "healthd_scheduler_skipped_runs_total");
+    const buckets0 = await lagBuckets(served);
+    const cpu0 = cpuSeconds(pid);
     let rss = 0;
-    const sampler = setInterval(() => (rss = Math.max(rss, process.memoryUsage.rss())), 250);
-    await new Promise((r) => setTimeout(r, runSeconds * 1000));
+    const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 250);
+    await sleep(runSeconds * 1000);
     clearInterval(sampler);
-    const used = process.cpuUsage(cpu);
-    daemon.events.off("check:started", onStart);
-    daemon.events.off("check:done", onDone);
+    const checks = (await metric(served, "healthd_checks_total")) - checks0;
+    const cpu = cpuSeconds(pid) - cpu0;
     return {
-      checksPerSecond: done / runSeconds,
-      lags: lags.sort((a, b) => a - b),
-      skipped: (await scrapeSkipped(daemon.url)) - skippedBefore,
-      rssMb: rss / 1024 / 1024,
-      cpuMsPer1000: ((used.user + used.system) / 1000 / Math.max(done, 1)) * 1000,
+      checksPerSecond: checks / runSeconds,
+      startLag: bucketPercentiles(buckets0, await lagBuckets(served)),
+      lags: await lagsAtTarget(),
+      skipped: (await metric(served, "healthd_scheduler_skipped_runs_total")) - skipped0,
+      rssMb: rss,
+      cpuMsPer1000: (cpu * 1000 * 1000) / Math.max(1, checks),
     };
   } finally {
-    await daemon.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await stop(served);
   }
-}
-
-async function scrapeSkipped(base: string): Promise<number> {
-  const text = await (await fetch(base + "/metrics")).text();
-  return Number(/^healthd_scheduler_skipped_runs_total (\d+)/m.exec(text)?.[1] ?? NaN);
 }
 
 const raw: number[] = [];
 const saturated: number[] = [];
 for (let i = 0; i < runs; i++) {
   raw.push(await rawUndici());
-  // Demand well above what one core can serve, so the bound on checks in flight is the only brake.
-  saturated.push((await daemonRun(concurrency * 100, 1, concurrency, seconds)).checksPerSecond);
+  // Demand far above what the machine can serve (100 services per slot, every second), so the bound on
+  // checks in flight, the same as the raw loop's concurrency, is the only brake.
+  saturated.push((await measure(concurrency * 100, 1, concurrency, seconds)).checksPerSecond);
   console.log(`run ${i + 1}/${runs}: raw undici ${fixed(raw.at(-1)!)} req/s, healthd ${fixed(saturated.at(-1)!)} checks/s`);
 }
 
-const loads: DaemonRun[] = [];
+const loads: Measured[] = [];
 for (let i = 0; i < runs; i++) {
-  loads.push(await daemonRun(loadServices, 10, 256, loadSeconds));
-  const l = loads.at(-1)!;
+  const l = await measure(loadServices, 10, 256, loadSeconds);
+  loads.push(l);
   console.log(
-    `load ${i + 1}/${runs}: ${loadServices} services at 10 s: ${fixed(l.checksPerSecond)} checks/s, lag p50 ${fixed(percentile(l.lags, 50))} ms ` +
-      `p99 ${fixed(percentile(l.lags, 99))} ms max ${fixed(l.lags.at(-1) ?? NaN)} ms, skipped ${l.skipped}, RSS ${fixed(l.rssMb)} MB, ` +
-      `CPU ${fixed(l.cpuMsPer1000)} ms per 1000 checks`,
+    `load ${i + 1}/${runs}: ${loadServices} services at 10 s: ${fixed(l.checksPerSecond)} checks/s, ` +
+      `start lag p50 ≤${l.startLag.p50} ms p99 ≤${l.startLag.p99} ms max ≤${l.startLag.max} ms, ` +
+      `arrival lag p50 ${fixed(percentile(l.lags, 50))} ms p99 ${fixed(percentile(l.lags, 99))} ms max ${fixed(l.lags.at(-1) ?? NaN)} ms, ` +
+      `skipped ${l.skipped}, RSS ${fixed(l.rssMb)} MB, CPU ${fixed(l.cpuMsPer1000)} ms per 1000 checks`,
   );
 }
-const m = (f: (l: DaemonRun) => number) => median(loads.map(f));
+const m = (f: (l: Measured) => number) => median(loads.map(f));
 console.log(
-  `load median: ${fixed(m((l) => l.checksPerSecond))} checks/s, lag p50 ${fixed(m((l) => percentile(l.lags, 50)))} ms, ` +
+  `load median: ${fixed(m((l) => l.checksPerSecond))} checks/s, start lag p50 ≤${m((l) => l.startLag.p50)} ms, ` +
+    `p99 ≤${m((l) => l.startLag.p99)} ms, max ≤${m((l) => l.startLag.max)} ms; arrival lag p50 ${fixed(m((l) => percentile(l.lags, 50)))} ms, ` +
     `p99 ${fixed(m((l) => percentile(l.lags, 99)))} ms, max ${fixed(m((l) => l.lags.at(-1) ?? NaN))} ms, ` +
     `skipped ${m((l) => l.skipped)}, RSS ${fixed(m((l) => l.rssMb))} MB, CPU ${fixed(m((l) => l.cpuMsPer1000))} ms per 1000 checks`,
 );

@@ -158,7 +158,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const routes = [
     ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
     ...pushRoutes(publisher, version),
-    ...systemRoutes(version, metrics.registry),
+    ...systemRoutes(version, metrics),
   ];
   const server = createServer({ keepAliveTimeout: 5000 }, createListener(routes, log.child({ part: "http" })));
   try {

@@ -1,11 +1,10 @@
 /**
  * Endpoints about the daemon itself.
  */
-import type { Registry } from "prom-client";
 import { openApiDocument } from "./openapi.ts";
 import type { Route } from "./router.ts";
 
-export function systemRoutes(version: string, metrics: Registry): Route[] {
+export function systemRoutes(version: string, metrics: { text(): Promise<string>; readonly contentType: string }): Route[] {
   const openapi = openApiDocument(version);
   return [
     { path: "/healthz", methods: { GET: () => ({ status: 200, body: { status: "ok", version } }) } },
@@ -13,7 +12,7 @@ export function systemRoutes(version: string, metrics: Registry): Route[] {
     {
       path: "/metrics",
       methods: {
-        GET: async () => ({ status: 200, text: await metrics.metrics(), headers: { "content-type": metrics.contentType } }),
+        GET: async () => ({ status: 200, text: await metrics.text(), headers: { "content-type": metrics.contentType } }),
       },
     },
   ];

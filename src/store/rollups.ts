@@ -17,26 +17,31 @@ export interface RollupDelta {
 
 /** Add the deltas to their hours (call inside the transaction that stores the entries they count). */
 export function addRollups(store: Store, deltas: Iterable<RollupDelta>): void {
-  const { db } = store;
+  const { read, upsert } = statementsFor(store);
   for (const d of deltas) {
-    const old = store.get(
-      db.selectFrom("service_rollups").select("sketch").where("service_key", "=", d.serviceKey).where("hour", "=", d.hour),
-    );
+    const old = read.get(d.serviceKey, d.hour) as { sketch: string } | undefined;
     const sketch = JSON.stringify(old ? merge(JSON.parse(old.sketch) as Sketch, d.sketch) : d.sketch);
-    store.run(
-      db
-        .insertInto("service_rollups")
-        .values({ service_key: d.serviceKey, hour: d.hour, checks: d.checks, failures: d.failures, latency_sum: d.latencySum, sketch })
-        .onConflict((oc) =>
-          oc.columns(["service_key", "hour"]).doUpdateSet((eb) => ({
-            checks: eb("service_rollups.checks", "+", d.checks),
-            failures: eb("service_rollups.failures", "+", d.failures),
-            latency_sum: eb("service_rollups.latency_sum", "+", d.latencySum),
-            sketch,
-          })),
-        ),
-    );
+    upsert.run(d.serviceKey, d.hour, d.checks, d.failures, d.latencySum, sketch);
   }
+}
+
+// Prepared once per connection, as plain SQL: this runs for every batch of checks (see entries.ts).
+const prepared = new WeakMap<Store, ReturnType<typeof prepare>>();
+function statementsFor(store: Store) {
+  let statements = prepared.get(store);
+  if (!statements) prepared.set(store, (statements = prepare(store)));
+  return statements;
+}
+
+function prepare(store: Store) {
+  return {
+    read: store.sqlite.prepare("SELECT sketch FROM service_rollups WHERE service_key = ? AND hour = ?"),
+    upsert: store.sqlite.prepare(
+      `INSERT INTO service_rollups (service_key, hour, checks, failures, latency_sum, sketch) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (service_key, hour) DO UPDATE SET checks = checks + excluded.checks,
+         failures = failures + excluded.failures, latency_sum = latency_sum + excluded.latency_sum, sketch = excluded.sketch`,
+    ),
+  };
 }
 
 export interface Totals {
