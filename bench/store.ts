@@ -3,7 +3,8 @@
  * - the insert rate through healthd's own write path (the recorder's transaction: entries, service state and
  *   hourly rollups, in batches of 500), median of RUNS runs;
  * - bytes on disk per entry, the table and its index counted (SQLite's dbstat);
- * - p50/p99 of reading the newest page of a service, and a page deep in its cursor chain.
+ * - p50/p99 of reading the newest page of a service, and a page deep in its cursor chain;
+ * - retention deleting the oldest 10% of the entries: its rate and the worst batch (event-loop stall).
  * The measured runs go through that write path; the rest of the 10 million rows is filled with one plain
  * prepared INSERT in large transactions (same table, same index, same interleaving across services as checks
  * produce), because the full write path would take the bench past its five minutes.
@@ -18,9 +19,12 @@ import type { CheckResult } from "../src/model.ts";
 import { rollupDeltas } from "../src/rollup/deltas.ts";
 import { encodeCursor, listEntries, recordChecks, type Finished } from "../src/store/entries.ts";
 import { openMigrated } from "../src/store/migrate.ts";
+import { startCheckpointer } from "../src/store/checkpointer.ts";
 import { addRollups } from "../src/store/rollups.ts";
 import { scheduledServices } from "../src/store/servers.ts";
 import { serverDocument } from "../src/schema.ts";
+import { silentLogger } from "../src/log.ts";
+import { Retention } from "../src/retention.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
 const entries = Number(process.env.ENTRIES ?? 10_000_000);
@@ -130,11 +134,33 @@ try {
     if (listEntries(store, key, { limit: 100, before: deepCursor.get(key)! }).entries.length === 0) throw new Error("empty page");
   });
 
+  // Retention with its cutoff a tenth of the way into the history: the oldest million entries go.
+  const span = Math.ceil(entries / services) * 10_000;
+  const cutoff = start + span / 10;
+  const batches: number[] = [];
+  const checkpointer = startCheckpointer(store, silentLogger); // as the daemon runs
+  const retention = new Retention(store, {
+    entriesDays: 30,
+    rollupDays: 365,
+    now: () => cutoff + 30 * 86_400_000,
+    log: silentLogger,
+    onBatch: (ms) => batches.push(ms),
+  });
+  const retentionStarted = performance.now();
+  const pass = await retention.runOnce();
+  const retentionSeconds = (performance.now() - retentionStarted) / 1000;
+  await checkpointer.stop();
+  batches.sort((a, b) => a - b);
+
   console.log(`fill: ${count} entries over ${keys.length} services (bulk fill ${fixed(fillRate, 0)} entries/s)`);
   console.log(`insert rate (healthd write path, batches of ${batchSize}, median of ${runs}): ${fixed(median(rates), 0)} entries/s`);
   console.log(`bytes per entry on disk (table + index): ${fixed(bytes.n / count, 1)}`);
   console.log(`newest page (100 entries): p50 ${fixed(percentile(newest, 50), 3)} ms, p99 ${fixed(percentile(newest, 99), 3)} ms`);
   console.log(`deep page (100 entries, cursor halfway): p50 ${fixed(percentile(deep, 50), 3)} ms, p99 ${fixed(percentile(deep, 99), 3)} ms`);
+  console.log(
+    `retention: ${pass.entries} entries deleted in ${fixed(retentionSeconds)} s (${fixed(pass.entries / retentionSeconds, 0)}/s), ` +
+      `${batches.length} batches, batch p50 ${fixed(percentile(batches, 50))} ms, worst stall ${fixed(pass.worstBatchMs)} ms`,
+  );
 } finally {
   await store.close();
   rmSync(dir, { recursive: true, force: true });

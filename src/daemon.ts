@@ -20,6 +20,7 @@ import { notificationCounts, type NotificationRow } from "./store/notifications.
 import { Retention } from "./retention.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import type { Store } from "./store/db.ts";
+import { startCheckpointer } from "./store/checkpointer.ts";
 import { openMigrated } from "./store/migrate.ts";
 import { scheduledServices, type ScheduleChange, type ScheduledService } from "./store/servers.ts";
 import { version } from "./version.ts";
@@ -81,6 +82,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
   const { store } = opened;
   for (const name of opened.applied) log.info("applied migration", { name });
+  const checkpointer = startCheckpointer(store, log.child({ part: "store" }));
 
   const events = new EventEmitter<DaemonEvents>();
   const defaultTopic = options.ntfy.topic ?? null;
@@ -166,6 +168,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   } catch (error) {
     clearInterval(watcher);
     await retention.stop();
+    await checkpointer.stop();
     await scheduler.stop();
     await delivery.stop();
     await publisher.close();
@@ -198,6 +201,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         recorder.flush();
         await delivery.stop();
         await publisher.close();
+        await checkpointer.stop();
         await store.close();
         log.info("stopped");
       })()),
