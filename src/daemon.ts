@@ -5,6 +5,7 @@
 import { EventEmitter } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { bearerCheck, isLoopback } from "./http/access.ts";
 import { createListener } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { systemRoutes } from "./http/system.ts";
@@ -47,6 +48,10 @@ export interface DaemonOptions {
   readonly retentionDays?: number;
   /** Hourly rollups older than this many days are deleted. Default 365. */
   readonly rollupRetentionDays?: number;
+  /** When set, every endpoint but GET /healthz needs `Authorization: Bearer <token>`. */
+  readonly token?: string | undefined;
+  /** Listen on a non-loopback address without a token (refused otherwise). Default false. */
+  readonly allowNoToken?: boolean;
 }
 
 export interface DaemonEvents {
@@ -74,6 +79,16 @@ export interface Daemon {
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { log } = options;
+  if (options.token === undefined && !isLoopback(options.host)) {
+    if (!options.allowNoToken) {
+      throw new UsageError(
+        `refusing to listen on ${options.host} without a token: anyone who reaches it could change your checks. ` +
+          "Set one with --token, --token-file or HEALTHD_TOKEN (clients send Authorization: Bearer <token>), " +
+          "or pass --allow-no-token if something in front of healthd already guards it",
+      );
+    }
+    log.warn(`LISTENING ON ${options.host} WITHOUT A TOKEN: anyone who can reach this port can change and delete checks`);
+  }
   let opened: Awaited<ReturnType<typeof openMigrated>>;
   try {
     opened = await openMigrated(options.db);
@@ -98,6 +113,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const recorder = new Recorder(store, {
     log: log.child({ part: "recorder" }),
     defaultTopic,
+    onWriteFailed: () => metrics.storeWriteFailed(),
+    onDropped: (count) => metrics.resultsDropped(count),
     onRecorded: (batch) => {
       for (const recorded of batch) events.emit("check:done", recorded);
       if (batch.some((r) => r.notify !== null)) delivery.wake();
@@ -109,6 +126,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     state: (key) => recorder.state(key),
     inFlight: () => scheduler.inFlight,
     notifications: () => notificationCounts(store),
+    storeWritable: () => recorder.writeError === null,
   });
   const scheduler = new Scheduler({
     log: log.child({ part: "scheduler" }),
@@ -160,9 +178,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const routes = [
     ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
     ...pushRoutes(publisher, version),
-    ...systemRoutes(version, metrics),
+    ...systemRoutes(version, metrics, () => {
+      const error = recorder.writeError;
+      return error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
+    }),
   ];
-  const server = createServer({ keepAliveTimeout: 5000 }, createListener(routes, log.child({ part: "http" })));
+  const listener = createListener(routes, log.child({ part: "http" }), { authorize: bearerCheck(options.token) });
+  const server = createServer({ keepAliveTimeout: 5000 }, listener);
   try {
     await listen(server, options.host, options.port);
   } catch (error) {
@@ -198,7 +220,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         clearInterval(watcher);
         await retention.stop();
         await scheduler.stop();
-        recorder.flush();
+        recorder.flushAll();
         await delivery.stop();
         await publisher.close();
         await checkpointer.stop();

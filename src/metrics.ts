@@ -13,6 +13,7 @@ export interface MetricSources {
   state(key: number): IncidentState | undefined;
   inFlight(): number;
   notifications(): Record<"pending" | "delivered" | "failed" | "unsent", number>;
+  storeWritable(): boolean;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -70,6 +71,24 @@ export function createMetrics(sources: MetricSources) {
       for (const [status, count] of Object.entries(sources.notifications())) this.set({ status }, count);
     },
   });
+  new Gauge({
+    name: "healthd_store_writable",
+    help: "1 while check results are being stored, 0 while the database refuses writes (disk full, read-only)",
+    registers,
+    collect() {
+      this.set(sources.storeWritable() ? 1 : 0);
+    },
+  });
+  const storeWriteFailures = new Counter({
+    name: "healthd_store_write_failures_total",
+    help: "Failed attempts to store a batch of check results (they are retried)",
+    registers,
+  });
+  const resultsDropped = new Counter({
+    name: "healthd_results_dropped_total",
+    help: "Check results dropped because the store kept failing and the backlog was full",
+    registers,
+  });
   const retentionBatches = new Histogram({
     name: "healthd_retention_batch_seconds",
     help: "How long each retention batch held the event loop",
@@ -88,6 +107,12 @@ export function createMetrics(sources: MetricSources) {
     /** The whole exposition: prom-client's metrics, then the per-service series. */
     async text(): Promise<string> {
       return (await registry.metrics()) + perServiceText(sources);
+    },
+    storeWriteFailed(): void {
+      storeWriteFailures.inc();
+    },
+    resultsDropped(count: number): void {
+      resultsDropped.inc(count);
     },
     retentionBatch(ms: number, deleted: number): void {
       retentionBatches.observe(ms / 1000);

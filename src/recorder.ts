@@ -31,6 +31,14 @@ export interface RecorderOptions {
   readonly flushMs?: number;
   /** A batch this large is written at once. Default 500. */
   readonly maxBatch?: number;
+  /**
+   * Finished checks kept while the store cannot be written (disk full, read-only); beyond it the oldest are
+   * dropped and counted. Default 50,000.
+   */
+  readonly maxPending?: number;
+  /** Told of each failed write, and of dropped results. */
+  readonly onWriteFailed?: (error: Error) => void;
+  readonly onDropped?: (count: number) => void;
 }
 
 interface Pending {
@@ -45,11 +53,17 @@ export class Recorder {
   readonly #states: Map<number, IncidentState>;
   #pending: Pending[] = [];
   #timer: NodeJS.Timeout | undefined;
+  #writeError: Error | null = null;
 
   constructor(store: Store, options: RecorderOptions) {
     this.#store = store;
     this.#options = options;
     this.#states = readStates(store);
+  }
+
+  /** Why results cannot be stored right now, or null when they can. */
+  get writeError(): Error | null {
+    return this.#writeError;
   }
 
   /** The state of each service the recorder has seen, for metrics. */
@@ -74,7 +88,8 @@ export class Recorder {
       : undefined;
     const finished = { serviceKey: service.key, checkedAt: outcome.checkedAt, result: outcome, state, notification };
     this.#pending.push({ service, notify, finished });
-    if (this.#pending.length >= (this.#options.maxBatch ?? 500)) this.flush();
+    // While the store is failing, the retry timer alone writes: no attempt per finished check.
+    if (this.#pending.length >= this.#maxBatch && !this.#writeError) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), this.#options.flushMs ?? 100);
   }
 
@@ -83,13 +98,24 @@ export class Recorder {
     for (const key of keys) this.#states.delete(key);
   }
 
-  /** Write everything pending now. */
+  /** Write everything pending, batch after batch (the daemon is stopping); stops at the first failure. */
+  flushAll(): void {
+    while (this.#pending.length > 0 && !this.#writeError) this.flush();
+    if (this.#pending.length > 0) this.#options.log.error("stopping with check results that could not be stored", { lost: this.#pending.length });
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  get #maxBatch(): number {
+    return this.#options.maxBatch ?? 500;
+  }
+
+  /** Write what is pending now, a batch per transaction; a long backlog continues on the next turn. */
   flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = this.#pending;
-    if (batch.length === 0) return;
-    this.#pending = [];
+    if (this.#pending.length === 0) return;
+    const batch = this.#pending.splice(0, this.#maxBatch);
     let ids: (number | undefined)[];
     try {
       ids = this.#store.transaction(() => {
@@ -98,11 +124,14 @@ export class Recorder {
         return stored;
       });
     } catch (error) {
-      this.#options.log.error("could not store check results; they are kept and retried", { count: batch.length, error });
-      this.#pending = batch.concat(this.#pending);
-      this.#timer ??= setTimeout(() => this.flush(), 1000);
+      this.#failed(error as Error, batch);
       return;
     }
+    if (this.#writeError) {
+      this.#options.log.info("check results are stored again", { was: this.#writeError.message });
+      this.#writeError = null;
+    }
+    if (this.#pending.length > 0) this.#timer = setTimeout(() => this.flush(), 0);
     const recorded: Recorded[] = [];
     batch.forEach((p, i) => {
       const id = ids[i];
@@ -121,5 +150,25 @@ export class Recorder {
       recorded.push({ service: p.service, entry, state: p.finished.state, notify: p.notify });
     });
     this.#options.onRecorded?.(recorded);
+  }
+
+  #failed(error: Error, batch: Pending[]): void {
+    if (this.#writeError?.message !== error.message) {
+      this.#options.log.error("cannot store check results; checks go on and their results are kept for a retry", {
+        pending: batch.length + this.#pending.length,
+        error: error.message,
+      });
+    }
+    this.#writeError = error;
+    this.#options.onWriteFailed?.(error);
+    this.#pending = batch.concat(this.#pending);
+    const max = this.#options.maxPending ?? 50_000;
+    if (this.#pending.length > max) {
+      const dropped = this.#pending.length - max;
+      this.#pending.splice(0, dropped);
+      this.#options.log.warn("dropped the oldest check results: the store has been failing too long", { dropped });
+      this.#options.onDropped?.(dropped);
+    }
+    this.#timer ??= setTimeout(() => this.flush(), 1000);
   }
 }

@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
-import { defaults, parseHttpUrl, parsePort, parsePositiveInt, parseTopic } from "../config.ts";
+import { readFileSync } from "node:fs";
+import { defaults, parseHttpUrl, parsePort, parsePositiveInt, parseTopic, UsageError } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
 
@@ -15,6 +16,9 @@ interface ServeFlags extends LogFlags {
   readonly ntfyPassword?: string;
   readonly retentionDays: number;
   readonly rollupRetentionDays: number;
+  readonly token?: string;
+  readonly tokenFile?: string;
+  readonly allowNoToken?: boolean;
 }
 
 export function serveCommand(): Command {
@@ -34,6 +38,13 @@ export function serveCommand(): Command {
         .default(defaults.maxInFlight)
         .argParser(argument(parsePositiveInt("--max-in-flight", 100_000))),
     )
+    .addOption(new Option("--token <token>", "require Authorization: Bearer <token> on the API (all but GET /healthz)").env("HEALTHD_TOKEN"))
+    .addOption(
+      new Option("--token-file <path>", "read the token from a file (systemd: LoadCredential=, then $CREDENTIALS_DIRECTORY/token)").env(
+        "HEALTHD_TOKEN_FILE",
+      ),
+    )
+    .addOption(new Option("--allow-no-token", "listen on a non-loopback address without a token (not recommended)").env("HEALTHD_ALLOW_NO_TOKEN"))
     .addOption(
       new Option("--ntfy-url <url>", "ntfy server notifications go to")
         .env("HEALTHD_NTFY_URL")
@@ -71,6 +82,7 @@ Examples:
     )
     .action(async (flags: ServeFlags) => {
       const log = createLogger({ level: flags.logLevel, json: flags.logJson });
+      const token = readToken(flags);
       const { startDaemon } = await import("../daemon.ts"); // the daemon's modules load only for serve
       const daemon = await startDaemon({
         db: flags.db,
@@ -78,6 +90,8 @@ Examples:
         port: flags.port,
         maxInFlight: flags.maxInFlight,
         retentionDays: flags.retentionDays,
+        token,
+        allowNoToken: flags.allowNoToken ?? false,
         rollupRetentionDays: flags.rollupRetentionDays,
         ntfy: {
           url: flags.ntfyUrl,
@@ -100,4 +114,22 @@ Examples:
     });
   for (const option of logOptions()) command.addOption(option);
   return command;
+}
+
+function readToken(flags: ServeFlags): string | undefined {
+  if (flags.token !== undefined && flags.tokenFile !== undefined) {
+    throw new UsageError("give the token once: --token (HEALTHD_TOKEN) or --token-file (HEALTHD_TOKEN_FILE), not both");
+  }
+  let token = flags.token;
+  if (flags.tokenFile !== undefined) {
+    try {
+      token = readFileSync(flags.tokenFile, "utf8").replace(/\r?\n$/, "");
+    } catch (error) {
+      throw new UsageError(`cannot read --token-file ${flags.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    }
+  }
+  if (token !== undefined && (token.length < 16 || /\s/.test(token))) {
+    throw new UsageError("the token must be at least 16 characters without spaces (for example: openssl rand -hex 32)");
+  }
+  return token;
 }

@@ -24,7 +24,10 @@ export function openApiDocument(version: string): Record<string, unknown> {
   return {
     openapi: "3.1.0",
     info: { title: "healthd", version, description: "Self-hosted website health-check daemon." },
+    // Applies when the daemon runs with --token; /healthz is always open.
+    security: [{ bearer: [] }],
     components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
       schemas: {
         ServerDocument: serverSchema,
         Problem: {
@@ -84,7 +87,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         },
       },
       "/healthz": {
-        get: { summary: "Liveness of the daemon", responses: { "200": { description: "{status, version}" } } },
+        get: { summary: "Liveness of the daemon", security: [], responses: { "200": { description: "{status, version}" } } },
       },
       "/openapi.json": {
         get: { summary: "This document", responses: { "200": { description: "OpenAPI 3.1" } } },

@@ -34,7 +34,12 @@ export interface Route {
 /** Request bodies larger than this are refused with 413 before they are parsed. */
 export const maxBodyBytes = 1024 * 1024;
 
-export function createListener(routes: readonly Route[], log: Logger) {
+export interface ListenerOptions {
+  /** Throws HttpError (401) when a request may not use the API; GET and HEAD /healthz are always open. */
+  readonly authorize?: ((headers: IncomingMessage["headers"]) => void) | null;
+}
+
+export function createListener(routes: readonly Route[], log: Logger, options: ListenerOptions = {}) {
   const compiled = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));
 
   function match(pathname: string): { route: Route; params: Record<string, string> } | undefined {
@@ -63,6 +68,8 @@ export function createListener(routes: readonly Route[], log: Logger) {
     const method = req.method ?? "GET";
     try {
       const url = new URL(req.url ?? "/", "http://healthd");
+      const open = url.pathname === "/healthz" && (method === "GET" || method === "HEAD");
+      if (!open) options.authorize?.(req.headers);
       const found = match(url.pathname);
       if (!found) throw new HttpError(404, `no such endpoint: ${url.pathname} (see GET /openapi.json)`);
       const handler = found.route.methods[method] ?? (method === "HEAD" ? found.route.methods.GET : undefined);
@@ -80,6 +87,10 @@ export function createListener(routes: readonly Route[], log: Logger) {
     } catch (error) {
       if (error instanceof HttpError) {
         answer = { status: error.status, body: error.toProblem(), headers: error.headers };
+      } else if (/^SQLITE_(READONLY|FULL|IOERR|BUSY|CANTOPEN)/.test((error as { code?: string }).code ?? "")) {
+        const code = (error as { code: string }).code;
+        log.error("the database refused a request", { method, url: req.url, code, error: (error as Error).message });
+        answer = { status: 503, body: problem(503, `the database cannot take this now (${code}); nothing was changed, try again later`) };
       } else {
         log.error("request failed", { method, url: req.url, error });
         answer = { status: 500, body: problem(500, "internal error; the daemon's log has the details") };

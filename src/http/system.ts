@@ -4,10 +4,26 @@
 import { openApiDocument } from "./openapi.ts";
 import type { Route } from "./router.ts";
 
-export function systemRoutes(version: string, metrics: { text(): Promise<string>; readonly contentType: string }): Route[] {
+/**
+ * `problems` lists what is wrong but not fatal (the store refusing writes): /healthz then says "degraded"
+ * and names them, still with 200, because the daemon is alive and checking; restarting it would not help.
+ */
+export function systemRoutes(
+  version: string,
+  metrics: { text(): Promise<string>; readonly contentType: string },
+  problems: () => string[] = () => [],
+): Route[] {
   const openapi = openApiDocument(version);
   return [
-    { path: "/healthz", methods: { GET: () => ({ status: 200, body: { status: "ok", version } }) } },
+    {
+      path: "/healthz",
+      methods: {
+        GET: () => {
+          const now = problems();
+          return { status: 200, body: now.length === 0 ? { status: "ok", version } : { status: "degraded", version, problems: now } };
+        },
+      },
+    },
     { path: "/openapi.json", methods: { GET: () => ({ status: 200, body: openapi }) } },
     {
       path: "/metrics",

@@ -39,6 +39,7 @@ export class Delivery {
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
+  #pausedUntil = 0;
 
   constructor(store: Store, publisher: Publisher, options: DeliveryOptions) {
     this.#store = store;
@@ -55,7 +56,14 @@ export class Delivery {
       return;
     }
     clearTimeout(this.#timer);
-    this.#running = this.#pass().finally(() => {
+    this.#running = this.#pass()
+      .catch((error: unknown) => {
+        // The outbox could not be read or updated (the store refusing writes): look again in a while.
+        this.#options.log.error("notification delivery paused for 10 s: the outbox cannot be updated", { error });
+        this.#pausedUntil = this.#now() + 10_000;
+        this.#again = false;
+      })
+      .finally(() => {
       this.#running = undefined;
       if (this.#again) {
         this.#again = false;
@@ -73,8 +81,16 @@ export class Delivery {
 
   #arm(): void {
     if (this.#stopped) return;
-    const at = nextAttemptAt(this.#store);
-    if (at === undefined) return;
+    let next: number | undefined;
+    try {
+      next = nextAttemptAt(this.#store);
+    } catch (error) {
+      this.#options.log.error("cannot read the outbox; looking again in 10 s", { error });
+      next = this.#now() + 10_000;
+    }
+    if (next === undefined) return;
+    const at = Math.max(next, this.#pausedUntil);
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - this.#now()), 2_147_000_000));
   }
 

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { UsageError } from "../src/config.ts";
+import { runHealthd, serveHealthd } from "./support/cli.ts";
+import { testDaemon } from "./support/daemon.ts";
+import { tempDbPath, tempDir } from "./support/temp.ts";
+
+const token = "s3cret-token-0123456789";
+
+test("with a token, every endpoint but GET /healthz needs Authorization: Bearer <token>", async (t) => {
+  const d = await testDaemon(t, { token });
+  const bearer = { authorization: `Bearer ${token}` };
+  for (const [method, path] of [["GET", "/services"], ["PUT", "/services/x"], ["GET", "/metrics"], ["POST", "/push/topics/x"], ["GET", "/no/such/path"], ["GET", "/openapi.json"]]) {
+    const anonymous = await d.api(method!, path!, method === "PUT" ? {} : undefined);
+    assert.equal(anonymous.status, 401, `${method} ${path}`);
+    assert.equal(anonymous.headers.get("www-authenticate"), 'Bearer realm="healthd"');
+    assert.match(anonymous.body.detail, /Authorization: Bearer/);
+  }
+  const wrong = await d.api("GET", "/services", undefined, { authorization: "Bearer not-the-token" });
+  assert.equal(wrong.status, 401);
+  assert.match(wrong.body.detail, /not the daemon's/);
+  assert.equal((await d.api("GET", "/services", undefined, { authorization: `bearer ${token}` })).status, 401);
+  assert.equal((await d.api("GET", "/services", undefined, bearer)).status, 200);
+  assert.equal((await d.api("PUT", "/services/x", {}, bearer)).status, 201);
+  assert.equal((await d.api("GET", "/healthz")).status, 200);
+  assert.deepEqual((await d.api("GET", "/services", undefined, bearer)).body.servers.map((s: { id: string }) => s.id), ["x"]);
+});
+
+test("a non-loopback address without a token is refused, with the way out in the message", async (t) => {
+  await assert.rejects(
+    testDaemon(t, { host: "0.0.0.0" }),
+    (error: Error) => error instanceof UsageError && /--token, --token-file or HEALTHD_TOKEN/.test(error.message) && /--allow-no-token/.test(error.message),
+  );
+  const lines: string[] = [];
+  const { createLogger } = await import("../src/log.ts");
+  const d = await testDaemon(t, { host: "0.0.0.0", allowNoToken: true, log: createLogger({ write: (l) => lines.push(l) }) });
+  assert.ok(lines.some((l) => /WITHOUT A TOKEN/.test(l)));
+  assert.equal((await fetch(d.url.replace("0.0.0.0", "127.0.0.1") + "/healthz")).status, 200);
+});
+
+test("healthd serve reads the token from a file (systemd credentials) and refuses weak or doubled ones", async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, "token");
+  writeFileSync(file, `${token}\n`);
+  const served = await serveHealthd(t, ["--db", tempDbPath(t), "--token-file", file]);
+  assert.equal((await fetch(served.url + "/services")).status, 401);
+  assert.equal((await fetch(served.url + "/services", { headers: { authorization: `Bearer ${token}` } })).status, 200);
+  assert.equal(await served.stop(), 0);
+  const weak = await runHealthd(["serve", "--db", tempDbPath(t), "--token", "short"]);
+  assert.equal(weak.code, 2);
+  assert.match(weak.stderr, /at least 16 characters/);
+  const both = await runHealthd(["serve", "--token", token, "--token-file", file]);
+  assert.equal(both.code, 2);
+  const exposed = await runHealthd(["serve", "--db", tempDbPath(t), "--host", "0.0.0.0", "--port", "0"]);
+  assert.equal(exposed.code, 2);
+  assert.match(exposed.stderr, /refusing to listen on 0\.0\.0\.0 without a token/);
+});
