@@ -21,7 +21,13 @@ export function parseServersFile(text: string, file: string): ParsedFile {
   };
   if (doc.errors.length > 0) return { ok: false, errors: doc.errors.map((e) => `${at(e.pos[0])}: ${e.message.split("\n")[0]}`) };
 
-  const data: unknown = doc.toJS();
+  let data: unknown;
+  try {
+    data = doc.toJS();
+  } catch (error) {
+    // An alias to an anchor that does not exist, say: YAML that parses but has no value.
+    return { ok: false, errors: [`${at(0)}: ${(error as Error).message.split("\n")[0]}`] };
+  }
   if (data === null || data === undefined) return { ok: true, servers: new Map() };
   if (typeof data !== "object" || Array.isArray(data)) {
     return { ok: false, errors: [`${at(0)}: the file must map server ids to server documents, e.g. "web-01: {services: [...]}"`] };

@@ -67,11 +67,15 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
     let answer: Response;
     const method = req.method ?? "GET";
     try {
-      const url = new URL(req.url ?? "/", "http://healthd");
+      // Split by hand: new URL() reads a request target such as "//x" as a host, and throws.
+      const target = req.url ?? "/";
+      const queryAt = target.indexOf("?");
+      const pathname = queryAt === -1 ? target : target.slice(0, queryAt);
+      const url = { pathname, searchParams: new URLSearchParams(queryAt === -1 ? "" : target.slice(queryAt + 1)) };
       const open = url.pathname === "/healthz" && (method === "GET" || method === "HEAD");
       if (!open) options.authorize?.(req.headers);
       const found = match(url.pathname);
-      if (!found) throw new HttpError(404, `no such endpoint: ${url.pathname} (see GET /openapi.json)`);
+      if (!found) throw new HttpError(404, `no such endpoint: ${JSON.stringify(url.pathname.slice(0, 200))} (see GET /openapi.json)`);
       const handler = found.route.methods[method] ?? (method === "HEAD" ? found.route.methods.GET : undefined);
       if (!handler) {
         const allow = Object.keys(found.route.methods).join(", ");

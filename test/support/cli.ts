@@ -54,6 +54,8 @@ export async function serveHealthd(t: TestContext, args: readonly string[], env:
       if (m) resolve(m[1]!);
     });
     void exited.then((code) => reject(new Error(`healthd exited with ${code} before listening:\n${log}`)));
+    // A guard that turns a hang into a clear failure (healthd says where it listens at info level).
+    setTimeout(() => reject(new Error(`healthd did not say where it listens within 15 s:\n${log}`)), 15_000).unref();
   });
   return {
     child,

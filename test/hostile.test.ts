@@ -1,0 +1,42 @@
+/** Hostile targets, as services of a running daemon: each gives a classified failed entry, and the daemon goes on. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Recorded } from "../src/recorder.ts";
+import { testDaemon } from "./support/daemon.ts";
+import { nextEvent } from "./support/events.ts";
+import { httpTarget, notTlsUrl } from "./support/targets.ts";
+
+test("endless, dribbling, looping, bombing, broken, resetting and TLS-confused targets each fail classified within their timeout", async (t) => {
+  const target = await httpTarget(t);
+  const d = await testDaemon(t);
+  const hostile: [string, string, string, object?][] = [
+    ["endless", `${target.url}/endless`, "size"],
+    ["dribble", `${target.url}/dribble`, "timeout"],
+    ["silent", `${target.url}/slow-headers`, "timeout"],
+    ["loop", `${target.url}/redirect-loop-a`, "redirect"],
+    ["forever", `${target.url}/hops/50`, "redirect"],
+    ["bomb", `${target.url}/gzip-bomb`, "size"],
+    ["bad-gzip", `${target.url}/bad-gzip`, "body"],
+    ["broken-json", `${target.url}/broken-json`, "json", { expect: [{ json: { path: "$.status", equals: "up" } }] }],
+    ["bad-utf8", `${target.url}/invalid-utf8`, "body", { expect: [{ bodyContains: "never there" }] }],
+    ["reset", `${target.url}/reset`, "connect"],
+    ["garbage", `${target.url}/garbage`, "connect"],
+    ["not-tls", await notTlsUrl(t), "tls"],
+  ];
+  const firsts = new Map(hostile.map(([id]) => [id, nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === id)]));
+  const put = await d.api("PUT", "/services/hostile", {
+    services: hostile.map(([id, url, , extra]) => ({ id, check: { url, intervalSeconds: 5, timeoutMs: 1000, ...extra } })),
+  });
+  assert.equal(put.status, 201);
+  for (const [id, , kind] of hostile) {
+    const [done] = await firsts.get(id)!;
+    assert.equal(done.entry.ok, false, id);
+    assert.equal(done.entry.errorKind, kind, `${id}: ${done.entry.error}`);
+    assert.ok(done.entry.latencyMs < 1500, `${id} took ${done.entry.latencyMs} ms`);
+  }
+  // HTTP/1.0 without a length is not hostile: it is read to the end.
+  const old = nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === "http10");
+  await d.api("PUT", "/services/fine", { services: [{ id: "http10", check: { url: `${target.url}/http10` } }] });
+  assert.equal((await old)[0].entry.ok, true);
+  assert.equal((await d.api("GET", "/healthz")).body.status, "ok");
+});
