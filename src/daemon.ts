@@ -183,18 +183,24 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       return error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
     }),
   ];
+  /** Stop everything but the HTTP server, in the order data flows: nothing is written after its store closes. */
+  const stopWork = async () => {
+    clearInterval(watcher);
+    await retention.stop();
+    await scheduler.stop();
+    recorder.flushAll();
+    await delivery.stop();
+    await publisher.close();
+    await checkpointer.stop();
+    await store.close();
+  };
+
   const listener = createListener(routes, log.child({ part: "http" }), { authorize: bearerCheck(options.token) });
   const server = createServer({ keepAliveTimeout: 5000 }, listener);
   try {
     await listen(server, options.host, options.port);
   } catch (error) {
-    clearInterval(watcher);
-    await retention.stop();
-    await checkpointer.stop();
-    await scheduler.stop();
-    await delivery.stop();
-    await publisher.close();
-    await store.close();
+    await stopWork();
     const e = error as NodeJS.ErrnoException;
     if (e.code === "EADDRINUSE") throw new UsageError(`${options.host}:${options.port} is in use; choose another --port`, { cause: e });
     if (e.code === "EADDRNOTAVAIL" || e.code === "ENOTFOUND") throw new UsageError(`cannot listen on ${options.host}; check --host`, { cause: e });
@@ -217,14 +223,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
-        clearInterval(watcher);
-        await retention.stop();
-        await scheduler.stop();
-        recorder.flushAll();
-        await delivery.stop();
-        await publisher.close();
-        await checkpointer.stop();
-        await store.close();
+        await stopWork();
         log.info("stopped");
       })()),
   };

@@ -174,7 +174,7 @@ class Context {
   }
 }
 
-export function statusMatches(spec: StatusSpec, status: number): boolean {
+function statusMatches(spec: StatusSpec, status: number): boolean {
   const one = (s: number | string) => (typeof s === "number" ? s === status : Math.floor(status / 100) === Number(s[0]));
   return Array.isArray(spec) ? spec.some(one) : one(spec);
 }

@@ -180,7 +180,7 @@ const entriesQuery = z.strictObject({
 });
 
 /** Query strings are validated like bodies: unknown, repeated and malformed parameters are 400. */
-export function parseQuery<S extends z.ZodType>(schema: S, params: URLSearchParams): z.output<S> {
+function parseQuery<S extends z.ZodType>(schema: S, params: URLSearchParams): z.output<S> {
   const errors: FieldError[] = [];
   const record: Record<string, string> = {};
   for (const key of new Set(params.keys())) {

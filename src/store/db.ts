@@ -23,6 +23,11 @@ export interface Store {
   run(query: Compilable<unknown>): number;
   /** Run `fn` in one transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
+  /**
+   * Statements prepared once per connection by `prepare`, for the hot write path where building a Kysely
+   * query per row costs more than the write. Memoized by the function, so a module passes the same one.
+   */
+  statements<T>(prepare: (sqlite: Database.Database) => T): T;
   close(): Promise<void>;
 }
 
@@ -43,6 +48,7 @@ export function openStore(path: string, options: OpenOptions = {}): Store {
   sqlite.pragma("foreign_keys = ON");
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
   const statements = new Map<string, Database.Statement>();
+  const hot = new Map<(sqlite: Database.Database) => unknown, unknown>();
   const prepare = (query: Compilable<unknown>) => {
     const compiled = query.compile();
     let statement = statements.get(compiled.sql);
@@ -71,6 +77,10 @@ export function openStore(path: string, options: OpenOptions = {}): Store {
       return statement.run(...parameters).changes;
     },
     transaction: (fn) => sqlite.transaction(fn)(),
+    statements<T>(prepare: (sqlite: Database.Database) => T): T {
+      if (!hot.has(prepare)) hot.set(prepare, prepare(sqlite));
+      return hot.get(prepare) as T;
+    },
     // Kysely's destroy closes the better-sqlite3 connection too.
     close: () => db.destroy(),
   };

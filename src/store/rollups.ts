@@ -17,7 +17,7 @@ export interface RollupDelta {
 
 /** Add the deltas to their hours (call inside the transaction that stores the entries they count). */
 export function addRollups(store: Store, deltas: Iterable<RollupDelta>): void {
-  const { read, upsert } = statementsFor(store);
+  const { read, upsert } = store.statements(prepareRollups);
   for (const d of deltas) {
     const old = read.get(d.serviceKey, d.hour) as { sketch: string } | undefined;
     const sketch = JSON.stringify(old ? merge(JSON.parse(old.sketch) as Sketch, d.sketch) : d.sketch);
@@ -25,18 +25,11 @@ export function addRollups(store: Store, deltas: Iterable<RollupDelta>): void {
   }
 }
 
-// Prepared once per connection, as plain SQL: this runs for every batch of checks (see entries.ts).
-const prepared = new WeakMap<Store, ReturnType<typeof prepare>>();
-function statementsFor(store: Store) {
-  let statements = prepared.get(store);
-  if (!statements) prepared.set(store, (statements = prepare(store)));
-  return statements;
-}
-
-function prepare(store: Store) {
+// Plain SQL, prepared once per connection: this runs for every batch of checks (see entries.ts).
+function prepareRollups(sqlite: Store["sqlite"]) {
   return {
-    read: store.sqlite.prepare("SELECT sketch FROM service_rollups WHERE service_key = ? AND hour = ?"),
-    upsert: store.sqlite.prepare(
+    read: sqlite.prepare("SELECT sketch FROM service_rollups WHERE service_key = ? AND hour = ?"),
+    upsert: sqlite.prepare(
       `INSERT INTO service_rollups (service_key, hour, checks, failures, latency_sum, sketch) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (service_key, hour) DO UPDATE SET checks = checks + excluded.checks,
          failures = failures + excluded.failures, latency_sum = latency_sum + excluded.latency_sum, sketch = excluded.sketch`,

@@ -230,10 +230,6 @@ export function findService(store: Store, serverId: string, serviceId: string): 
   );
 }
 
-export function serverExists(store: Store, serverId: string): boolean {
-  return store.get(store.db.selectFrom("servers").select("id").where("id", "=", serverId)) !== undefined;
-}
-
 /** The checks to schedule: all of them, or those of some services. */
 export function scheduledServices(store: Store, keys?: readonly number[]): ScheduledService[] {
   const { db } = store;
@@ -288,7 +284,7 @@ function fingerprint(row: CheckRow): string {
   return JSON.stringify(config);
 }
 
-export function checkFromRow(row: CheckRow): ScheduledService["check"] {
+function checkFromRow(row: CheckRow): ScheduledService["check"] {
   return {
     url: row.url,
     method: row.method as Check["method"],
