@@ -266,3 +266,27 @@ test("GET /healthz and GET /openapi.json", async (t) => {
   assert.deepEqual(check.required, ["url"]);
   assert.equal(check.additionalProperties, false);
 });
+
+test("every documented limit is a 400 naming the field and the bound", async (t) => {
+  const d = await testDaemon(t);
+  const check = { url: "http://127.0.0.1:9/" };
+  const cases: [string, unknown, string, RegExp][] = [
+    ["services per server", { services: Array.from({ length: 1001 }, (_, i) => ({ id: `s${i}`, check })) }, "/services", /at most 1000 services/],
+    ["alternatives", { services: [{ id: "a", check: { ...check, expect: Array.from({ length: 17 }, () => ({ status: 200 })) } }] }, "/services/0/check/expect", /at most 16 alternatives/],
+    ["headers per check", { services: [{ id: "a", check: { ...check, headers: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`x-h${i}`, "v"])) } }] }, "/services/0/check/headers", /at most 50 headers/],
+    ["header value", { services: [{ id: "a", check: { ...check, headers: { "x-big": "v".repeat(8193) } } }] }, "/services/0/check/headers/x-big", /8192/],
+    ["request body", { services: [{ id: "a", check: { ...check, method: "POST", body: "b".repeat(65537) } }] }, "/services/0/check/body", /65536/],
+    ["service id", { services: [{ id: "x".repeat(65), check }] }, "/services/0/id", /1 to 64 characters/],
+    ["name", { name: "n".repeat(201) }, "/name", /200/],
+    ["URL", { services: [{ id: "a", check: { url: `http://127.0.0.1:9/${"p".repeat(2048)}` } }] }, "/services/0/check/url", /2048/],
+    ["timeout", { services: [{ id: "a", check: { ...check, timeoutMs: 300_001 } }] }, "/services/0/check/timeoutMs", /300000/],
+  ];
+  for (const [what, doc, path, message] of cases) {
+    const answer = await d.api("PUT", "/services/limits", doc);
+    assert.equal(answer.status, 400, what);
+    const error = answer.body.errors.find((e: { path: string }) => e.path === path);
+    assert.ok(error, `${what}: ${JSON.stringify(answer.body.errors)}`);
+    assert.match(error.message, message, what);
+  }
+  assert.equal((await d.api("GET", "/services")).body.servers.length, 0);
+});
