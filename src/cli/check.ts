@@ -7,7 +7,7 @@ import { insertEntry } from "../store/entries.ts";
 import { scheduledServices } from "../store/servers.ts";
 import { exitCodes } from "./exit.ts";
 import { openForReading } from "./database.ts";
-import { argument, dbOption } from "./options.ts";
+import { argument, dbOption, parseTarget } from "./options.ts";
 import { colourWanted, paint } from "./output.ts";
 
 interface CheckFlags {
@@ -34,7 +34,7 @@ export function checkCommand(): Command {
     .argument("[target]", "SERVER or SERVER/SERVICE of the stored checks (all when left out)")
     .addOption(dbOption())
     .option("--url <url>", "run an ad-hoc check of this URL instead, without any database")
-    .addOption(new Option("--method <method>", "ad-hoc: HTTP method").default(undefined))
+    .option("--method <method>", "ad-hoc: HTTP method (default GET)")
     .option("--header <name:value>", "ad-hoc: a request header (repeatable)", (v: string, all: string[]) => [...all, v], [])
     .option("--expect <json>", 'ad-hoc: the expect list, e.g. \'[{"status": 200, "bodyContains": "ok"}]\'')
     .addOption(new Option("--timeout <ms>", "ad-hoc: timeout in ms").argParser(argument(parsePositiveInt("--timeout", 300_000))))
@@ -55,9 +55,10 @@ Examples:
   if healthd check --url http://localhost:3000/health; then echo up; fi`,
     )
     .action(async (target: string | undefined, flags: CheckFlags) => {
-      const subjects = flags.url ? [adHoc(flags)] : undefined;
+      const subjects = flags.url !== undefined ? [adHoc(flags)] : undefined;
       if (subjects && target) throw new UsageError("give either a stored SERVER[/SERVICE] or --url, not both");
-      if (!subjects && (flags.header.length > 0 || flags.expect || flags.timeout || flags.method)) {
+      const adHocOnly = flags.header.length > 0 || [flags.expect, flags.timeout, flags.method].some((v) => v !== undefined);
+      if (!subjects && adHocOnly) {
         throw new UsageError("--method, --header, --expect and --timeout go with --url");
       }
       if (subjects) {
@@ -105,8 +106,7 @@ function flagOf(path: string): string {
 }
 
 function select(services: ReturnType<typeof scheduledServices>, target: string | undefined): Subject[] {
-  const [serverId, serviceId, extra] = target?.split("/") ?? [];
-  if (extra !== undefined) throw new UsageError(`the target is SERVER or SERVER/SERVICE (got ${JSON.stringify(target)})`);
+  const { serverId, serviceId } = parseTarget(target);
   const chosen = services.filter((s) => (!serverId || s.serverId === serverId) && (!serviceId || s.serviceId === serviceId));
   if (target && chosen.length === 0) {
     const known = services.some((s) => s.serverId === serverId);

@@ -1,9 +1,8 @@
 import { Command } from "commander";
-import { UsageError } from "../config.ts";
 import { followEntries } from "../follow.ts";
 import type { NamedEntry } from "../store/entries.ts";
 import { openForReading } from "./database.ts";
-import { dbOption } from "./options.ts";
+import { dbOption, parseTarget } from "./options.ts";
 
 export function tailCommand(): Command {
   return new Command("tail")
@@ -22,11 +21,10 @@ Examples:
   healthd tail web-01 --json | jq 'select(.ok == false)'`,
     )
     .action(async (target: string | undefined, flags: { db: string; json?: boolean }) => {
-      const [serverId, serviceId, extra] = target?.split("/") ?? [];
-      if (extra !== undefined) throw new UsageError(`the target is SERVER or SERVER/SERVICE (got ${JSON.stringify(target)})`);
+      const { serverId, serviceId } = parseTarget(target);
       const store = await openForReading(flags.db);
       const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) =>
-        followEntries(store, { serverId: serverId || undefined, serviceId, onEntries });
+        followEntries(store, { serverId, serviceId, onEntries });
       try {
         if (flags.json || !process.stdout.isTTY || !process.stdin.isTTY) {
           const stop = subscribe((entries) => {
