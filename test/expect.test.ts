@@ -128,6 +128,18 @@ test("maxLatencyMs and certValidDays", () => {
   assert.deepEqual(run([{ certValidDays: 1 }]), { ok: false, errorKind: "cert", error: "certValidDays needs an https URL" });
 });
 
+test("a pattern that backtracks without end is stopped, and says so", () => {
+  const body = "a".repeat(40) + "!";
+  const verdict = run([{ bodyMatches: "^(a+)+$" }], { body });
+  assert.equal(verdict.ok, false);
+  assert.equal(verdict.ok ? "" : verdict.errorKind, "body");
+  assert.match(verdict.ok ? "" : verdict.error, /^\/\^\(a\+\)\+\$\/ ran longer than 50 ms on the body and was stopped; simplify it/);
+  const header = run([{ header: { name: "x-evil", matches: "^(a+)+$" } }], { headers: { "x-evil": body } });
+  assert.match(header.ok ? "" : header.error, /on header x-evil and was stopped/);
+  // The same pattern on a body it matches, or fails fast on, is an ordinary verdict.
+  assert.equal(run([{ bodyMatches: "^(a+)+$" }], { body: "aaaa" }).ok, true);
+});
+
 test("invalid UTF-8 arrives as replacement characters and still matches text around it", () => {
   const body = new TextDecoder().decode(Buffer.from([0x4f, 0x4b, 0xff, 0x21]));
   assert.equal(run([{ bodyContains: "OK" }, { bodyMatches: "^never$" }], { body }).ok, true);

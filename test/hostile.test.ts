@@ -6,7 +6,7 @@ import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpTarget, notTlsUrl } from "./support/targets.ts";
 
-test("endless, dribbling, looping, bombing, broken, resetting and TLS-confused targets each fail classified within their timeout", async (t) => {
+test("endless, dribbling, looping, bombing, broken, backtracking, resetting and TLS-confused targets each fail classified within their timeout", async (t) => {
   const target = await httpTarget(t);
   const d = await testDaemon(t);
   const hostile: [string, string, string, object?][] = [
@@ -19,6 +19,7 @@ test("endless, dribbling, looping, bombing, broken, resetting and TLS-confused t
     ["bad-gzip", `${target.url}/bad-gzip`, "body"],
     ["broken-json", `${target.url}/broken-json`, "json", { expect: [{ json: { path: "$.status", equals: "up" } }] }],
     ["bad-utf8", `${target.url}/invalid-utf8`, "body", { expect: [{ bodyContains: "never there" }] }],
+    ["redos", `${target.url}/evil-body`, "body", { expect: [{ bodyMatches: "^(a+)+$" }] }],
     ["reset", `${target.url}/reset`, "connect"],
     ["garbage", `${target.url}/garbage`, "connect"],
     ["not-tls", await notTlsUrl(t), "tls"],

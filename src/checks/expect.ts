@@ -1,9 +1,11 @@
 /**
  * The expectation evaluator: pure. Given what a server answered and a check's `expect` list, it says which
- * alternative held, or why none did. No clock, network or state: the controller hands in every fact.
+ * alternative held, or why none did. No clock, network or state: the controller hands in every fact. (The one
+ * concession: user patterns run under a time limit, see regex.ts.)
  */
 import type { Alternative, ErrorKind } from "../model.ts";
 import { parseJsonPath, resolveJsonPath } from "./jsonpath.ts";
+import { matches as matchesWithin, patternBudgetMs } from "./regex.ts";
 
 /** What a checked server answered, as the evaluator needs it. */
 export interface Observation {
@@ -77,15 +79,17 @@ function buildConditions(a: Alternative): Condition[] {
     );
   }
   if (a.header !== undefined) {
-    const { name, matches, equals } = a.header;
+    const { name, matches: pattern, equals } = a.header;
     list.push((c) => {
       const value = c.response.headers[name.toLowerCase()];
       if (value === undefined) return { kind: "header", message: `header ${name} is missing` };
       if (equals !== undefined && value !== equals) {
         return { kind: "header", message: `header ${name} is ${quote(value)}, expected ${quote(equals)}` };
       }
-      if (matches !== undefined && !regex(matches).test(value)) {
-        return { kind: "header", message: `header ${name} is ${quote(value)}, expected to match /${matches}/` };
+      if (pattern !== undefined) {
+        const result = matchesWithin(pattern, value);
+        if (result === "timeout") return { kind: "header", message: tooSlow(pattern, `header ${name}`) };
+        if (!result) return { kind: "header", message: `header ${name} is ${quote(value)}, expected to match /${pattern}/` };
       }
       return null;
     });
@@ -120,7 +124,11 @@ function buildConditions(a: Alternative): Condition[] {
   }
   if (a.bodyMatches !== undefined) {
     const source = a.bodyMatches;
-    list.push((c) => (regex(source).test(c.response.body) ? null : { kind: "body", message: `body does not match /${source}/` }));
+    list.push((c) => {
+      const result = matchesWithin(source, c.response.body);
+      if (result === "timeout") return { kind: "body", message: tooSlow(source, "the body") };
+      return result ? null : { kind: "body", message: `body does not match /${source}/` };
+    });
   }
   if (a.json !== undefined) list.push(jsonCondition(a.json));
   return list;
@@ -191,14 +199,6 @@ function jsonEqual(a: unknown, b: unknown): boolean {
 
 const quote = (text: string) => JSON.stringify(text.length > 120 ? text.slice(0, 120) + "…" : text);
 
-// Patterns were validated when the check was saved; compile each once, not once per check run.
-const compiled = new Map<string, RegExp>();
-function regex(source: string): RegExp {
-  let re = compiled.get(source);
-  if (!re) {
-    if (compiled.size > 10_000) compiled.clear();
-    re = new RegExp(source);
-    compiled.set(source, re);
-  }
-  return re;
-}
+const tooSlow = (pattern: string, what: string) =>
+  `/${pattern}/ ran longer than ${patternBudgetMs} ms on ${what} and was stopped; ` +
+  "simplify it (nested quantifiers such as (a+)+ backtrack exponentially)";
