@@ -64,12 +64,12 @@ export class Delivery {
         this.#again = false;
       })
       .finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.wake();
-      } else this.#arm();
-    });
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        } else this.#arm();
+      });
   }
 
   /** Finish the attempts under way; send nothing more. What is pending stays in the outbox for next time. */
