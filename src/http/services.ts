@@ -9,6 +9,7 @@ import {
   deleteServer,
   deleteService,
   findService,
+  serverExists,
   getServer,
   listServers,
   putServer,
@@ -36,7 +37,11 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
     {
       path: "/services/:serverId",
       methods: {
-        GET: (req) => ({ status: 200, body: serverOr404(store, req.params.serverId!) }),
+        GET: (req) => {
+          const server = getServer(store, req.params.serverId!);
+          if (!server) throw noServer(req.params.serverId!);
+          return { status: 200, body: server };
+        },
         PUT: async (req) => {
           const serverId = pathId(req, "serverId");
           const body = await req.json();
@@ -67,10 +72,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
         DELETE: (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
           const change = deleteService(store, serverId, serviceId, ctx.now());
-          if (!change) {
-            serverOr404(store, serverId);
-            throw noService(serverId, serviceId);
-          }
+          if (!change) throw notFound(store, serverId, serviceId);
           ctx.scheduleChanged(change);
           return { status: 204 };
         },
@@ -82,11 +84,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
         GET: (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
           const { window } = parseQuery(statsQuery, req.query);
-          const service = findService(store, serverId, serviceId);
-          if (!service) {
-            serverOr404(store, serverId);
-            throw noService(serverId, serviceId);
-          }
+          const service = serviceOr404(store, serverId, serviceId);
           const now = ctx.now();
           const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
           const totals = rollupTotals(store, service.key, since);
@@ -115,11 +113,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
         GET: (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
           const query = parseQuery(entriesQuery, req.query);
-          const service = findService(store, serverId, serviceId);
-          if (!service) {
-            serverOr404(store, serverId);
-            throw noService(serverId, serviceId);
-          }
+          const service = serviceOr404(store, serverId, serviceId);
           return { status: 200, body: listEntries(store, service.key, query) };
         },
       },
@@ -134,10 +128,15 @@ function pathId(req: Request, name: string): string {
   return value;
 }
 
-function serverOr404(store: Store, serverId: string) {
-  const server = getServer(store, serverId);
-  if (!server) throw noServer(serverId);
-  return server;
+function serviceOr404(store: Store, serverId: string, serviceId: string): { key: number } {
+  const service = findService(store, serverId, serviceId);
+  if (!service) throw notFound(store, serverId, serviceId);
+  return service;
+}
+
+/** The 404 for a service that is not there: its server may be missing too, and the message says which. */
+function notFound(store: Store, serverId: string, serviceId: string): HttpError {
+  return serverExists(store, serverId) ? noService(serverId, serviceId) : noServer(serverId);
 }
 
 const noServer = (serverId: string) =>

@@ -230,6 +230,10 @@ export function findService(store: Store, serverId: string, serviceId: string): 
   );
 }
 
+export function serverExists(store: Store, serverId: string): boolean {
+  return store.get(store.db.selectFrom("servers").select("id").where("id", "=", serverId)) !== undefined;
+}
+
 /** The checks to schedule: all of them, or those of some services. */
 export function scheduledServices(store: Store, keys?: readonly number[]): ScheduledService[] {
   const { db } = store;
