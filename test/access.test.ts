@@ -57,3 +57,25 @@ test("healthd serve reads the token from a file (systemd credentials) and refuse
   assert.equal(exposed.code, 2);
   assert.match(exposed.stderr, /refusing to listen on 0\.0\.0\.0 without a token/);
 });
+
+test("boolean environment variables mean what they say: false is off, and a value that is neither is exit 2", async (t) => {
+  // Each of these must keep the override OFF: the daemon then refuses a non-loopback address without a token.
+  for (const value of ["false", "FALSE", "0", "no", "off", "Off", ""]) {
+    const refused = await runHealthd(["serve", "--db", tempDbPath(t), "--host", "0.0.0.0", "--port", "0"], { HEALTHD_ALLOW_NO_TOKEN: value });
+    assert.equal(refused.code, 2, `HEALTHD_ALLOW_NO_TOKEN=${JSON.stringify(value)}: ${refused.stderr}`);
+    assert.match(refused.stderr, /refusing to listen on 0\.0\.0\.0 without a token/);
+  }
+  const bad = await runHealthd(["serve", "--db", tempDbPath(t), "--port", "0"], { HEALTHD_ALLOW_NO_TOKEN: "maybe" });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^healthd: HEALTHD_ALLOW_NO_TOKEN must be one of 1, true, yes, on, 0, false, no, off \(any case\); got "maybe"/m);
+  const on = await serveHealthd(t, ["--db", tempDbPath(t), "--host", "0.0.0.0"], { HEALTHD_ALLOW_NO_TOKEN: "Yes" });
+  assert.match(on.log(), /WITHOUT A TOKEN/);
+  assert.equal(await on.stop(), 0);
+  // HEALTHD_LOG_JSON=0 logs text; =1 logs JSON.
+  const text = await serveHealthd(t, ["--db", tempDbPath(t)], { HEALTHD_LOG_JSON: "0" });
+  assert.match(text.log(), /^info +listening /m);
+  assert.equal(await text.stop(), 0);
+  const json = await serveHealthd(t, ["--db", tempDbPath(t)], { HEALTHD_LOG_JSON: "1" });
+  assert.match(json.log(), /^\{"time":.*"message":"listening"/m);
+  assert.equal(await json.stop(), 0);
+});

@@ -1,7 +1,7 @@
 /**
  * Options shared by several subcommands, each with its environment variable.
  */
-import { InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { defaults, UsageError } from "../config.ts";
 import { levels, type Level } from "../log.ts";
 
@@ -19,6 +19,33 @@ export const logOptions = () => [
 export interface LogFlags {
   readonly logLevel: Level;
   readonly logJson: boolean;
+}
+
+const yes = ["1", "true", "yes", "on"];
+const no = ["0", "false", "no", "off"];
+
+/** A boolean environment variable: 1/true/yes/on or 0/false/no/off in any case; empty means unset. */
+export function parseBooleanEnv(name: string, text: string): boolean | undefined {
+  const value = text.trim().toLowerCase();
+  if (value === "") return undefined;
+  if (yes.includes(value)) return true;
+  if (no.includes(value)) return false;
+  throw new UsageError(`${name} must be one of ${[...yes, ...no].join(", ")} (any case); got ${JSON.stringify(text)}`);
+}
+
+/**
+ * Read the boolean flags of `command` from their environment variables by value. Commander's own `.env()`
+ * turns a boolean flag on whenever its variable is set at all, so HEALTHD_ALLOW_NO_TOKEN=false meant true.
+ * Runs as a preAction hook, after commander has parsed; a flag given on the command line still wins.
+ */
+export function readBooleanEnv(command: Command): void {
+  for (const option of command.options) {
+    if (!option.envVar || !option.isBoolean()) continue;
+    const key = option.attributeName();
+    if (command.getOptionValueSource(key) !== "env") continue;
+    const value = parseBooleanEnv(option.envVar, process.env[option.envVar] ?? "");
+    command.setOptionValueWithSource(key, value ?? option.defaultValue, value === undefined ? "default" : "env");
+  }
 }
 
 /** Adapt a parser that throws UsageError to commander, which then prints usage and exits 2. */

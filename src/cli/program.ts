@@ -13,6 +13,7 @@ import { serveCommand } from "./serve.ts";
 import { tailCommand } from "./tail.ts";
 
 import { exitCodes } from "./exit.ts";
+import { readBooleanEnv } from "./options.ts";
 
 export function program(): Command {
   const root = new Command("healthd")
@@ -24,7 +25,8 @@ export function program(): Command {
     .addCommand(applyCommand())
     .addCommand(exportCommand())
     .addCommand(tailCommand())
-    .addCommand(migrateCommand());
+    .addCommand(migrateCommand())
+    .hook("preAction", (_root, action) => readBooleanEnv(action));
   // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
   const exitOverride = (command: Command) => {
     command.exitOverride((error: CommanderError) => {

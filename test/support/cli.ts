@@ -19,7 +19,13 @@ export async function runHealthd(args: readonly string[], env: Record<string, st
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => (stdout += d));
   child.stderr.on("data", (d: Buffer) => (stderr += d));
+  // A guard that turns a command that never ends (a daemon that should have refused to start) into a failure.
+  const guard = setTimeout(() => {
+    stderr += "\n[test: killed after 60 s; the command did not end by itself]";
+    child.kill("SIGKILL");
+  }, 60_000);
   const [code] = (await once(child, "close")) as [number | null];
+  clearTimeout(guard);
   return { code, stdout, stderr };
 }
 
@@ -50,8 +56,9 @@ export async function serveHealthd(t: TestContext, args: readonly string[], env:
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.on("data", (d: Buffer) => {
       log += d;
-      const m = /listening url=(\S+)/.exec(log);
-      if (m) resolve(m[1]!);
+      // Text logs say `listening url=...`; JSON logs carry "url" on the "listening" line.
+      const m = /listening url=(\S+)|"message":"listening","url":"([^"]+)"/.exec(log);
+      if (m) resolve((m[1] ?? m[2])!);
     });
     void exited.then((code) => reject(new Error(`healthd exited with ${code} before listening:\n${log}`)));
     // A guard that turns a hang into a clear failure (healthd says where it listens at info level).
