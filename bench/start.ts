@@ -8,9 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { applyServers } from "../src/apply.ts";
 import { serverDocument, type ServerDocument } from "../src/schema.ts";
-import { openMigrated } from "../src/store/migrate.ts";
+import { openStore } from "../src/store/open.ts";
 import { fixed, median } from "./stats.ts";
 
 const services = Number(process.env.SERVICES ?? 50_000);
@@ -20,7 +19,7 @@ const bin = fileURLToPath(new URL("../bin/healthd", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "healthd-bench-start-"));
 const db = join(dir, "start.db");
 try {
-  const { store } = await openMigrated(db);
+  const store = await openStore(db, { mode: "write" });
   const servers = new Map<string, ServerDocument>();
   for (let s = 0; s * 1000 < services; s++) {
     const count = Math.min(1000, services - s * 1000);
@@ -38,7 +37,7 @@ try {
       }),
     );
   }
-  applyServers(store, servers);
+  await store.applyServers(servers, { now: Date.now() });
   await store.close();
 
   const times: number[] = [];

@@ -1,8 +1,21 @@
 import type { Kysely } from "kysely";
-import { rebuild } from "./sqlite.ts";
+import { isSqlite } from "./dialect.ts";
+import { exec, rebuild } from "./sqlite.ts";
 
 // Deleting a server or a service deletes every row that references it, instead of failing or leaving orphans.
 export async function up(db: Kysely<unknown>): Promise<void> {
+  if (!isSqlite(db)) {
+    const cascade = (table: string, column: string, parent: string) =>
+      `ALTER TABLE ${table} DROP CONSTRAINT ${table}_${column}_fkey,
+         ADD CONSTRAINT ${table}_${column}_fkey FOREIGN KEY (${column}) REFERENCES ${parent} ON DELETE CASCADE`;
+    await exec(
+      db,
+      cascade("services", "server_id", "servers (id)"),
+      cascade("http_check_configs", "service_key", "services (key)"),
+      cascade("health_check_data_entries", "service_key", "services (key)"),
+    );
+    return;
+  }
   await rebuild(
     db,
     "services",

@@ -1,9 +1,18 @@
 import type { Kysely } from "kysely";
-import { rebuild } from "./sqlite.ts";
+import { isSqlite } from "./dialect.ts";
+import { exec, rebuild } from "./sqlite.ts";
 
 // A check written without notify settings notifies, after more than two consecutive failures.
 // The defaults live in the schema so that every writer, not only healthd's own code, gets them.
 export async function up(db: Kysely<unknown>): Promise<void> {
+  if (!isSqlite(db)) {
+    await exec(
+      db,
+      `ALTER TABLE http_check_configs ALTER COLUMN notify SET DEFAULT true, ALTER COLUMN notify_threshold SET DEFAULT 2,
+         ADD CONSTRAINT http_check_configs_notify_threshold_check CHECK (notify_threshold >= 0)`,
+    );
+    return;
+  }
   await rebuild(
     db,
     "http_check_configs",

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { isSqlite } from "./dialect.ts";
 import { exec, rebuild } from "./sqlite.ts";
 
 /**
@@ -7,6 +8,17 @@ import { exec, rebuild } from "./sqlite.ts";
  * Entries learn which alternative held (`matched`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  if (!isSqlite(db)) {
+    await exec(
+      db,
+      `ALTER TABLE http_check_configs ADD COLUMN expect TEXT NOT NULL DEFAULT '[{"status":"2xx"}]'
+         CHECK (jsonb_typeof(expect::jsonb) = 'array')`,
+      `UPDATE http_check_configs SET expect = '[{"status":' || expected_status || '}]' WHERE expected_status IS NOT NULL`,
+      `ALTER TABLE http_check_configs DROP COLUMN expected_status`,
+      `ALTER TABLE health_check_data_entries ADD COLUMN matched INTEGER`,
+    );
+    return;
+  }
   await rebuild(
     db,
     "http_check_configs",

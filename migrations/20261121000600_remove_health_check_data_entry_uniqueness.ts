@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { isSqlite } from "./dialect.ts";
 import { exec, rebuild } from "./sqlite.ts";
 
 /**
@@ -7,6 +8,14 @@ import { exec, rebuild } from "./sqlite.ts";
  * entries; an index on (service_key, id) replaces it, which keeps the newest page fast at any table size.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  if (!isSqlite(db)) {
+    await exec(
+      db,
+      `ALTER TABLE health_check_data_entries DROP CONSTRAINT health_check_data_entries_service_key_checked_at_key`,
+      `CREATE INDEX health_check_data_entries_by_service ON health_check_data_entries (service_key, id)`,
+    );
+    return;
+  }
   await rebuild(
     db,
     "health_check_data_entries",

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { isSqlite } from "./dialect.ts";
 import { exec } from "./sqlite.ts";
 
 /**
@@ -7,6 +8,21 @@ import { exec } from "./sqlite.ts";
  * so a service's hours sit together and reading a window is one range.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  if (!isSqlite(db)) {
+    await exec(
+      db,
+      `CREATE TABLE service_rollups (
+        service_key BIGINT NOT NULL REFERENCES services (key) ON DELETE CASCADE,
+        hour BIGINT NOT NULL,
+        checks INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        latency_sum DOUBLE PRECISION NOT NULL,
+        sketch TEXT NOT NULL CHECK (jsonb_typeof(sketch::jsonb) = 'object'),
+        PRIMARY KEY (service_key, hour)
+      )`,
+    );
+    return;
+  }
   await exec(
     db,
     `CREATE TABLE service_rollups (

@@ -17,17 +17,16 @@ import { Delivery } from "./notify/delivery.ts";
 import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/ntfy.ts";
 import { Recorder, type Recorded } from "./recorder.ts";
 import { pushRoutes } from "./http/push.ts";
-import { notificationCounts, type NotificationRow } from "./store/notifications.ts";
+import type { ScheduleChange, ScheduledService } from "./model.ts";
+import type { IncidentState } from "./notify/incident.ts";
 import { Retention } from "./retention.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
-import type { Store } from "./store/db.ts";
-import { startCheckpointer } from "./store/checkpointer.ts";
-import { openMigrated } from "./store/migrate.ts";
-import { scheduledServices, type ScheduleChange, type ScheduledService } from "./store/servers.ts";
+import { openStore } from "./store/open.ts";
+import type { Notification, Store } from "./store/store.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
-  /** SQLite file; created and migrated when needed. */
+  /** A SQLite file or a PostgreSQL URL; created (a file) and migrated when needed. */
   readonly db: string;
   readonly host: string;
   /** 0 picks a free port; `Daemon.url` tells which. */
@@ -62,9 +61,9 @@ export interface DaemonEvents {
   /** A check's entry and the service's new state are committed to the store. */
   "check:done": [Recorded];
   /** A notification was delivered to ntfy. */
-  "notify:sent": [NotificationRow, PublishResult];
+  "notify:sent": [Notification, PublishResult];
   /** A delivery attempt failed (it is retried, or marked failed when ntfy refused the message). */
-  "notify:failed": [NotificationRow, PublishResult];
+  "notify:failed": [Notification, PublishResult];
 }
 
 export interface Daemon {
@@ -89,15 +88,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
     log.warn(`LISTENING ON ${options.host} WITHOUT A TOKEN: anyone who can reach this port can change and delete checks`);
   }
-  let opened: Awaited<ReturnType<typeof openMigrated>>;
+  let store: Store;
   try {
-    opened = await openMigrated(options.db);
+    store = await openStore(options.db, {
+      mode: "serve",
+      log: log.child({ part: "store" }),
+      onMigrated: (applied) => applied.forEach((name) => log.info("applied migration", { name })),
+    });
   } catch (error) {
     throw new UsageError((error as Error).message, { cause: error });
   }
-  const { store } = opened;
-  for (const name of opened.applied) log.info("applied migration", { name });
-  const checkpointer = startCheckpointer(store, log.child({ part: "store" }));
 
   const events = new EventEmitter<DaemonEvents>();
   const defaultTopic = options.ntfy.topic ?? null;
@@ -107,25 +107,30 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const publisher = ntfyPublisher(options.ntfy);
   const delivery = new Delivery(store, publisher, {
     log: log.child({ part: "notify" }),
+    defaultTopic,
     retryBaseMs: options.notifyRetryBaseMs,
     onAttempt: (row, result) => events.emit(result.ok ? "notify:sent" : "notify:failed", row, result),
   });
+  // The states the store decided, as last seen: a cache for /metrics, never an authority.
+  const states: Map<number, IncidentState> = await store.serviceStates();
   const recorder = new Recorder(store, {
     log: log.child({ part: "recorder" }),
-    defaultTopic,
     onWriteFailed: () => metrics.storeWriteFailed(),
     onDropped: (count) => metrics.resultsDropped(count),
     onRecorded: (batch) => {
-      for (const recorded of batch) events.emit("check:done", recorded);
+      for (const recorded of batch) {
+        states.set(recorded.service.key, recorded.state);
+        events.emit("check:done", recorded);
+      }
       if (batch.some((r) => r.notify !== null)) delivery.wake();
     },
   });
   // The metrics read the scheduler only when scraped, so they can be made before it.
   const metrics = createMetrics({
     services: () => scheduler.services(),
-    state: (key) => recorder.state(key),
+    state: (key) => states.get(key),
     inFlight: () => scheduler.inFlight,
-    notifications: () => notificationCounts(store),
+    notifications: () => store.notificationCounts(),
     storeWritable: () => recorder.writeError === null,
   });
   const scheduler = new Scheduler({
@@ -143,23 +148,24 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
     onSkip: () => metrics.skipped(),
   });
-  scheduler.replaceAll(scheduledServices(store), { soon: false });
+  scheduler.replaceAll(await store.scheduledServices(), { soon: false });
   log.info("scheduled", { services: scheduler.size });
   delivery.wake(); // what was pending when the daemon last stopped
 
-  // Another process (healthd apply) may change the same file. SQLite's data_version moves only when another
-  // connection commits, so polling it is cheap; on a change the whole schedule is reconciled, which keeps
-  // unchanged services on their phase.
-  let dataVersion = store.sqlite.pragma("data_version", { simple: true });
-  const watcher = setInterval(() => {
-    const version = store.sqlite.pragma("data_version", { simple: true });
-    if (version === dataVersion) return;
-    dataVersion = version;
-    const services = scheduledServices(store);
-    const keep = new Set(services.map((s) => s.key));
-    recorder.forget(scheduler.services().filter((s) => !keep.has(s.key)).map((s) => s.key));
-    scheduler.replaceAll(services);
-  }, options.watchMs ?? 1000);
+  // Another process (healthd apply, another node) may change the configuration. On a change the whole
+  // schedule is reconciled, which keeps unchanged services on their phase.
+  let reloading = Promise.resolve();
+  const reload = () => {
+    reloading = reloading
+      .then(async () => {
+        const services = await store.scheduledServices();
+        const keep = new Set(services.map((s) => s.key));
+        for (const s of scheduler.services()) if (!keep.has(s.key)) states.delete(s.key);
+        scheduler.replaceAll(services);
+      })
+      .catch((error: unknown) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
+  };
+  const stopWatching = store.watch(reload, { everyMs: options.watchMs ?? 1000 });
 
   const retention = new Retention(store, {
     entriesDays: options.retentionDays ?? 30,
@@ -169,10 +175,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   retention.start();
 
-  const scheduleChanged = (change: ScheduleChange) => {
+  const scheduleChanged = async (change: ScheduleChange) => {
     scheduler.remove(change.stopped);
-    recorder.forget(change.stopped);
-    scheduler.upsert(scheduledServices(store, change.started));
+    for (const key of change.stopped) states.delete(key);
+    scheduler.upsert(await store.scheduledServices(change.started));
     events.emit("schedule:changed", change);
   };
   const routes = [
@@ -180,18 +186,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ...pushRoutes(publisher, version),
     ...systemRoutes(version, metrics, () => {
       const error = recorder.writeError;
-      return error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
+      const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
+      return [...writing, ...store.problems()];
     }),
   ];
   /** Stop everything but the HTTP server, in the order data flows: nothing is written after its store closes. */
   const stopWork = async () => {
-    clearInterval(watcher);
+    stopWatching();
+    await reloading;
     await retention.stop();
     await scheduler.stop();
-    recorder.flushAll();
+    await recorder.flushAll();
     await delivery.stop();
     await publisher.close();
-    await checkpointer.stop();
     await store.close();
   };
 

@@ -1,10 +1,10 @@
 /**
- * Following the entries a running daemon writes, from another process on the same SQLite file. WAL lets this
- * reader run beside the writer without blocking it; PRAGMA data_version tells, without reading any table,
- * whether anything was committed since the last look.
+ * Following the entries a running daemon stores, from another process on the same database: the store says
+ * when another process may have committed (SQLite's data_version, PostgreSQL's notifications), and each
+ * look reads what came after the last entry seen.
  */
-import type { Store } from "./store/db.ts";
-import { entriesAfter, lastEntryId, type NamedEntry } from "./store/entries.ts";
+import type { NamedEntry } from "./model.ts";
+import type { Store } from "./store/store.ts";
 
 export interface FollowOptions {
   readonly serverId?: string | undefined;
@@ -12,23 +12,29 @@ export interface FollowOptions {
   /** How often to look for new entries. Default 250 ms. */
   readonly intervalMs?: number;
   readonly onEntries: (entries: readonly NamedEntry[]) => void;
+  /** Told when a look fails (the database went away); following goes on. */
+  readonly onError?: (error: Error) => void;
 }
 
-/** Call `onEntries` with every entry stored from now on; answers a function that stops following. */
-export function followEntries(store: Store, options: FollowOptions): () => void {
-  let after = lastEntryId(store);
-  let version: unknown;
-  const look = () => {
-    const now = store.sqlite.pragma("data_version", { simple: true });
-    if (now === version) return;
-    version = now;
-    for (;;) {
-      const entries = entriesAfter(store, after, options);
-      if (entries.length === 0) break;
-      after = Number(entries.at(-1)!.id);
-      options.onEntries(entries);
+/** Call `onEntries` with every entry stored after `afterId`; answers a function that stops following. */
+export function followEntries(store: Store, afterId: number, options: FollowOptions): () => void {
+  let after = afterId;
+  let looking = false;
+  const look = async () => {
+    if (looking) return;
+    looking = true;
+    try {
+      for (;;) {
+        const entries = await store.entriesAfter(after, options);
+        if (entries.length === 0) break;
+        after = Number(entries.at(-1)!.id);
+        options.onEntries(entries);
+      }
+    } catch (error) {
+      options.onError?.(error as Error);
+    } finally {
+      looking = false;
     }
   };
-  const timer = setInterval(look, options.intervalMs ?? 250);
-  return () => clearInterval(timer);
+  return store.watch(() => void look(), { of: "entries", everyMs: options.intervalMs ?? 250 });
 }

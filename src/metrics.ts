@@ -4,15 +4,15 @@
  * scraped: through prom-client's labelled gauges, 20,000 series took long enough to stall checks.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { CheckResult } from "./model.ts";
+import type { CheckResult, ScheduledService } from "./model.ts";
 import type { IncidentState } from "./notify/incident.ts";
-import type { ScheduledService } from "./store/servers.ts";
+import type { NotificationStatus } from "./store/store.ts";
 
 export interface MetricSources {
   services(): readonly ScheduledService[];
   state(key: number): IncidentState | undefined;
   inFlight(): number;
-  notifications(): Record<"pending" | "delivered" | "failed" | "unsent", number>;
+  notifications(): Promise<Record<NotificationStatus, number>>;
   storeWritable(): boolean;
 }
 
@@ -67,8 +67,10 @@ export function createMetrics(sources: MetricSources) {
     help: "Notifications in the outbox by status: pending (to deliver), delivered, failed (refused by ntfy), unsent (no topic)",
     labelNames: ["status"] as const,
     registers,
-    collect() {
-      for (const [status, count] of Object.entries(sources.notifications())) this.set({ status }, count);
+    async collect() {
+      // While the database is away the last counts stand: /metrics must work most when the store does not.
+      const counts = await sources.notifications().catch(() => undefined);
+      for (const [status, count] of Object.entries(counts ?? {})) this.set({ status }, count);
     },
   });
   new Gauge({

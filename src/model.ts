@@ -11,6 +11,7 @@
  * The shapes of documents that come from outside (server documents, expectations) are defined once, as zod
  * schemas, in `schema.ts`; their TypeScript types are re-exported here so the core imports one module.
  */
+import type { Check } from "./schema.ts";
 export type { Alternative, Check, CheckInput, ServerDocument, ServiceDocument } from "./schema.ts";
 
 /** Why a check failed. `null` on a passing check. */
@@ -80,3 +81,59 @@ export const unknownState: ServiceState = {
   lastEntry: null,
   incidentOpenSince: null,
 };
+
+/** A check as stored: the data layer has filled the notification settings a document may leave out. */
+export type StoredCheck = Check & { readonly notify: boolean; readonly notifyThreshold: number };
+
+/**
+ * Identifies a check's configuration: equal fingerprints mean an unchanged check (the scheduler keeps its
+ * phase, a PUT reports it unchanged). The one definition of "did this check change".
+ */
+export function fingerprint(check: StoredCheck): string {
+  return JSON.stringify(check);
+}
+
+/** A service whose check the scheduler runs. `key` is the store's handle for it. */
+export interface ScheduledService {
+  readonly key: number;
+  readonly serverId: string;
+  readonly serviceId: string;
+  readonly check: StoredCheck;
+  readonly fingerprint: string;
+}
+
+/** What a write changed, for the scheduler: services to (re)start and services to stop. */
+export interface ScheduleChange {
+  readonly started: readonly number[];
+  readonly stopped: readonly number[];
+}
+
+export interface ServerSummary {
+  readonly id: string;
+  readonly name: string;
+  readonly serviceCount: number;
+  readonly up: number;
+  readonly down: number;
+  readonly unknown: number;
+}
+
+export interface ServiceView {
+  readonly id: string;
+  readonly name: string;
+  readonly check: StoredCheck;
+  readonly state: ServiceState;
+}
+
+export interface ServerView {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly services: readonly ServiceView[];
+}
+
+/** An entry with the ids of its server and service, as `healthd tail` shows it. */
+export interface NamedEntry extends Entry {
+  readonly server: string;
+  readonly service: string;
+}

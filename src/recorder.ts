@@ -1,18 +1,17 @@
 /**
- * Stores finished checks in small batches: one transaction per batch, committed within `flushMs` of the
- * first check in it finishing. Each entry is written with its service's new state (and, later, the
- * notifications it calls for), so a crash never leaves an entry without its state or the reverse.
+ * The write buffer between the checks and the store: finished checks are stored in small batches, one
+ * transaction per batch, committed within `flushMs` of the first check in it finishing. The store decides
+ * each service's state inside that transaction; the recorder only carries results there, in order.
+ *
+ * While the store cannot be written (disk full, database gone) results wait and are retried. Past
+ * `maxPending` the oldest are dropped as entries but folded, per service, into runs of passes and failures
+ * that still count in the service's state: a DOWN or RECOVERED they called for is still recorded.
  */
-import type { Entry } from "./model.ts";
-import type { Logger } from "./log.ts";
-import { initialState, transition, type IncidentState, type Transition } from "./notify/incident.ts";
-import { renderNotification } from "./notify/message.ts";
 import type { Outcome } from "./checks/http.ts";
-import type { Store } from "./store/db.ts";
-import { entryFromRow, readStates, recordChecks, type Finished } from "./store/entries.ts";
-import { addRollups } from "./store/rollups.ts";
-import type { ScheduledService } from "./store/servers.ts";
-import { rollupDeltas } from "./rollup/deltas.ts";
+import type { Logger } from "./log.ts";
+import type { Entry, ScheduledService } from "./model.ts";
+import type { IncidentState, Transition } from "./notify/incident.ts";
+import type { CheckRun, Store } from "./store/store.ts";
 
 export interface Recorded {
   readonly service: ScheduledService;
@@ -23,42 +22,41 @@ export interface Recorded {
 
 export interface RecorderOptions {
   readonly log: Logger;
-  /** The topic of services without `notifyTopic`; null when none is configured. */
-  readonly defaultTopic: string | null;
   /** Told of each batch once it is committed. */
   readonly onRecorded?: (batch: readonly Recorded[]) => void;
   /** Longest a finished check waits to be written. Default 100 ms (the promise is within one second). */
   readonly flushMs?: number;
   /** A batch this large is written at once. Default 500. */
   readonly maxBatch?: number;
-  /**
-   * Finished checks kept while the store cannot be written (disk full, read-only); beyond it the oldest are
-   * dropped and counted. Default 50,000.
-   */
+  /** Finished checks kept while the store cannot be written; beyond it the oldest are folded. Default 50,000. */
   readonly maxPending?: number;
-  /** Told of each failed write, and of dropped results. */
+  /** Told of each failed write, and of results that could not be kept as entries. */
   readonly onWriteFailed?: (error: Error) => void;
   readonly onDropped?: (count: number) => void;
 }
 
 interface Pending {
   readonly service: ScheduledService;
-  readonly finished: Finished;
-  readonly notify: Transition | null;
+  readonly run: CheckRun;
 }
+
+/** Folded runs kept per service at most; a service flapping through a longer outage loses its oldest runs. */
+const maxRunsPerService = 100;
 
 export class Recorder {
   readonly #store: Store;
   readonly #options: RecorderOptions;
-  readonly #states: Map<number, IncidentState>;
   #pending: Pending[] = [];
+  /** Runs folded from dropped results, per service, oldest first; all older than anything pending. */
+  #folded = new Map<number, Pending[]>();
   #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> | undefined;
   #writeError: Error | null = null;
+  #foldWarned = false;
 
   constructor(store: Store, options: RecorderOptions) {
     this.#store = store;
     this.#options = options;
-    this.#states = readStates(store);
   }
 
   /** Why results cannot be stored right now, or null when they can. */
@@ -66,63 +64,59 @@ export class Recorder {
     return this.#writeError;
   }
 
-  /** The state of each service the recorder has seen, for metrics. */
-  state(key: number): IncidentState | undefined {
-    return this.#states.get(key);
+  /** Results waiting to be stored. */
+  get pending(): number {
+    return this.#pending.length + [...this.#folded.values()].reduce((n, runs) => n + runs.length, 0);
   }
 
-  /** Take a finished check: its state transition happens now, in the order checks finish. */
+  /** Take a finished check; it is stored with the others of its batch, in the order checks finish. */
   push(service: ScheduledService, outcome: Outcome): void {
-    const before = this.#states.get(service.key) ?? initialState;
-    const { state, notify } = transition(before, outcome, service.check);
-    this.#states.set(service.key, state);
-    const { serverId, serviceId, check } = service;
-    const notification = notify
-      ? {
-          serverId,
-          serviceId,
-          kind: notify,
-          topic: check.notifyTopic ?? this.#options.defaultTopic,
-          message: renderNotification(notify, { serverId, serviceId, url: check.url }, outcome, before, state),
-        }
-      : undefined;
-    const finished = { serviceKey: service.key, checkedAt: outcome.checkedAt, result: outcome, state, notification };
-    this.#pending.push({ service, notify, finished });
+    this.#pending.push({ service, run: { serviceKey: service.key, outcome } });
+    const max = this.#options.maxPending ?? 50_000;
+    if (this.#pending.length > max) this.#fold(this.#pending.length - max);
     // While the store is failing, the retry timer alone writes: no attempt per finished check.
-    if (this.#pending.length >= this.#maxBatch && !this.#writeError) this.flush();
-    else this.#timer ??= setTimeout(() => this.flush(), this.#options.flushMs ?? 100);
-  }
-
-  /** Forget deleted services (their rows are gone by cascade). */
-  forget(keys: readonly number[]): void {
-    for (const key of keys) this.#states.delete(key);
+    if (this.#pending.length >= this.#maxBatch && !this.#writeError) void this.flush();
+    else this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs ?? 100);
   }
 
   /** Write everything pending, batch after batch (the daemon is stopping); stops at the first failure. */
-  flushAll(): void {
-    while (this.#pending.length > 0 && !this.#writeError) this.flush();
-    if (this.#pending.length > 0) this.#options.log.error("stopping with check results that could not be stored", { lost: this.#pending.length });
+  async flushAll(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    await this.#writing;
+    while (this.pending > 0) {
+      await this.flush();
+      if (this.#writeError) break;
+    }
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.pending > 0) this.#options.log.error("stopping with check results that could not be stored", { lost: this.pending });
   }
 
   get #maxBatch(): number {
     return this.#options.maxBatch ?? 500;
   }
 
-  /** Write what is pending now, a batch per transaction; a long backlog continues on the next turn. */
-  flush(): void {
+  /** Write one batch now (after the one being written, if any); a longer backlog continues on the next turn. */
+  flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#pending.length === 0) return;
-    const batch = this.#pending.splice(0, this.#maxBatch);
-    let ids: (number | undefined)[];
+    const writing = (this.#writing ?? Promise.resolve()).then(() => this.#write());
+    this.#writing = writing;
+    void writing.finally(() => {
+      if (this.#writing === writing) this.#writing = undefined;
+    });
+    return writing;
+  }
+
+  async #write(): Promise<void> {
+    const folded = [...this.#folded.values()].flat();
+    this.#folded.clear();
+    const batch = folded.concat(this.#pending.splice(0, this.#maxBatch));
+    if (batch.length === 0) return;
+    let recorded;
     try {
-      ids = this.#store.transaction(() => {
-        const stored = recordChecks(this.#store, batch.map((p) => p.finished));
-        addRollups(this.#store, rollupDeltas(batch.filter((_, i) => stored[i] !== undefined).map((p) => p.finished)));
-        return stored;
-      });
+      recorded = await this.#store.recordResults(batch.map((p) => p.run));
     } catch (error) {
       this.#failed(error as Error, batch);
       return;
@@ -130,32 +124,25 @@ export class Recorder {
     if (this.#writeError) {
       this.#options.log.info("check results are stored again", { was: this.#writeError.message });
       this.#writeError = null;
+      this.#foldWarned = false;
     }
-    if (this.#pending.length > 0) this.#timer = setTimeout(() => this.flush(), 0);
-    const recorded: Recorded[] = [];
+    if (this.#pending.length > 0) this.#timer ??= setTimeout(() => void this.flush(), 0);
+    const done: Recorded[] = [];
     batch.forEach((p, i) => {
-      const id = ids[i];
-      if (id === undefined) return;
-      const { result, checkedAt } = p.finished;
-      const entry = entryFromRow({
-        id,
-        checked_at: checkedAt,
-        ok: result.ok ? 1 : 0,
-        status: result.status,
-        latency_ms: result.latencyMs,
-        error_kind: result.errorKind,
-        error: result.error,
-        matched: result.matched,
-      });
-      recorded.push({ service: p.service, entry, state: p.finished.state, notify: p.notify });
+      const r = recorded[i];
+      if (r?.entry) done.push({ service: p.service, entry: r.entry, state: r.state, notify: r.notify });
     });
-    this.#options.onRecorded?.(recorded);
+    try {
+      this.#options.onRecorded?.(done);
+    } catch (error) {
+      this.#options.log.error("a listener of stored results failed", { error });
+    }
   }
 
   #failed(error: Error, batch: Pending[]): void {
     if (this.#writeError?.message !== error.message) {
       this.#options.log.error("cannot store check results; checks go on and their results are kept for a retry", {
-        pending: batch.length + this.#pending.length,
+        pending: batch.length + this.pending,
         error: error.message,
       });
     }
@@ -163,12 +150,32 @@ export class Recorder {
     this.#options.onWriteFailed?.(error);
     this.#pending = batch.concat(this.#pending);
     const max = this.#options.maxPending ?? 50_000;
-    if (this.#pending.length > max) {
-      const dropped = this.#pending.length - max;
-      this.#pending.splice(0, dropped);
-      this.#options.log.warn("dropped the oldest check results: the store has been failing too long", { dropped });
-      this.#options.onDropped?.(dropped);
+    if (this.#pending.length > max) this.#fold(this.#pending.length - max);
+    this.#timer ??= setTimeout(() => void this.flush(), 1000);
+  }
+
+  /** Fold the `count` oldest results into their services' runs. */
+  #fold(count: number): void {
+    let lost = 0;
+    for (const p of this.#pending.splice(0, count)) {
+      const { serviceKey, outcome, folded = 1 } = p.run;
+      const runs = this.#folded.get(serviceKey) ?? [];
+      const last = runs.at(-1);
+      if (last && last.run.outcome.ok === outcome.ok) {
+        runs[runs.length - 1] = { service: p.service, run: { serviceKey, outcome, folded: (last.run.folded ?? 1) + folded } };
+      } else {
+        runs.push({ service: p.service, run: { serviceKey, outcome, folded } });
+        if (runs.length > maxRunsPerService) lost += runs.shift()!.run.folded ?? 1;
+      }
+      this.#folded.set(serviceKey, runs);
     }
-    this.#timer ??= setTimeout(() => this.flush(), 1000);
+    if (!this.#foldWarned || lost > 0) {
+      this.#foldWarned = true;
+      this.#options.log.warn("the store has been failing too long: the oldest results are kept only as counts in their services' state", {
+        pending: this.#pending.length,
+        ...(lost > 0 ? { lostRuns: lost } : {}),
+      });
+    }
+    this.#options.onDropped?.(count);
   }
 }

@@ -6,9 +6,7 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "./log.ts";
-import type { Store } from "./store/db.ts";
-import { deleteEntriesBefore } from "./store/entries.ts";
-import { deleteRollupsBefore } from "./store/rollups.ts";
+import type { Store } from "./store/store.ts";
 
 export interface RetentionOptions {
   /** Entries older than this many days are deleted. Default 30. */
@@ -74,10 +72,10 @@ export class Retention {
     const now = (this.#options.now ?? Date.now)();
     const batchSize = this.#options.batchSize ?? 250;
     let worst = 0;
-    /** Run one batch in its own transaction, timing how long it holds the event loop. */
-    const timed = <T>(work: () => T): T => {
+    /** Run one batch, timing how long it takes (on SQLite: how long it holds the event loop). */
+    const timed = async <T>(work: () => Promise<T>): Promise<T> => {
       const started = performance.now();
-      const result = this.#store.transaction(work);
+      const result = await work();
       const ms = performance.now() - started;
       worst = Math.max(worst, ms);
       this.#options.onBatch?.(ms, typeof result === "number" ? result : 0);
@@ -87,7 +85,7 @@ export class Retention {
     let entries = 0;
     const entriesCutoff = now - this.#options.entriesDays * dayMs;
     while (!this.#stopped) {
-      const deleted = timed(() => deleteEntriesBefore(this.#store, entriesCutoff, batchSize));
+      const deleted = await timed(() => this.#store.pruneEntries(entriesCutoff, batchSize));
       entries += deleted;
       if (deleted === 0) break;
       await yieldToEventLoop();
@@ -97,7 +95,7 @@ export class Retention {
     const rollupCutoff = now - this.#options.rollupDays * dayMs;
     let afterKey = 0;
     while (!this.#stopped) {
-      const { lastKey, deleted } = timed(() => deleteRollupsBefore(this.#store, rollupCutoff, afterKey, 200));
+      const { lastKey, deleted } = await timed(() => this.#store.pruneRollups(rollupCutoff, afterKey, 200));
       rollups += deleted;
       if (lastKey === undefined) break;
       afterKey = lastKey;

@@ -4,7 +4,7 @@
  */
 import { isNode, LineCounter, parseDocument, stringify, type Document } from "yaml";
 import { id, pointer, serverDocument, validate, type ServerDocument } from "./schema.ts";
-import type { ServerView } from "./store/servers.ts";
+import type { ServerView } from "./model.ts";
 
 export type ParsedFile =
   | { readonly ok: true; readonly servers: ReadonlyMap<string, ServerDocument> }

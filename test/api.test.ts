@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { test } from "node:test";
-import { recordChecks } from "../src/store/entries.ts";
-import { findService } from "../src/store/servers.ts";
+import { rawQuery } from "../src/store/raw.ts";
+import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 
 const homepage = {
@@ -19,176 +19,176 @@ const homepage = {
 };
 const api = { id: "api", check: { url: "https://example.org/api", cron: "*/5 * * * *", notify: false, notifyThreshold: 0 } };
 
-function storeEntry(daemon: TestDaemon, serverId: string, serviceId: string): void {
-  const { key } = findService(daemon.store, serverId, serviceId)!;
-  recordChecks(daemon.store, [
-    {
-      serviceKey: key,
-      checkedAt: Date.now(),
-      result: { ok: false, status: 500, latencyMs: 3, matched: null, errorKind: "status", error: "status 500" },
-      state: { status: "down", consecutiveFailures: 1, failingSince: null, incidentOpenSince: null },
-    },
-  ]);
+/** Store one failed result of a service, through the store's write path. */
+async function storeEntry(daemon: TestDaemon, serverId: string, serviceId: string): Promise<void> {
+  const { key } = await daemon.store.findService(serverId, serviceId);
+  const outcome = { ok: false as const, status: 500, latencyMs: 3, matched: null, errorKind: "status" as const, error: "status 500", checkedAt: Date.now() };
+  await daemon.store.recordResults([{ serviceKey: key!, outcome }]);
 }
 
-test("PUT creates a server with defaults filled in, and the same PUT again changes nothing", async (t) => {
-  const d = await testDaemon(t);
-  const created = await d.api("PUT", "/services/web-01", { name: "web-01", services: [homepage, api] });
-  assert.equal(created.status, 201);
-  assert.match(created.headers.get("content-type")!, /^application\/json; charset=utf-8/);
-  const [home, apiService] = created.body.services;
-  assert.deepEqual(home.check, {
-    url: "https://example.org/",
-    method: "GET",
-    headers: { accept: "text/html" },
-    body: null,
-    intervalSeconds: 60,
-    cron: null,
-    timeoutMs: 10000,
-    followRedirects: true,
-    verifyTls: true,
-    expect: homepage.check.expect,
-    notify: true,
-    notifyThreshold: 2,
-    notifyTopic: null,
+// The tests that read and write the store run on both engines.
+for (const engine of engines) {
+
+  test(`${engine}: PUT creates a server with defaults filled in, and the same PUT again changes nothing`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    const created = await d.api("PUT", "/services/web-01", { name: "web-01", services: [homepage, api] });
+    assert.equal(created.status, 201);
+    assert.match(created.headers.get("content-type")!, /^application\/json; charset=utf-8/);
+    const [home, apiService] = created.body.services;
+    assert.deepEqual(home.check, {
+      url: "https://example.org/",
+      method: "GET",
+      headers: { accept: "text/html" },
+      body: null,
+      intervalSeconds: 60,
+      cron: null,
+      timeoutMs: 10000,
+      followRedirects: true,
+      verifyTls: true,
+      expect: homepage.check.expect,
+      notify: true,
+      notifyThreshold: 2,
+      notifyTopic: null,
+    });
+    assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null });
+    assert.equal(apiService.check.intervalSeconds, null);
+    assert.equal(apiService.check.notify, false);
+    assert.equal(apiService.name, "api");
+    assert.match(created.body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+    await storeEntry(d, "web-01", "homepage");
+    const before = await d.api("GET", "/services/web-01");
+    const again = await d.api("PUT", "/services/web-01", { id: "web-01", name: "web-01", services: [homepage, api] });
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body, before.body);
+    assert.equal(again.body.services[0].state.status, "down");
   });
-  assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null });
-  assert.equal(apiService.check.intervalSeconds, null);
-  assert.equal(apiService.check.notify, false);
-  assert.equal(apiService.name, "api");
-  assert.match(created.body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-  storeEntry(d, "web-01", "homepage");
-  const before = await d.api("GET", "/services/web-01");
-  const again = await d.api("PUT", "/services/web-01", { id: "web-01", name: "web-01", services: [homepage, api] });
-  assert.equal(again.status, 200);
-  assert.deepEqual(again.body, before.body);
-  assert.equal(again.body.services[0].state.status, "down");
-});
+  test(`${engine}: PUT replaces the set of services: absent ones go with their entries, unchanged ones keep their state`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/web-01", { services: [homepage, api] });
+    await storeEntry(d, "web-01", "homepage");
+    await storeEntry(d, "web-01", "api");
+    const changedApi = { ...api, check: { ...api.check, url: "https://example.org/api/v2" } };
+    const replaced = await d.api("PUT", "/services/web-01", { services: [homepage, changedApi, { id: "new", check: { url: "http://x/" } }] });
+    assert.equal(replaced.status, 200);
+    assert.deepEqual(replaced.body.services.map((s: { id: string }) => s.id), ["homepage", "api", "new"]);
+    assert.equal(replaced.body.services[0].state.consecutiveFailures, 1);
+    assert.equal((await d.api("GET", "/services/web-01/homepage/data")).body.entries.length, 1);
 
-test("PUT replaces the set of services: absent ones go with their entries, unchanged ones keep their state", async (t) => {
-  const d = await testDaemon(t);
-  await d.api("PUT", "/services/web-01", { services: [homepage, api] });
-  storeEntry(d, "web-01", "homepage");
-  storeEntry(d, "web-01", "api");
-  const changedApi = { ...api, check: { ...api.check, url: "https://example.org/api/v2" } };
-  const replaced = await d.api("PUT", "/services/web-01", { services: [homepage, changedApi, { id: "new", check: { url: "http://x/" } }] });
-  assert.equal(replaced.status, 200);
-  assert.deepEqual(replaced.body.services.map((s: { id: string }) => s.id), ["homepage", "api", "new"]);
-  assert.equal(replaced.body.services[0].state.consecutiveFailures, 1);
-  assert.equal((await d.api("GET", "/services/web-01/homepage/data")).body.entries.length, 1);
-
-  const pruned = await d.api("PUT", "/services/web-01", { services: [changedApi] });
-  assert.deepEqual(pruned.body.services.map((s: { id: string }) => s.id), ["api"]);
-  assert.equal((await d.api("GET", "/services/web-01/homepage/data")).status, 404);
-  const count = d.store.sqlite.prepare("SELECT count(*) AS n FROM health_check_data_entries").get() as { n: number };
-  assert.equal(count.n, 1);
-});
-
-test("left-out notify settings return to the schema defaults on the next PUT", async (t) => {
-  const d = await testDaemon(t);
-  await d.api("PUT", "/services/s", { services: [api] });
-  const reset = await d.api("PUT", "/services/s", { services: [{ id: "api", check: { url: api.check.url, cron: api.check.cron } }] });
-  assert.equal(reset.body.services[0].check.notify, true);
-  assert.equal(reset.body.services[0].check.notifyThreshold, 2);
-});
-
-test("the scheduler is told of every write before the response", async (t) => {
-  const d = await testDaemon(t);
-  const changes: unknown[] = [];
-  d.events.on("schedule:changed", (c) => changes.push(c));
-  await d.api("PUT", "/services/s", { services: [homepage, api] });
-  await d.api("PUT", "/services/s", { services: [homepage, api] });
-  await d.api("PUT", "/services/s", { services: [homepage] });
-  await d.api("DELETE", "/services/s/homepage");
-  assert.deepEqual(changes, [
-    { started: [1, 2], stopped: [] },
-    { started: [], stopped: [] },
-    { started: [], stopped: [2] },
-    { started: [], stopped: [1] },
-  ]);
-});
-
-test("GET /services counts services by state", async (t) => {
-  const d = await testDaemon(t);
-  assert.deepEqual((await d.api("GET", "/services")).body, { servers: [] });
-  await d.api("PUT", "/services/b", { name: "B", services: [homepage, api] });
-  await d.api("PUT", "/services/a", {});
-  storeEntry(d, "b", "api");
-  assert.deepEqual((await d.api("GET", "/services")).body, {
-    servers: [
-      { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0 },
-      { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1 },
-    ],
+    const pruned = await d.api("PUT", "/services/web-01", { services: [changedApi] });
+    assert.deepEqual(pruned.body.services.map((s: { id: string }) => s.id), ["api"]);
+    assert.equal((await d.api("GET", "/services/web-01/homepage/data")).status, 404);
+    // The deleted services' entries went with them (cascade), not only out of sight.
+    const [count] = await rawQuery(d.store, "SELECT count(*) AS n FROM health_check_data_entries");
+    assert.equal(Number(count!.n), 1);
   });
-});
 
-test("DELETE removes a server or one service, 404 when absent", async (t) => {
-  const d = await testDaemon(t);
-  await d.api("PUT", "/services/web-01", { services: [homepage, api] });
-  assert.equal((await d.api("DELETE", "/services/web-01/api")).status, 204);
-  assert.equal((await d.api("DELETE", "/services/web-01/api")).status, 404);
-  assert.equal((await d.api("DELETE", "/services/nope/api")).status, 404);
-  assert.deepEqual((await d.api("GET", "/services/web-01")).body.services.map((s: { id: string }) => s.id), ["homepage"]);
-  assert.equal((await d.api("DELETE", "/services/web-01")).status, 204);
-  const gone = await d.api("GET", "/services/web-01");
-  assert.equal(gone.status, 404);
-  assert.equal(gone.headers.get("content-type"), "application/problem+json; charset=utf-8");
-  assert.equal(gone.body.status, 404);
-  assert.match(gone.body.detail, /no server "web-01"/);
-  assert.equal((await d.api("DELETE", "/services/web-01")).status, 404);
-});
+  test(`${engine}: left-out notify settings return to the schema defaults on the next PUT`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/s", { services: [api] });
+    const reset = await d.api("PUT", "/services/s", { services: [{ id: "api", check: { url: api.check.url, cron: api.check.cron } }] });
+    assert.equal(reset.body.services[0].check.notify, true);
+    assert.equal(reset.body.services[0].check.notifyThreshold, 2);
+  });
 
-test("a bad document is 400 with every problem listed, and changes nothing", async (t) => {
-  const d = await testDaemon(t);
-  await d.api("PUT", "/services/web-01", { services: [homepage] });
-  const before = await d.api("GET", "/services/web-01");
-  const bad = await d.api("PUT", "/services/web-01", {
-    id: "web-02",
-    nmae: "typo",
-    services: [
-      {
-        id: "homepage",
-        check: {
-          url: "ftp://example.org/",
-          intervalSeconds: 0,
-          cron: "* * *",
-          timeoutMs: "10",
-          expect: [{ status: "6xx", bodyMatches: "(" }, {}, { json: { path: "$..x", equals: 1 } }],
-          notifyThreshold: -1,
-          notifyTopic: "bad topic",
+  test(`${engine}: the scheduler is told of every write before the response`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    const changes: unknown[] = [];
+    d.events.on("schedule:changed", (c) => changes.push(c));
+    await d.api("PUT", "/services/s", { services: [homepage, api] });
+    await d.api("PUT", "/services/s", { services: [homepage, api] });
+    await d.api("PUT", "/services/s", { services: [homepage] });
+    await d.api("DELETE", "/services/s/homepage");
+    assert.deepEqual(changes, [
+      { started: [1, 2], stopped: [] },
+      { started: [], stopped: [] },
+      { started: [], stopped: [2] },
+      { started: [], stopped: [1] },
+    ]);
+  });
+
+  test(`${engine}: GET /services counts services by state`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    assert.deepEqual((await d.api("GET", "/services")).body, { servers: [] });
+    await d.api("PUT", "/services/b", { name: "B", services: [homepage, api] });
+    await d.api("PUT", "/services/a", {});
+    await storeEntry(d, "b", "api");
+    assert.deepEqual((await d.api("GET", "/services")).body, {
+      servers: [
+        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0 },
+        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1 },
+      ],
+    });
+  });
+
+  test(`${engine}: DELETE removes a server or one service, 404 when absent`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/web-01", { services: [homepage, api] });
+    assert.equal((await d.api("DELETE", "/services/web-01/api")).status, 204);
+    assert.equal((await d.api("DELETE", "/services/web-01/api")).status, 404);
+    assert.equal((await d.api("DELETE", "/services/nope/api")).status, 404);
+    assert.deepEqual((await d.api("GET", "/services/web-01")).body.services.map((s: { id: string }) => s.id), ["homepage"]);
+    assert.equal((await d.api("DELETE", "/services/web-01")).status, 204);
+    const gone = await d.api("GET", "/services/web-01");
+    assert.equal(gone.status, 404);
+    assert.equal(gone.headers.get("content-type"), "application/problem+json; charset=utf-8");
+    assert.equal(gone.body.status, 404);
+    assert.match(gone.body.detail, /no server "web-01"/);
+    assert.equal((await d.api("DELETE", "/services/web-01")).status, 404);
+  });
+
+  test(`${engine}: a bad document is 400 with every problem listed, and changes nothing`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/web-01", { services: [homepage] });
+    const before = await d.api("GET", "/services/web-01");
+    const bad = await d.api("PUT", "/services/web-01", {
+      id: "web-02",
+      nmae: "typo",
+      services: [
+        {
+          id: "homepage",
+          check: {
+            url: "ftp://example.org/",
+            intervalSeconds: 0,
+            cron: "* * *",
+            timeoutMs: "10",
+            expect: [{ status: "6xx", bodyMatches: "(" }, {}, { json: { path: "$..x", equals: 1 } }],
+            notifyThreshold: -1,
+            notifyTopic: "bad topic",
+          },
         },
-      },
-      { id: "homepage", check: { url: "http://a/", intervalSeconds: 5, cron: "* * * * *" } },
-      { id: "bad id!", check: {} },
-    ],
+        { id: "homepage", check: { url: "http://a/", intervalSeconds: 5, cron: "* * * * *" } },
+        { id: "bad id!", check: {} },
+      ],
+    });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get("content-type"), "application/problem+json; charset=utf-8");
+    const paths = bad.body.errors.map((e: { path: string }) => e.path).sort();
+    assert.deepEqual(paths, [
+      "/id",
+      "/nmae",
+      "/services/0/check/cron",
+      "/services/0/check/cron",
+      "/services/0/check/expect/0/bodyMatches",
+      "/services/0/check/expect/0/status",
+      "/services/0/check/expect/1",
+      "/services/0/check/expect/2/json/path",
+      "/services/0/check/intervalSeconds",
+      "/services/0/check/notifyThreshold",
+      "/services/0/check/notifyTopic",
+      "/services/0/check/timeoutMs",
+      "/services/0/check/url",
+      "/services/1/check/cron",
+      "/services/1/id",
+      "/services/2/check/url",
+      "/services/2/id",
+    ]);
+    for (const error of bad.body.errors) assert.ok(error.message.length > 10, error.message);
+    assert.doesNotMatch(JSON.stringify(bad.body), /at .*\.ts:\d+/);
+    assert.deepEqual((await d.api("GET", "/services/web-01")).body, before.body);
   });
-  assert.equal(bad.status, 400);
-  assert.equal(bad.headers.get("content-type"), "application/problem+json; charset=utf-8");
-  const paths = bad.body.errors.map((e: { path: string }) => e.path).sort();
-  assert.deepEqual(paths, [
-    "/id",
-    "/nmae",
-    "/services/0/check/cron",
-    "/services/0/check/cron",
-    "/services/0/check/expect/0/bodyMatches",
-    "/services/0/check/expect/0/status",
-    "/services/0/check/expect/1",
-    "/services/0/check/expect/2/json/path",
-    "/services/0/check/intervalSeconds",
-    "/services/0/check/notifyThreshold",
-    "/services/0/check/notifyTopic",
-    "/services/0/check/timeoutMs",
-    "/services/0/check/url",
-    "/services/1/check/cron",
-    "/services/1/id",
-    "/services/2/check/url",
-    "/services/2/id",
-  ]);
-  for (const error of bad.body.errors) assert.ok(error.message.length > 10, error.message);
-  assert.doesNotMatch(JSON.stringify(bad.body), /at .*\.ts:\d+/);
-  assert.deepEqual((await d.api("GET", "/services/web-01")).body, before.body);
-});
+}
 
 test("read-only fields of the GET answer are refused by name", async (t) => {
   const d = await testDaemon(t);

@@ -5,6 +5,8 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { healthdBin, runHealthd, serveHealthd } from "./support/cli.ts";
+import { openStore } from "../src/store/open.ts";
+import { engines, testDatabase } from "./support/databases.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpTarget, switchableTarget } from "./support/targets.ts";
 import { tempDbPath, tempDir } from "./support/temp.ts";
@@ -34,13 +36,15 @@ test("apply, export, apply again: the round trip changes nothing; --dry-run and 
 
   const dry = await runHealthd(["apply", file, "--db", db, "--dry-run", "--json"]);
   assert.equal(dry.code, 0, dry.stderr);
-  assert.deepEqual(JSON.parse(dry.stdout), { dryRun: true, created: ["web-01", "db-01"], updated: [], unchanged: [], deleted: [] });
+  const { servers: dryServers, ...drySummary } = JSON.parse(dry.stdout);
+  assert.deepEqual(drySummary, { dryRun: true, created: ["web-01", "db-01"], updated: [], unchanged: [], deleted: [] });
+  assert.deepEqual(dryServers[0].services, { created: ["home", "teapot"], updated: [], deleted: [] });
   const empty = await runHealthd(["export", "--db", db, "--json"]);
   assert.deepEqual(JSON.parse(empty.stdout), {});
 
   const applied = await runHealthd(["apply", file, "--db", db]);
   assert.equal(applied.code, 0, applied.stderr);
-  assert.equal(applied.stdout, "web-01: created\ndb-01: created\n");
+  assert.equal(applied.stdout, "web-01: created (2 services)\ndb-01: created (1 service)\n");
 
   const exported = await runHealthd(["export", "--db", db]);
   assert.equal(exported.code, 0, exported.stderr);
@@ -48,7 +52,17 @@ test("apply, export, apply again: the round trip changes nothing; --dry-run and 
   const exportFile = join(dir, "exported.yaml");
   writeFileSync(exportFile, exported.stdout);
   const again = await runHealthd(["apply", exportFile, "--db", db, "--json"]);
-  assert.deepEqual(JSON.parse(again.stdout), { dryRun: false, created: [], updated: [], unchanged: ["db-01", "web-01"], deleted: [] });
+  const { servers: _, ...againSummary } = JSON.parse(again.stdout);
+  assert.deepEqual(againSummary, { dryRun: false, created: [], updated: [], unchanged: ["db-01", "web-01"], deleted: [] });
+
+  // A dry run of a changed file says which services change and which of their fields.
+  const changed = join(dir, "changed.yaml");
+  writeFileSync(changed, serversYaml(target.url).replace(`${target.url}/ok`, `${target.url}/ok?v=2`).replace(/    - id: teapot\n[\s\S]*?(?=db-01:)/, ""));
+  const preview = await runHealthd(["apply", changed, "--db", db, "--dry-run"]);
+  assert.equal(preview.code, 0, preview.stderr);
+  assert.match(preview.stdout, /^web-01: would be updated\n  ~ home \(check\.url\)\n  - teapot\n/m);
+  assert.match(preview.stdout, /^db-01: would be unchanged$/m);
+  assert.match(preview.stdout, /dry run: nothing was changed/);
   const json = await runHealthd(["export", "--db", db, "--json"]);
   assert.deepEqual(Object.keys(JSON.parse(json.stdout)), ["db-01", "web-01"]);
 
@@ -98,10 +112,19 @@ test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --
   const before = await runHealthd(["export", "--db", db]);
   const recorded = await runHealthd(["check", "db-01", "--db", db, "--record"]);
   assert.equal(recorded.code, 0, recorded.stderr);
-  const { default: Database } = await import("better-sqlite3");
-  const raw = new Database(db, { readonly: true });
-  assert.equal((raw.prepare("SELECT count(*) AS n FROM health_check_data_entries").get() as { n: number }).n, 1);
-  raw.close();
+  assert.equal((await runHealthd(["check", "web-01/teapot", "--db", db, "--record"])).code, 1);
+  // --record goes the daemon's way: the entry with the service's state and its hourly rollup.
+  const store = await openStore(db, { mode: "read" });
+  try {
+    const [pg] = (await store.getServer("db-01"))!.services;
+    assert.deepEqual([pg!.state.status, pg!.state.consecutiveFailures, pg!.state.lastEntry?.ok], ["up", 0, true]);
+    const teapot = (await store.getServer("web-01"))!.services.find((s) => s.id === "teapot")!;
+    assert.deepEqual([teapot.state.status, teapot.state.consecutiveFailures, teapot.state.lastEntry?.status], ["down", 1, 418]);
+    const { key } = await store.findService("web-01", "teapot");
+    assert.deepEqual([(await store.rollupTotals(key!, 0)).checks, (await store.readEntries(key!, { limit: 10 })).entries.length], [1, 1]);
+  } finally {
+    await store.close();
+  }
   assert.equal((await runHealthd(["export", "--db", db])).stdout, before.stdout);
 });
 
@@ -147,36 +170,38 @@ test("check, tail and export refuse a missing or unmigrated database with exit 2
   assert.match(unmigrated.stderr, /needs \d+ migration\(s\); run: healthd migrate/);
 });
 
-test("tail --json follows what a running daemon stores; apply reaches the running daemon", async (t) => {
-  const target = await switchableTarget(t);
-  target.setUp(true);
-  const db = tempDbPath(t);
-  const served = await serveHealthd(t, ["--db", db]);
-  const tail = spawn(process.execPath, [healthdBin, "tail", "web-01", "--json", "--db", db]);
-  t.after(() => tail.kill());
-  const lines: Record<string, unknown>[] = [];
-  const arrived = new (await import("node:events")).EventEmitter();
-  let buffer = "";
-  tail.stdout.on("data", (d: Buffer) => {
-    buffer += d;
-    for (let i = buffer.indexOf("\n"); i >= 0; i = buffer.indexOf("\n")) {
-      lines.push(JSON.parse(buffer.slice(0, i)));
-      buffer = buffer.slice(i + 1);
-      arrived.emit("line");
-    }
-  });
+for (const engine of engines) {
+  test(`${engine}: tail --json follows what a running daemon stores; apply reaches the running daemon`, async (t) => {
+    const target = await switchableTarget(t);
+    target.setUp(true);
+    const db = await testDatabase(t, engine);
+    const served = await serveHealthd(t, ["--db", db]);
+    const tail = spawn(process.execPath, [healthdBin, "tail", "web-01", "--json", "--db", db]);
+    t.after(() => tail.kill());
+    const lines: Record<string, unknown>[] = [];
+    const arrived = new (await import("node:events")).EventEmitter();
+    let buffer = "";
+    tail.stdout.on("data", (d: Buffer) => {
+      buffer += d;
+      for (let i = buffer.indexOf("\n"); i >= 0; i = buffer.indexOf("\n")) {
+        lines.push(JSON.parse(buffer.slice(0, i)));
+        buffer = buffer.slice(i + 1);
+        arrived.emit("line");
+      }
+    });
 
-  // The service comes from a file applied by another process while the daemon runs.
-  const dir = tempDir(t);
-  writeFileSync(join(dir, "s.yaml"), `web-01:\n  services:\n    - id: home\n      check: {url: "${target.url}", intervalSeconds: 1}\n`);
-  const applied = await runHealthd(["apply", join(dir, "s.yaml"), "--db", db]);
-  assert.equal(applied.code, 0, applied.stderr);
-  await nextEvent(arrived, "line", () => lines.length >= 2);
-  assert.deepEqual(Object.keys(lines[0]!), ["server", "service", "id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched"]);
-  assert.deepEqual([lines[0]!.server, lines[0]!.service, lines[0]!.ok], ["web-01", "home", true]);
-  assert.ok(Number(lines[1]!.id) > Number(lines[0]!.id));
-  assert.equal(await served.stop(), 0);
-});
+    // The service comes from a file applied by another process while the daemon runs.
+    const dir = tempDir(t);
+    writeFileSync(join(dir, "s.yaml"), `web-01:\n  services:\n    - id: home\n      check: {url: "${target.url}", intervalSeconds: 1}\n`);
+    const applied = await runHealthd(["apply", join(dir, "s.yaml"), "--db", db]);
+    assert.equal(applied.code, 0, applied.stderr);
+    await nextEvent(arrived, "line", () => lines.length >= 2);
+    assert.deepEqual(Object.keys(lines[0]!), ["server", "service", "id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched"]);
+    assert.deepEqual([lines[0]!.server, lines[0]!.service, lines[0]!.ok], ["web-01", "home", true]);
+    assert.ok(Number(lines[1]!.id) > Number(lines[0]!.id));
+    assert.equal(await served.stop(), 0);
+  });
+}
 
 test("the documented systemd unit passes systemd-analyze verify", async (t) => {
   const unit = readFileSync(new URL("../contrib/systemd/healthd.service", import.meta.url), "utf8");

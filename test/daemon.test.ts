@@ -58,19 +58,15 @@ test("GET …/data pages newest first with an opaque cursor and filters", async 
   const target = await httpTarget(t);
   const d = await testDaemon(t);
   await d.api("PUT", "/services/s", { services: [{ id: "flappy", check: { url: `${target.url}/ok`, intervalSeconds: 1 } }] });
-  const { key } = (await import("../src/store/servers.ts")).findService(d.store, "s", "flappy")!;
-  const { recordChecks } = await import("../src/store/entries.ts");
+  const { key } = await d.store.findService("s", "flappy");
   const t0 = Date.UTC(2026, 0, 1);
-  recordChecks(
-    d.store,
+  await d.store.recordResults(
     Array.from({ length: 25 }, (_, i) => ({
-      serviceKey: key,
-      checkedAt: t0 + i * 1000,
-      result:
+      serviceKey: key!,
+      outcome:
         i % 5 === 0
-          ? { ok: false as const, status: 500, latencyMs: 1, matched: null, errorKind: "status" as const, error: "status 500" }
-          : { ok: true as const, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null },
-      state: { status: "up" as const, consecutiveFailures: 0, failingSince: null, incidentOpenSince: null },
+          ? { ok: false as const, status: 500, latencyMs: 1, matched: null, errorKind: "status" as const, error: "status 500", checkedAt: t0 + i * 1000 }
+          : { ok: true as const, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: t0 + i * 1000 },
     })),
   );
   const until = new Date(t0 + 25_000).toISOString();
@@ -131,7 +127,7 @@ test("a restarted daemon resumes its schedule on phase and the services' state",
   await first.api("PUT", "/services/s", { services: [{ id: "tea", check: { url: `${target.url}/teapot`, intervalSeconds: 1 } }] });
   await failed;
   await first.stop();
-  const second = await testDaemon(t, { db: first.store.path });
+  const second = await testDaemon(t, { db: first.db });
   const stored = (await second.api("GET", "/services/s")).body.services[0].state.consecutiveFailures;
   assert.ok(stored >= 1);
   const [again] = await nextEvent<[Recorded]>(second.events, "check:done");

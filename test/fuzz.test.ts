@@ -10,7 +10,6 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { parseHttpUrl, parsePort, parsePositiveInt, parseTopic, UsageError } from "../src/config.ts";
 import { parseServersFile } from "../src/servers-file.ts";
-import { getServer } from "../src/store/servers.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 
 const valid = {
@@ -60,8 +59,8 @@ function mutation(): fc.Arbitrary<(doc: unknown) => unknown> {
     });
 }
 
-function snapshot(d: TestDaemon): string {
-  return JSON.stringify(getServer(d.store, "web") ?? null);
+async function snapshot(d: TestDaemon): Promise<string> {
+  return JSON.stringify((await d.store.getServer("web")) ?? null);
 }
 
 test("PUT: 3,000 random and mutated documents: no 5xx, no partial write, every 400 names a field", async (t) => {
@@ -72,12 +71,12 @@ test("PUT: 3,000 random and mutated documents: no 5xx, no partial write, every 4
   let refused = 0;
   await fc.assert(
     fc.asyncProperty(documents, async (doc) => {
-      const before = snapshot(d);
+      const before = await snapshot(d);
       const answer = await d.api("PUT", "/services/web", JSON.stringify(doc));
       assert.ok([200, 201, 400].includes(answer.status), `${answer.status} for ${JSON.stringify(doc)}: ${JSON.stringify(answer.body)}`);
       if (answer.status === 400) {
         refused++;
-        assert.equal(snapshot(d), before, "a refused PUT changed the store");
+        assert.equal(await snapshot(d), before, "a refused PUT changed the store");
         assert.ok(answer.body.errors.length > 0);
         for (const e of answer.body.errors) {
           assert.equal(typeof e.path, "string");

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import type { Recorded } from "../src/recorder.ts";
-import type { NotificationRow } from "../src/store/notifications.ts";
+import type { Notification as NotificationRow } from "../src/store/store.ts";
+import { engines, type TestEngine } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { ntfyStandIn, type NtfyStandIn, type StoredMessage } from "./support/ntfy.ts";
@@ -16,12 +17,14 @@ interface Extra {
   password?: string;
   notifyThreshold?: number;
   topic?: string | null;
+  engine?: TestEngine;
 }
 
 async function setup(t: TestContext, ntfy: NtfyStandIn, extra: Extra = {}) {
   const target = await switchableTarget(t);
   const { token, user, password } = extra;
   const d = await testDaemon(t, {
+    engine: extra.engine,
     ntfy: { url: ntfy.url, topic: extra.topic === null ? undefined : (extra.topic ?? "ops"), token, user, password, timeoutMs: 500 },
     notifyRetryBaseMs: 20,
   });
@@ -32,84 +35,136 @@ async function setup(t: TestContext, ntfy: NtfyStandIn, extra: Extra = {}) {
   return { target, d, put };
 }
 
-test("a failing target gives exactly one DOWN after the threshold, and one RECOVERED after it passes", async (t) => {
-  const ntfy = await ntfyStandIn(t);
-  const { target, d, put } = await setup(t, ntfy);
-  const down = nextMessage(ntfy, (m) => m.title === "DOWN: web-01/home");
-  const failures: number[] = [];
-  d.events.on("check:done", (r: Recorded) => failures.push(r.state.consecutiveFailures));
-  await put();
-  const [message] = await down;
-  assert.deepEqual(failures.slice(0, 2), [1, 2], "DOWN comes with the failure that exceeds threshold 1");
-  assert.equal(message.priority, 4);
-  assert.equal(message.topic, "ops");
-  assert.equal(message.click, target.url);
-  assert.deepEqual(message.tags, ["rotating_light", "healthd", "down"]);
-  assert.match(message.message, new RegExp(`^status: status 500 was not expected \\(expected 2xx\\)\\nURL: ${target.url}\\n2 consecutive failed checks since `));
+// Everything that goes through the outbox runs on both engines.
+for (const engine of engines) {
+  test(`${engine}: a failing target gives exactly one DOWN after the threshold, and one RECOVERED after it passes`, async (t) => {
+    const ntfy = await ntfyStandIn(t);
+    const { target, d, put } = await setup(t, ntfy, { engine });
+    const down = nextMessage(ntfy, (m) => m.title === "DOWN: web-01/home");
+    const failures: number[] = [];
+    d.events.on("check:done", (r: Recorded) => failures.push(r.state.consecutiveFailures));
+    await put();
+    const [message] = await down;
+    assert.deepEqual(failures.slice(0, 2), [1, 2], "DOWN comes with the failure that exceeds threshold 1");
+    assert.equal(message.priority, 4);
+    assert.equal(message.topic, "ops");
+    assert.equal(message.click, target.url);
+    assert.deepEqual(message.tags, ["rotating_light", "healthd", "down"]);
+    assert.match(message.message, new RegExp(`^status: status 500 was not expected \\(expected 2xx\\)\\nURL: ${target.url}\\n2 consecutive failed checks since `));
 
-  // Further failures publish nothing more.
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.state.consecutiveFailures >= 4);
-  const recovered = nextMessage(ntfy, (m) => m.title === "RECOVERED: web-01/home");
-  target.setUp(true);
-  const [back] = await recovered;
-  assert.equal(back.priority, 3);
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.entry.ok);
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.entry.ok);
-  assert.deepEqual(ntfy.messages("ops").map((m) => m.title), ["DOWN: web-01/home", "RECOVERED: web-01/home"]);
-});
+    // Further failures publish nothing more.
+    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.state.consecutiveFailures >= 4);
+    const recovered = nextMessage(ntfy, (m) => m.title === "RECOVERED: web-01/home");
+    target.setUp(true);
+    const [back] = await recovered;
+    assert.equal(back.priority, 3);
+    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.entry.ok);
+    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.entry.ok);
+    assert.deepEqual(ntfy.messages("ops").map((m) => m.title), ["DOWN: web-01/home", "RECOVERED: web-01/home"]);
+  });
 
-test("ntfy failing for a while delays the notification, loses nothing, and checks keep running", async (t) => {
-  const ntfy = await ntfyStandIn(t);
-  ntfy.failNext(4, 503);
-  const { d, put } = await setup(t, ntfy, { notifyThreshold: 0 });
-  const failedAttempts: NotificationRow[] = [];
-  d.events.on("notify:failed", (row: NotificationRow) => failedAttempts.push(row));
-  let checksWhileFailing = 0;
-  d.events.on("check:done", () => failedAttempts.length < 4 && checksWhileFailing++);
-  const delivered = nextEvent<[NotificationRow]>(d.events, "notify:sent");
-  await put();
-  const [row] = await delivered;
-  assert.equal(failedAttempts.length, 4);
-  assert.equal(row.kind, "down");
-  assert.equal(ntfy.messages("ops").length, 1);
-  assert.ok(checksWhileFailing >= 1);
-  const stored = d.store.sqlite.prepare("SELECT status, attempts, ntfy_id FROM notifications").get() as Record<string, unknown>;
-  assert.deepEqual(stored, { status: "delivered", attempts: 5, ntfy_id: ntfy.messages("ops")[0]!.id });
-});
+  test(`${engine}: ntfy failing for a while delays the notification, loses nothing, and checks keep running`, async (t) => {
+    const ntfy = await ntfyStandIn(t);
+    ntfy.failNext(4, 503);
+    const { d, put } = await setup(t, ntfy, { engine, notifyThreshold: 0 });
+    const failedAttempts: NotificationRow[] = [];
+    d.events.on("notify:failed", (row: NotificationRow) => failedAttempts.push(row));
+    let checksWhileFailing = 0;
+    d.events.on("check:done", () => failedAttempts.length < 4 && checksWhileFailing++);
+    const delivered = nextEvent<[NotificationRow]>(d.events, "notify:sent");
+    await put();
+    const [row] = await delivered;
+    assert.equal(failedAttempts.length, 4);
+    assert.equal(row.kind, "down");
+    assert.equal(ntfy.messages("ops").length, 1);
+    assert.ok(checksWhileFailing >= 1);
+    const [stored] = await d.store.notifications();
+    assert.deepEqual([stored!.status, stored!.attempts, stored!.ntfyId], ["delivered", 5, ntfy.messages("ops")[0]!.id]);
+  });
 
-test("ntfy down and then back: notifications of one topic arrive in order", async (t) => {
-  const ntfy = await ntfyStandIn(t);
-  await ntfy.stop();
-  const { target, d, put } = await setup(t, ntfy, { notifyThreshold: 0 });
-  await put();
-  await nextEvent<[NotificationRow]>(d.events, "notify:failed", (row) => row.kind === "down");
-  target.setUp(true);
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.notify === "recovered");
-  target.setUp(false);
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.notify === "down");
-  const third = nextEvent<[NotificationRow]>(d.events, "notify:sent", (row) => row.id === 3);
-  await ntfy.start();
-  await third;
-  assert.deepEqual(ntfy.messages("ops").map((m) => m.title!.split(":")[0]), ["DOWN", "RECOVERED", "DOWN"]);
-});
+  test(`${engine}: ntfy down and then back: notifications of one topic arrive in order`, async (t) => {
+    const ntfy = await ntfyStandIn(t);
+    await ntfy.stop();
+    const { target, d, put } = await setup(t, ntfy, { engine, notifyThreshold: 0 });
+    await put();
+    await nextEvent<[NotificationRow]>(d.events, "notify:failed", (row) => row.kind === "down");
+    target.setUp(true);
+    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.notify === "recovered");
+    target.setUp(false);
+    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.notify === "down");
+    const third = nextEvent<[NotificationRow]>(d.events, "notify:sent", (row) => row.id === 3);
+    await ntfy.start();
+    await third;
+    assert.deepEqual(ntfy.messages("ops").map((m) => m.title!.split(":")[0]), ["DOWN", "RECOVERED", "DOWN"]);
+  });
 
-test("a token is sent as Bearer; a wrong one is reported with ntfy's error and retried", async (t) => {
-  const ntfy = await ntfyStandIn(t, { tokens: ["tk_right"] });
-  const good = await setup(t, ntfy, { token: "tk_right", notifyThreshold: 0 });
-  const sent = nextMessage(ntfy, () => true);
-  await good.put();
-  assert.equal((await sent)[0].authorization, "Bearer tk_right");
-  await good.d.stop();
+  test(`${engine}: a token is sent as Bearer; a wrong one is reported with ntfy's error and retried`, async (t) => {
+    const ntfy = await ntfyStandIn(t, { tokens: ["tk_right"] });
+    const good = await setup(t, ntfy, { engine, token: "tk_right", notifyThreshold: 0 });
+    const sent = nextMessage(ntfy, () => true);
+    await good.put();
+    assert.equal((await sent)[0].authorization, "Bearer tk_right");
+    await good.d.stop();
 
-  const bad = await setup(t, ntfy, { token: "tk_wrong", notifyThreshold: 0 });
-  const refused = nextEvent<[NotificationRow, { ok: false; error: string }]>(bad.d.events, "notify:failed");
-  await bad.put();
-  const [row, result] = await refused;
-  assert.match(result.error, /^ntfy answered 401: unauthorized \(code 40101\)$/);
-  await nextEvent(bad.d.events, "notify:failed", (r: NotificationRow) => r.id === row.id);
-  const stored = bad.d.store.sqlite.prepare("SELECT status, last_error FROM notifications").get() as Record<string, unknown>;
-  assert.deepEqual(stored, { status: "pending", last_error: result.error });
-});
+    const bad = await setup(t, ntfy, { engine, token: "tk_wrong", notifyThreshold: 0 });
+    const refused = nextEvent<[NotificationRow, { ok: false; error: string }]>(bad.d.events, "notify:failed");
+    await bad.put();
+    const [row, result] = await refused;
+    assert.match(result.error, /^ntfy answered 401: unauthorized \(code 40101\)$/);
+    await nextEvent(bad.d.events, "notify:failed", (r: NotificationRow) => r.id === row.id);
+    const [stored] = await bad.d.store.notifications();
+    assert.deepEqual([stored!.status, stored!.lastError], ["pending", result.error]);
+  });
+
+  test(`${engine}: a notification ntfy refuses as invalid is marked failed and not retried`, async (t) => {
+    const ntfy = await ntfyStandIn(t);
+    ntfy.failNext(1, 400);
+    const { d, put } = await setup(t, ntfy, { engine, notifyThreshold: 0 });
+    const failed = nextEvent<[NotificationRow]>(d.events, "notify:failed");
+    await put();
+    await failed;
+    await nextEvent<[Recorded]>(d.events, "check:done");
+    const [stored] = await d.store.notifications();
+    assert.equal(stored!.status, "failed");
+    assert.equal(stored!.attempts, 1);
+    assert.match(String(stored!.lastError), /ntfy answered 400/);
+    assert.equal(ntfy.attempts, 1);
+  });
+
+  test(`${engine}: no topic anywhere: the daemon runs and keeps the notification as unsent`, async (t) => {
+    const ntfy = await ntfyStandIn(t);
+    const { d, put } = await setup(t, ntfy, { engine, notifyThreshold: 0, topic: null });
+    const unsent = nextEvent<[NotificationRow]>(d.events, "notify:failed");
+    await put();
+    await unsent;
+    const [stored] = await d.store.notifications();
+    assert.deepEqual([stored!.status, stored!.topic, stored!.lastError], ["unsent", null, "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic"]);
+    const metrics = await (await fetch(d.url + "/metrics")).text();
+    assert.match(metrics, /^healthd_notifications\{status="unsent"\} 1$/m);
+    assert.match(metrics, /^healthd_notifications\{status="pending"\} 0$/m);
+    assert.equal(ntfy.attempts, 0);
+    // A service's own topic is used even when the daemon has none.
+    const own = nextMessage(ntfy, (m) => m.topic === "team-web");
+    await d.api("PUT", "/services/web-02", {
+      services: [{ id: "api", check: { url: "http://127.0.0.1:9/", intervalSeconds: 1, notifyThreshold: 0, notifyTopic: "team-web" } }],
+    });
+    assert.equal((await own)[0].title, "DOWN: web-02/api");
+  });
+
+  test(`${engine}: deleting a service with an open incident: its DOWN stays delivered, nothing more is sent`, async (t) => {
+    const ntfy = await ntfyStandIn(t);
+    const { d, put } = await setup(t, ntfy, { engine, notifyThreshold: 0 });
+    const down = nextMessage(ntfy, () => true);
+    await put();
+    await down;
+    assert.equal((await d.api("DELETE", "/services/web-01/home")).status, 204);
+    await d.api("PUT", "/services/other", { services: [{ id: "x", check: { url: "http://127.0.0.1:9/", intervalSeconds: 1, notify: false } }] });
+    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serverId === "other");
+    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serverId === "other");
+    assert.equal(ntfy.messages("ops").length, 1);
+    assert.deepEqual((await d.store.notifications()).map((n) => n.status), ["delivered"]);
+  });
+}
 
 test("user and password are sent as Basic", async (t) => {
   const ntfy = await ntfyStandIn(t, { users: { healthd: "s3cret:x" } });
@@ -117,55 +172,6 @@ test("user and password are sent as Basic", async (t) => {
   const sent = nextMessage(ntfy, () => true);
   await put();
   assert.equal((await sent)[0].authorization, `Basic ${Buffer.from("healthd:s3cret:x").toString("base64")}`);
-});
-
-test("a notification ntfy refuses as invalid is marked failed and not retried", async (t) => {
-  const ntfy = await ntfyStandIn(t);
-  ntfy.failNext(1, 400);
-  const { d, put } = await setup(t, ntfy, { notifyThreshold: 0 });
-  const failed = nextEvent<[NotificationRow]>(d.events, "notify:failed");
-  await put();
-  await failed;
-  await nextEvent<[Recorded]>(d.events, "check:done");
-  const stored = d.store.sqlite.prepare("SELECT status, attempts, last_error FROM notifications").get() as Record<string, unknown>;
-  assert.equal(stored.status, "failed");
-  assert.equal(stored.attempts, 1);
-  assert.match(String(stored.last_error), /ntfy answered 400/);
-  assert.equal(ntfy.attempts, 1);
-});
-
-test("no topic anywhere: the daemon runs and keeps the notification as unsent", async (t) => {
-  const ntfy = await ntfyStandIn(t);
-  const { d, put } = await setup(t, ntfy, { notifyThreshold: 0, topic: null });
-  await put();
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.notify === "down");
-  const stored = d.store.sqlite.prepare("SELECT status, topic, last_error FROM notifications").get() as Record<string, unknown>;
-  assert.deepEqual(stored, { status: "unsent", topic: null, last_error: "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic" });
-  const metrics = await (await fetch(d.url + "/metrics")).text();
-  assert.match(metrics, /^healthd_notifications\{status="unsent"\} 1$/m);
-  assert.match(metrics, /^healthd_notifications\{status="pending"\} 0$/m);
-  assert.equal(ntfy.attempts, 0);
-  // A service's own topic is used even when the daemon has none.
-  const own = nextMessage(ntfy, (m) => m.topic === "team-web");
-  await d.api("PUT", "/services/web-02", {
-    services: [{ id: "api", check: { url: "http://127.0.0.1:9/", intervalSeconds: 1, notifyThreshold: 0, notifyTopic: "team-web" } }],
-  });
-  assert.equal((await own)[0].title, "DOWN: web-02/api");
-});
-
-test("deleting a service with an open incident: its DOWN stays delivered, nothing more is sent", async (t) => {
-  const ntfy = await ntfyStandIn(t);
-  const { d, put } = await setup(t, ntfy, { notifyThreshold: 0 });
-  const down = nextMessage(ntfy, () => true);
-  await put();
-  await down;
-  assert.equal((await d.api("DELETE", "/services/web-01/home")).status, 204);
-  await d.api("PUT", "/services/other", { services: [{ id: "x", check: { url: "http://127.0.0.1:9/", intervalSeconds: 1, notify: false } }] });
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serverId === "other");
-  await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serverId === "other");
-  assert.equal(ntfy.messages("ops").length, 1);
-  const rows = d.store.sqlite.prepare("SELECT status FROM notifications").all();
-  assert.deepEqual(rows, [{ status: "delivered" }]);
 });
 
 test("POST /push/topics/{topic}: 200 with ntfy's id and time, 400 for what ntfy would refuse, 502 when ntfy fails", async (t) => {

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { silentLogger } from "../src/log.ts";
 import { hash, nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
-import type { ScheduledService } from "../src/store/servers.ts";
+import type { ScheduledService } from "../src/model.ts";
 import { FakeClock } from "./support/clock.ts";
 
 function service(key: number, check: { intervalSeconds?: number | null; cron?: string | null; url?: string } = {}): ScheduledService {

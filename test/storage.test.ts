@@ -2,12 +2,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { silentLogger } from "../src/log.ts";
 import { Retention } from "../src/retention.ts";
-import { rollupDeltas } from "../src/rollup/deltas.ts";
 import { add, quantile, type Sketch } from "../src/rollup/sketch.ts";
-import { recordChecks } from "../src/store/entries.ts";
-import { addRollups } from "../src/store/rollups.ts";
-import { findService } from "../src/store/servers.ts";
+import { rawQuery } from "../src/store/raw.ts";
 import type { Recorded } from "../src/recorder.ts";
+import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpTarget } from "./support/targets.ts";
@@ -27,86 +25,87 @@ test("sketch: quantiles within 4% of the true value, whatever the distribution",
   assert.equal(quantile({}, 0.5), null);
 });
 
-/** Store one result per (minutes ago, ok, latency) for a service, with its rollups, as the recorder does. */
-function store(d: TestDaemon, serviceId: string, results: [number, boolean, number][], now = Date.now()) {
-  const { key } = findService(d.store, "s", serviceId)!;
-  const finished = results.map(([minutesAgo, ok, latencyMs]) => ({
-    serviceKey: key,
-    checkedAt: now - minutesAgo * 60_000,
-    result: ok
-      ? { ok: true as const, status: 200, latencyMs, matched: 0, errorKind: null, error: null }
-      : { ok: false as const, status: 500, latencyMs, matched: null, errorKind: "status" as const, error: "status 500" },
-    state: { status: "up" as const, consecutiveFailures: 0, failingSince: null, incidentOpenSince: null },
-  }));
-  d.store.transaction(() => {
-    recordChecks(d.store, finished);
-    addRollups(d.store, rollupDeltas(finished));
+/** Store one result per (minutes ago, ok, latency) for a service, through the store's write path. */
+async function store(d: TestDaemon, serviceId: string, results: [number, boolean, number][], now = Date.now()) {
+  const { key } = await d.store.findService("s", serviceId);
+  const runs = results.map(([minutesAgo, ok, latencyMs]) => {
+    const checkedAt = now - minutesAgo * 60_000;
+    return {
+      serviceKey: key!,
+      outcome: ok
+        ? { ok: true as const, status: 200, latencyMs, matched: 0, errorKind: null, error: null, checkedAt }
+        : { ok: false as const, status: 500, latencyMs, matched: null, errorKind: "status" as const, error: "status 500", checkedAt },
+    };
   });
+  // In batches, as the recorder writes them.
+  for (let i = 0; i < runs.length; i += 500) await d.store.recordResults(runs.slice(i, i + 500));
 }
 
-test("GET …/stats answers uptime, p50/p95 latency, checks and failures over a window", async (t) => {
-  const d = await testDaemon(t);
-  await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }] });
-  // Within the last day: 90 passing at 10 ms, 10 failing at 100 ms. Eight days ago: 100 failures.
-  store(d, "a", [
-    ...Array.from({ length: 90 }, (_, i): [number, boolean, number] => [i, true, 10]),
-    ...Array.from({ length: 10 }, (_, i): [number, boolean, number] => [i, false, 100]),
-    ...Array.from({ length: 100 }, (): [number, boolean, number] => [8 * 24 * 60, false, 50]),
-  ]);
-  const day1 = await d.api("GET", "/services/s/a/stats?window=24h");
-  assert.equal(day1.status, 200);
-  assert.equal(day1.body.window, "24h");
-  assert.deepEqual([day1.body.checks, day1.body.failures, day1.body.uptime], [100, 10, 0.9]);
-  assert.ok(Math.abs(day1.body.latencyMs.p50 - 10) <= 0.4, String(day1.body.latencyMs.p50));
-  assert.ok(Math.abs(day1.body.latencyMs.p95 - 100) <= 4, String(day1.body.latencyMs.p95));
-  assert.equal(day1.body.latencyMs.mean, 19);
-  const week2 = await d.api("GET", "/services/s/a/stats?window=30d");
-  assert.deepEqual([week2.body.checks, week2.body.failures], [200, 110]);
-  const fresh = await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }, { id: "b", check: { url: "http://127.0.0.1:9/" } }] });
-  assert.equal(fresh.status, 200);
-  const none = await d.api("GET", "/services/s/b/stats");
-  assert.deepEqual(none.body.latencyMs, { mean: null, p50: null, p95: null });
-  assert.equal(none.body.uptime, null);
-  assert.equal((await d.api("GET", "/services/s/a/stats?window=2h")).status, 400);
-  assert.equal((await d.api("GET", "/services/s/zzz/stats")).status, 404);
-});
-
-test("the daemon's own checks feed the rollups", async (t) => {
-  const target = await httpTarget(t);
-  const d = await testDaemon(t);
-  const done = nextEvent<[Recorded]>(d.events, "check:done");
-  await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: `${target.url}/ok`, intervalSeconds: 60 } }] });
-  await done;
-  const stats = await d.api("GET", "/services/s/a/stats");
-  assert.deepEqual([stats.body.checks, stats.body.failures, stats.body.uptime], [1, 0, 1]);
-});
-
-test("retention deletes old entries in small batches and old rollups, and keeps the rest", async (t) => {
-  const d = await testDaemon(t);
-  await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }] });
-  const now = Date.now();
-  // 5,000 entries 40 days old, 50 from today; rollups of 400 days ago and of today.
-  store(d, "a", Array.from({ length: 5000 }, (): [number, boolean, number] => [40 * 24 * 60, true, 5]), now);
-  store(d, "a", Array.from({ length: 50 }, (_, i): [number, boolean, number] => [i, true, 5]), now);
-  store(d, "a", [[400 * 24 * 60, false, 5]], now);
-  const batches: number[] = [];
-  const retention = new Retention(d.store, {
-    entriesDays: 30,
-    rollupDays: 365,
-    batchSize: 1000,
-    now: () => now,
-    log: silentLogger,
-    onBatch: (_ms, deleted) => batches.push(deleted),
+for (const engine of engines) {
+  test(`${engine}: GET …/stats answers uptime, p50/p95 latency, checks and failures over a window`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }] });
+    // Within the last day: 90 passing at 10 ms, 10 failing at 100 ms. Eight days ago: 100 failures.
+    await store(d, "a", [
+      ...Array.from({ length: 90 }, (_, i): [number, boolean, number] => [i, true, 10]),
+      ...Array.from({ length: 10 }, (_, i): [number, boolean, number] => [i, false, 100]),
+      ...Array.from({ length: 100 }, (): [number, boolean, number] => [8 * 24 * 60, false, 50]),
+    ]);
+    const day1 = await d.api("GET", "/services/s/a/stats?window=24h");
+    assert.equal(day1.status, 200);
+    assert.equal(day1.body.window, "24h");
+    assert.deepEqual([day1.body.checks, day1.body.failures, day1.body.uptime], [100, 10, 0.9]);
+    assert.ok(Math.abs(day1.body.latencyMs.p50 - 10) <= 0.4, String(day1.body.latencyMs.p50));
+    assert.ok(Math.abs(day1.body.latencyMs.p95 - 100) <= 4, String(day1.body.latencyMs.p95));
+    assert.equal(day1.body.latencyMs.mean, 19);
+    const week2 = await d.api("GET", "/services/s/a/stats?window=30d");
+    assert.deepEqual([week2.body.checks, week2.body.failures], [200, 110]);
+    const fresh = await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }, { id: "b", check: { url: "http://127.0.0.1:9/" } }] });
+    assert.equal(fresh.status, 200);
+    const none = await d.api("GET", "/services/s/b/stats");
+    assert.deepEqual(none.body.latencyMs, { mean: null, p50: null, p95: null });
+    assert.equal(none.body.uptime, null);
+    assert.equal((await d.api("GET", "/services/s/a/stats?window=2h")).status, 400);
+    assert.equal((await d.api("GET", "/services/s/zzz/stats")).status, 404);
   });
-  const pass = await retention.runOnce();
-  assert.equal(pass.entries, 5001);
-  assert.equal(pass.rollups, 1);
-  assert.ok(batches.every((n) => n <= 1000));
-  assert.ok(batches.filter((n) => n > 0).length >= 6, String(batches));
-  const count = (sql: string) => (d.store.sqlite.prepare(sql).get() as { n: number }).n;
-  assert.equal(count("SELECT count(*) AS n FROM health_check_data_entries"), 50);
-  assert.equal(count(`SELECT count(*) AS n FROM service_rollups WHERE hour < ${now - 365 * day}`), 0);
-  assert.ok(count(`SELECT count(*) AS n FROM service_rollups WHERE hour < ${now - 30 * day}`) > 0, "rollups outlive the entries");
-  assert.equal((await d.api("GET", "/services/s/a/stats?window=365d")).body.checks, 5050);
-  assert.equal((await retention.runOnce()).entries, 0);
-});
+
+  test(`${engine}: the daemon's own checks feed the rollups`, async (t) => {
+    const target = await httpTarget(t);
+    const d = await testDaemon(t, { engine });
+    const done = nextEvent<[Recorded]>(d.events, "check:done");
+    await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: `${target.url}/ok`, intervalSeconds: 60 } }] });
+    await done;
+    const stats = await d.api("GET", "/services/s/a/stats");
+    assert.deepEqual([stats.body.checks, stats.body.failures, stats.body.uptime], [1, 0, 1]);
+  });
+
+  test(`${engine}: retention deletes old entries in small batches and old rollups, and keeps the rest`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }] });
+    const now = Date.now();
+    // 5,000 entries 40 days old, 50 from today; rollups of 400 days ago and of today.
+    await store(d, "a", Array.from({ length: 5000 }, (): [number, boolean, number] => [40 * 24 * 60, true, 5]), now);
+    await store(d, "a", Array.from({ length: 50 }, (_, i): [number, boolean, number] => [i, true, 5]), now);
+    await store(d, "a", [[400 * 24 * 60, false, 5]], now);
+    const batches: number[] = [];
+    const retention = new Retention(d.store, {
+      entriesDays: 30,
+      rollupDays: 365,
+      batchSize: 1000,
+      now: () => now,
+      log: silentLogger,
+      onBatch: (_ms, deleted) => batches.push(deleted),
+    });
+    const pass = await retention.runOnce();
+    assert.equal(pass.entries, 5001);
+    assert.equal(pass.rollups, 1);
+    assert.ok(batches.every((n) => n <= 1000));
+    assert.ok(batches.filter((n) => n > 0).length >= 6, String(batches));
+    const count = async (sql: string) => Number((await rawQuery(d.store, sql))[0]!.n);
+    assert.equal(await count("SELECT count(*) AS n FROM health_check_data_entries"), 50);
+    assert.equal(await count(`SELECT count(*) AS n FROM service_rollups WHERE hour < ${now - 365 * day}`), 0);
+    assert.ok((await count(`SELECT count(*) AS n FROM service_rollups WHERE hour < ${now - 30 * day}`)) > 0, "rollups outlive the entries");
+    assert.equal((await d.api("GET", "/services/s/a/stats?window=365d")).body.checks, 5050);
+    assert.equal((await retention.runOnce()).entries, 0);
+  });
+}

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { render } from "ink-testing-library";
 import { createElement } from "react";
 import { fold, sparkline, TailView } from "../src/cli/tail-view.tsx";
-import type { NamedEntry } from "../src/store/entries.ts";
+import type { NamedEntry } from "../src/model.ts";
 import { settle } from "./support/clock.ts";
 
 const at = Date.UTC(2026, 10, 21, 12, 0, 0);

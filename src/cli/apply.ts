@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { applyServers } from "../apply.ts";
 import { UsageError } from "../config.ts";
 import { parseServersFile } from "../servers-file.ts";
+import type { ServerChange } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
 import { dbOption } from "./options.ts";
 
@@ -42,18 +42,36 @@ Examples:
       if (!parsed.ok) throw new UsageError(`${file} is invalid; nothing was applied:\n  ${parsed.errors.join("\n  ")}`);
       const store = await openForWriting(flags.db);
       try {
-        const plan = applyServers(store, parsed.servers, { prune: flags.prune ?? false, dryRun: flags.dryRun ?? false });
+        const dryRun = flags.dryRun ?? false;
+        const result = await store.applyServers(parsed.servers, { now: Date.now(), prune: flags.prune ?? false, dryRun });
         if (flags.json) {
-          process.stdout.write(JSON.stringify({ dryRun: flags.dryRun ?? false, ...plan }) + "\n");
+          // Server ids by outcome (what scripts read first), then each server's changes service by service.
+          const ids = (outcome: ServerChange["outcome"]) => result.servers.filter((s) => s.outcome === outcome).map((s) => s.serverId);
+          const summary = { created: ids("created"), updated: ids("updated"), unchanged: ids("unchanged"), deleted: ids("deleted") };
+          process.stdout.write(JSON.stringify({ dryRun, ...summary, servers: result.servers }) + "\n");
           return;
         }
-        const verb = flags.dryRun ? "would be " : "";
-        for (const [what, ids] of Object.entries(plan) as [string, string[]][]) {
-          for (const serverId of ids) process.stdout.write(`${serverId}: ${verb}${what}\n`);
-        }
-        if (flags.dryRun) process.stdout.write("dry run: nothing was changed\n");
+        for (const change of result.servers) process.stdout.write(describe(change, dryRun));
+        if (dryRun) process.stdout.write("dry run: nothing was changed\n");
       } finally {
         await store.close();
       }
     });
+}
+
+/**
+ * `web-01: created (2 services)`, or for a server that changed a line per service: + created,
+ * ~ changed (with the fields that did), - deleted.
+ */
+function describe(change: ServerChange, dryRun: boolean): string {
+  const { created, updated, deleted } = change.services;
+  const head = `${change.serverId}: ${dryRun ? "would be " : ""}${change.outcome}`;
+  const count = (n: number) => ` (${n} service${n === 1 ? "" : "s"})`;
+  if (change.outcome === "created") return head + count(created.length) + "\n";
+  if (change.outcome === "deleted") return head + count(deleted.length) + "\n";
+  const lines = [head];
+  for (const id of created) lines.push(`  + ${id}`);
+  for (const { id, fields } of updated) lines.push(`  ~ ${id} (${fields.join(", ")})`);
+  for (const id of deleted) lines.push(`  - ${id}`);
+  return lines.join("\n") + "\n";
 }

@@ -3,8 +3,7 @@ import { runCheck, type Outcome } from "../checks/http.ts";
 import { parsePositiveInt, UsageError } from "../config.ts";
 import type { Check } from "../model.ts";
 import { checkInput, validate } from "../schema.ts";
-import { insertEntry } from "../store/entries.ts";
-import { scheduledServices } from "../store/servers.ts";
+import type { ScheduledService } from "../model.ts";
 import { exitCodes } from "./exit.ts";
 import { openForReading } from "./database.ts";
 import { argument, dbOption, parseTarget } from "./options.ts";
@@ -63,13 +62,14 @@ Examples:
       }
       if (subjects) {
         if (flags.record) throw new UsageError("--record stores results of stored checks; an ad-hoc --url check has nowhere to go");
-        process.exitCode = await runAll(subjects, flags, () => {});
+        process.exitCode = await runAll(subjects, flags, async () => {});
         return;
       }
       const store = await openForReading(flags.db, { writable: flags.record ?? false });
       try {
-        const stored = select(scheduledServices(store), target);
-        const record = flags.record ? (s: Subject, o: Outcome) => insertEntry(store, s.key!, o.checkedAt, o) : () => {};
+        const stored = select(await store.scheduledServices(), target);
+        // --record goes the daemon's way: entry, state, rollup and notifications in one transaction.
+        const record = flags.record ? (s: Subject, o: Outcome) => store.recordResults([{ serviceKey: s.key!, outcome: o }]) : async () => {};
         process.exitCode = await runAll(stored, flags, record);
       } finally {
         await store.close();
@@ -105,7 +105,7 @@ function flagOf(path: string): string {
   return ({ "/url": "--url", "/method": "--method", "/timeoutMs": "--timeout" } as Record<string, string>)[path] ?? path;
 }
 
-function select(services: ReturnType<typeof scheduledServices>, target: string | undefined): Subject[] {
+function select(services: readonly ScheduledService[], target: string | undefined): Subject[] {
   const { serverId, serviceId } = parseTarget(target);
   const chosen = services.filter((s) => (!serverId || s.serverId === serverId) && (!serviceId || s.serviceId === serviceId));
   if (target && chosen.length === 0) {
@@ -117,7 +117,7 @@ function select(services: ReturnType<typeof scheduledServices>, target: string |
   return chosen.map((s) => ({ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }));
 }
 
-async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subject, o: Outcome) => void): Promise<number> {
+async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subject, o: Outcome) => Promise<unknown>): Promise<number> {
   const colour = colourWanted(process.stdout) && !flags.json;
   const progress = process.stderr.isTTY && subjects.length > 1;
   let next = 0;
@@ -127,7 +127,7 @@ async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subjec
     while (next < subjects.length) {
       const subject = subjects[next++]!;
       const outcome = await runCheck(subject.check);
-      record(subject, outcome);
+      await record(subject, outcome);
       done++;
       if (!outcome.ok) failed++;
       if (progress) process.stderr.write("\r\x1b[K");

@@ -1,34 +1,23 @@
 /**
- * Opening the database for the subcommands that only read it (check, tail, export): never create or
- * migrate it, and say what to do when it is missing or behind.
+ * Opening the database for a subcommand: errors become usage errors (exit 2) whose message says what to do.
  */
-import { existsSync } from "node:fs";
 import { UsageError } from "../config.ts";
-import { openStore, type Store } from "../store/db.ts";
-import { openMigrated, pendingMigrations } from "../store/migrate.ts";
+import { openStore, type OpenOptions } from "../store/open.ts";
+import type { Store } from "../store/store.ts";
 
-/** `writable` is for check --record: it writes entries, but never creates or migrates the file. */
-export async function openForReading(path: string, { writable = false } = {}): Promise<Store> {
-  if (!existsSync(path)) {
-    throw new UsageError(`no database at ${path}; create it with: healthd migrate --db ${path} (or point --db at yours)`);
-  }
-  const store = openStore(path, { readonly: !writable });
-  try {
-    const pending = await pendingMigrations(store);
-    if (pending.length > 0) {
-      throw new UsageError(`${path} needs ${pending.length} migration(s); run: healthd migrate --db ${path}`);
-    }
-  } catch (error) {
-    await store.close();
-    throw error instanceof UsageError ? error : new UsageError((error as Error).message, { cause: error });
-  }
-  return store;
+/** check, tail, export: never create or migrate (`writable` is for check --record, which writes entries). */
+export function openForReading(target: string, { writable = false } = {}): Promise<Store> {
+  return open(target, { mode: "read", writable });
 }
 
-/** Open for writing (apply, migrate): create the file and migrate it when needed, as serve does. */
-export async function openForWriting(path: string): Promise<Store> {
+/** apply, silence, copy's destination: create and migrate when needed, as serve does. */
+export function openForWriting(target: string): Promise<Store> {
+  return open(target, { mode: "write" });
+}
+
+async function open(target: string, options: OpenOptions): Promise<Store> {
   try {
-    return (await openMigrated(path)).store;
+    return await openStore(target, options);
   } catch (error) {
     throw new UsageError((error as Error).message, { cause: error });
   }

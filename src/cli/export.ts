@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { renderServersFile } from "../servers-file.ts";
-import { getServer, listServers } from "../store/servers.ts";
+import type { ServerView } from "../model.ts";
 import { openForReading } from "./database.ts";
 import { dbOption } from "./options.ts";
 
@@ -13,7 +13,11 @@ export function exportCommand(): Command {
     .action(async (flags: { db: string; json?: boolean }) => {
       const store = await openForReading(flags.db);
       try {
-        const servers = listServers(store).map((s) => getServer(store, s.id)!);
+        const servers: ServerView[] = [];
+        for (const { id } of await store.listServers()) {
+          const server = await store.getServer(id);
+          if (server) servers.push(server);
+        }
         process.stdout.write(renderServersFile(servers, flags.json ? "json" : "yaml"));
       } finally {
         await store.close();

@@ -7,6 +7,7 @@ import { UsageError } from "../config.ts";
 import { version } from "../version.ts";
 import { applyCommand } from "./apply.ts";
 import { checkCommand } from "./check.ts";
+import { copyCommand } from "./copy.ts";
 import { exportCommand } from "./export.ts";
 import { migrateCommand } from "./migrate.ts";
 import { serveCommand } from "./serve.ts";
@@ -26,6 +27,7 @@ export function program(): Command {
     .addCommand(exportCommand())
     .addCommand(tailCommand())
     .addCommand(migrateCommand())
+    .addCommand(copyCommand())
     .hook("preAction", (_root, action) => readBooleanEnv(action));
   // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
   const exitOverride = (command: Command) => {

@@ -5,7 +5,7 @@
  */
 import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useState } from "react";
-import type { NamedEntry } from "../store/entries.ts";
+import type { NamedEntry } from "../model.ts";
 
 export interface TailViewProps {
   /** Subscribe to batches of new entries; answers an unsubscribe function. */

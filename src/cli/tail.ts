@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { followEntries } from "../follow.ts";
-import type { NamedEntry } from "../store/entries.ts";
+import type { NamedEntry } from "../model.ts";
 import { openForReading } from "./database.ts";
 import { dbOption, parseTarget } from "./options.ts";
 
@@ -23,8 +23,9 @@ Examples:
     .action(async (target: string | undefined, flags: { db: string; json?: boolean }) => {
       const { serverId, serviceId } = parseTarget(target);
       const store = await openForReading(flags.db);
+      const after = await store.lastEntryId();
       const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) =>
-        followEntries(store, { serverId, serviceId, onEntries });
+        followEntries(store, after, { serverId, serviceId, onEntries });
       try {
         if (flags.json || !process.stdout.isTTY || !process.stdin.isTTY) {
           const stop = subscribe((entries) => {

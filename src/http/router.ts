@@ -3,8 +3,9 @@
  * and turn whatever a handler answers or throws into a response.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HttpError, problem } from "./problem.ts";
 import type { Logger } from "../log.ts";
+import { StoreUnavailable } from "../store/store.ts";
+import { HttpError, problem } from "./problem.ts";
 
 export interface Request {
   readonly method: string;
@@ -91,10 +92,13 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
     } catch (error) {
       if (error instanceof HttpError) {
         answer = { status: error.status, body: error.toProblem(), headers: error.headers };
-      } else if (/^SQLITE_(READONLY|FULL|IOERR|BUSY|CANTOPEN)/.test((error as { code?: string }).code ?? "")) {
-        const code = (error as { code: string }).code;
-        log.error("the database refused a request", { method, url: req.url, code, error: (error as Error).message });
-        answer = { status: 503, body: problem(503, `the database cannot take this now (${code}); nothing was changed, try again later`) };
+      } else if (error instanceof StoreUnavailable) {
+        log.error("the database refused a request", { method, url: req.url, code: error.code, error: error.message });
+        answer = {
+          status: 503,
+          body: problem(503, `the database cannot take this now (${error.code}); nothing was changed, try again later`),
+          headers: { "retry-after": "5" },
+        };
       } else {
         log.error("request failed", { method, url: req.url, error });
         answer = { status: 500, body: problem(500, "internal error; the daemon's log has the details") };

@@ -2,28 +2,19 @@
  * /services: servers, their services and their entries.
  */
 import { z } from "zod";
-import { id, serverDocument, validate, type FieldError } from "../schema.ts";
-import type { Store } from "../store/db.ts";
-import { decodeCursor, listEntries } from "../store/entries.ts";
-import {
-  deleteServer,
-  deleteService,
-  findService,
-  serverExists,
-  getServer,
-  listServers,
-  putServer,
-  type ScheduleChange,
-} from "../store/servers.ts";
+import type { ScheduleChange } from "../model.ts";
+import { hourMs } from "../rollup/deltas.ts";
 import { quantile } from "../rollup/sketch.ts";
-import { hourMs, rollupTotals } from "../store/rollups.ts";
+import { id, serverDocument, validate, type FieldError } from "../schema.ts";
+import { decodeCursor } from "../store/queries/entries.ts";
+import type { Store } from "../store/store.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Request, Route } from "./router.ts";
 
 export interface ServicesContext {
   readonly store: Store;
   /** Told of every write before its response is sent, so the scheduler follows it at once. */
-  readonly scheduleChanged: (change: ScheduleChange) => void;
+  readonly scheduleChanged: (change: ScheduleChange) => Promise<void>;
   readonly now: () => number;
 }
 
@@ -32,13 +23,13 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
   return [
     {
       path: "/services",
-      methods: { GET: () => ({ status: 200, body: { servers: listServers(store) } }) },
+      methods: { GET: async () => ({ status: 200, body: { servers: await store.listServers() } }) },
     },
     {
       path: "/services/:serverId",
       methods: {
-        GET: (req) => {
-          const server = getServer(store, req.params.serverId!);
+        GET: async (req) => {
+          const server = await store.getServer(req.params.serverId!);
           if (!server) throw noServer(req.params.serverId!);
           return { status: 200, body: server };
         },
@@ -53,15 +44,15 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
             errors.push({ path: "/id", message: `must equal the server id of the path (${serverId}), or be left out` });
           }
           if (!parsed.ok || errors.length > 0) throw invalid(errors, "the server document");
-          const result = putServer(store, serverId, parsed.value, ctx.now());
-          ctx.scheduleChanged(result.schedule);
-          return { status: result.created ? 201 : 200, body: getServer(store, serverId) };
+          const result = await store.applyServers(new Map([[serverId, parsed.value]]), { now: ctx.now() });
+          await ctx.scheduleChanged(result.schedule);
+          return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await store.getServer(serverId) };
         },
-        DELETE: (req) => {
+        DELETE: async (req) => {
           const serverId = req.params.serverId!;
-          const change = deleteServer(store, serverId);
+          const change = await store.deleteServer(serverId);
           if (!change) throw noServer(serverId);
-          ctx.scheduleChanged(change);
+          await ctx.scheduleChanged(change);
           return { status: 204 };
         },
       },
@@ -69,11 +60,11 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
     {
       path: "/services/:serverId/:serviceId",
       methods: {
-        DELETE: (req) => {
+        DELETE: async (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-          const change = deleteService(store, serverId, serviceId, ctx.now());
-          if (!change) throw notFound(store, serverId, serviceId);
-          ctx.scheduleChanged(change);
+          const change = await store.deleteService(serverId, serviceId, ctx.now());
+          if (!change) throw await notFound(store, serverId, serviceId);
+          await ctx.scheduleChanged(change);
           return { status: 204 };
         },
       },
@@ -81,13 +72,13 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
     {
       path: "/services/:serverId/:serviceId/stats",
       methods: {
-        GET: (req) => {
+        GET: async (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
           const { window } = parseQuery(statsQuery, req.query);
-          const service = serviceOr404(store, serverId, serviceId);
+          const key = await serviceKey(store, serverId, serviceId);
           const now = ctx.now();
           const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
-          const totals = rollupTotals(store, service.key, since);
+          const totals = await store.rollupTotals(key, since);
           const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
           return {
             status: 200,
@@ -110,11 +101,11 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
     {
       path: "/services/:serverId/:serviceId/data",
       methods: {
-        GET: (req) => {
+        GET: async (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
           const query = parseQuery(entriesQuery, req.query);
-          const service = serviceOr404(store, serverId, serviceId);
-          return { status: 200, body: listEntries(store, service.key, query) };
+          const key = await serviceKey(store, serverId, serviceId);
+          return { status: 200, body: await store.readEntries(key, query) };
         },
       },
     },
@@ -128,15 +119,16 @@ function pathId(req: Request, name: string): string {
   return value;
 }
 
-function serviceOr404(store: Store, serverId: string, serviceId: string): { key: number } {
-  const service = findService(store, serverId, serviceId);
-  if (!service) throw notFound(store, serverId, serviceId);
-  return service;
+/** The service's key, or the 404 that says whether its server is missing too. */
+async function serviceKey(store: Store, serverId: string, serviceId: string): Promise<number> {
+  const found = await store.findService(serverId, serviceId);
+  if (found.key === undefined) throw found.serverExists ? noService(serverId, serviceId) : noServer(serverId);
+  return found.key;
 }
 
-/** The 404 for a service that is not there: its server may be missing too, and the message says which. */
-function notFound(store: Store, serverId: string, serviceId: string): HttpError {
-  return serverExists(store, serverId) ? noService(serverId, serviceId) : noServer(serverId);
+async function notFound(store: Store, serverId: string, serviceId: string): Promise<HttpError> {
+  const found = await store.findService(serverId, serviceId);
+  return found.key === undefined && !found.serverExists ? noServer(serverId) : noService(serverId, serviceId);
 }
 
 const noServer = (serverId: string) =>

@@ -6,28 +6,20 @@
  * notification that ntfy refuses as invalid is marked failed with ntfy's error and not retried.
  */
 import type { Logger } from "../log.ts";
-import type { Store } from "../store/db.ts";
-import {
-  dueNotifications,
-  markDelivered,
-  markInFlight,
-  markFailed,
-  markRetry,
-  nextAttemptAt,
-  type NotificationRow,
-} from "../store/notifications.ts";
-import type { NotificationBody } from "./message.ts";
+import type { Notification, Store } from "../store/store.ts";
 import type { Publisher, PublishResult } from "./ntfy.ts";
 
 export interface DeliveryOptions {
   readonly log: Logger;
+  /** The topic of notifications whose service has no notifyTopic; null when none is configured. */
+  readonly defaultTopic: string | null;
   /** First retry delay; each later one doubles. Default 1000 ms. */
   readonly retryBaseMs?: number;
   /** Retry delays stop growing here. Default 300000 ms (5 minutes). */
   readonly retryMaxMs?: number;
   readonly now?: () => number;
   /** Told of every attempt's outcome. */
-  readonly onAttempt?: (row: NotificationRow, result: PublishResult) => void;
+  readonly onAttempt?: (row: Notification, result: PublishResult) => void;
 }
 
 export class Delivery {
@@ -81,53 +73,63 @@ export class Delivery {
 
   #arm(): void {
     if (this.#stopped) return;
-    let next: number | undefined;
-    try {
-      next = nextAttemptAt(this.#store);
-    } catch (error) {
-      this.#options.log.error("cannot read the outbox; looking again in 10 s", { error });
-      next = this.#now() + 10_000;
-    }
-    if (next === undefined) return;
+    void this.#store.nextNotificationAt().then(
+      (next) => this.#armAt(next),
+      (error: unknown) => {
+        this.#options.log.error("cannot read the outbox; looking again in 10 s", { error });
+        this.#armAt(this.#now() + 10_000);
+      },
+    );
+  }
+
+  #armAt(next: number | undefined): void {
+    if (next === undefined || this.#stopped || this.#running) return;
     const at = Math.max(next, this.#pausedUntil);
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - this.#now()), 2_147_000_000));
   }
 
   async #pass(): Promise<void> {
-    const due = dueNotifications(this.#store, this.#now());
+    const due = await this.#store.dueNotifications(this.#now());
     await Promise.all(due.map((row) => this.#deliver(row)));
     // A delivered head lets the next notification of its topic go at once.
     if (due.length > 0 && !this.#stopped) this.#again = true;
   }
 
-  async #deliver(row: NotificationRow): Promise<void> {
-    const body = JSON.parse(row.message) as NotificationBody;
-    const topic = row.topic!;
-    const log = this.#options.log.child({ server: row.server_id, service: row.service_id, kind: row.kind, topic });
-    if (row.in_flight_since !== null) {
+  async #deliver(row: Notification): Promise<void> {
+    const body = row.message;
+    const topic = row.topic ?? this.#options.defaultTopic;
+    const log = this.#options.log.child({ server: row.serverId, service: row.serviceId, kind: row.kind, topic });
+    if (topic === null) {
+      const error = "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic";
+      await this.#store.markGivenUp(row.id, "unsent", error);
+      log.warn("notification kept unsent: no ntfy topic is configured for it");
+      this.#options.onAttempt?.(row, { ok: false, retryable: false, status: null, error });
+      return;
+    }
+    if (row.inFlightSince !== null) {
       // The daemon died while publishing this: ntfy may have it already. Look before sending it twice.
-      const since = Math.floor(row.in_flight_since / 1000) - 1;
+      const since = Math.floor(row.inFlightSince / 1000) - 1;
       const found = await this.#publisher.findCached(topic, since, (m) => m.title === body.title && m.message === body.message);
       if (found) {
-        markDelivered(this.#store, row.id, found.id, this.#now());
+        await this.#store.markDelivered(row.id, found.id, this.#now());
         log.info("notification was delivered before a restart; not sending it again", { ntfyId: found.id });
         this.#options.onAttempt?.(row, { ok: true, id: found.id, time: found.time });
         return;
       }
     }
-    markInFlight(this.#store, row.id, this.#now());
+    await this.#store.markInFlight(row.id, this.#now());
     const result = await this.#publisher.publish({ ...body, topic });
     if (result.ok) {
-      markDelivered(this.#store, row.id, result.id, this.#now());
+      await this.#store.markDelivered(row.id, result.id, this.#now());
       log.info("notification delivered", { ntfyId: result.id });
     } else if (result.retryable) {
       const base = this.#options.retryBaseMs ?? 1000;
       const delay = Math.min(base * 2 ** row.attempts, this.#options.retryMaxMs ?? 300_000);
-      markRetry(this.#store, row.id, result.error, this.#now() + delay);
+      await this.#store.markRetry(row.id, result.error, this.#now() + delay);
       log.warn("notification not delivered; will retry", { error: result.error, attempt: row.attempts + 1, retryInMs: delay });
     } else {
-      markFailed(this.#store, row.id, result.error);
+      await this.#store.markGivenUp(row.id, "failed", result.error);
       log.error("ntfy refused the notification; giving up on it", { error: result.error });
     }
     this.#options.onAttempt?.(row, result);

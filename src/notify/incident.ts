@@ -7,6 +7,8 @@
  * - A pass resets the count; if an incident is open it closes and one RECOVERED is due (even if `notify` was
  *   turned off meanwhile: whoever was told DOWN is told it is over).
  * Settings changed by a PUT take effect from the next check, because they are read at each transition.
+ * A result may stand for `count` consecutive results alike (results the daemon had to drop while the store
+ * was down are folded into runs), so that a dropped run of failures still opens its incident.
  */
 import type { ServiceStatus } from "../model.ts";
 
@@ -35,14 +37,14 @@ export type Transition = "down" | "recovered";
 
 export function transition(
   state: IncidentState,
-  result: { readonly ok: boolean; readonly checkedAt: number },
+  result: { readonly ok: boolean; readonly checkedAt: number; readonly count?: number },
   settings: NotifySettings,
 ): { state: IncidentState; notify: Transition | null } {
   if (result.ok) {
     const next: IncidentState = { status: "up", consecutiveFailures: 0, failingSince: null, incidentOpenSince: null };
     return { state: next, notify: state.incidentOpenSince === null ? null : "recovered" };
   }
-  const failures = state.consecutiveFailures + 1;
+  const failures = state.consecutiveFailures + (result.count ?? 1);
   const opens = state.incidentOpenSince === null && settings.notify && failures > settings.notifyThreshold;
   return {
     state: {

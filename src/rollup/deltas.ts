@@ -1,8 +1,20 @@
-import type { RollupDelta } from "../store/rollups.ts";
-import { hourMs } from "../store/rollups.ts";
+/**
+ * Hourly rollups: what a batch of finished checks adds to each (service, hour). Pure.
+ */
 import { add, type Sketch } from "./sketch.ts";
 
-/** What a batch of finished checks adds to each (service, hour): pure. */
+export const hourMs = 3_600_000;
+
+export interface RollupDelta {
+  readonly serviceKey: number;
+  /** Start of the hour, Unix ms. */
+  readonly hour: number;
+  readonly checks: number;
+  readonly failures: number;
+  readonly latencySum: number;
+  readonly sketch: Sketch;
+}
+
 export function rollupDeltas(
   finished: Iterable<{ readonly serviceKey: number; readonly checkedAt: number; readonly result: { ok: boolean; latencyMs: number } }>,
 ): RollupDelta[] {

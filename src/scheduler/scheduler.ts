@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
-import type { ScheduledService } from "../store/servers.ts";
+import type { ScheduledService } from "../model.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { TimeHeap } from "./heap.ts";
 import { firstRun, nextRun, scheduleOf, type Schedule } from "./plan.ts";

@@ -1,8 +1,12 @@
 /**
- * The SQLite tables as Kysely sees them, after the latest migration. Times are Unix milliseconds, booleans
- * 0 or 1, JSON columns text. `Generated` marks columns that the schema fills when an insert leaves them out.
+ * The tables as Kysely sees them, after the latest migration, on either engine. Times are Unix milliseconds
+ * (bigint on PostgreSQL, which the pool reads as numbers); JSON columns are text on both, so that documents
+ * come back byte for byte as they were written. Booleans are SQLite integers 0/1 and PostgreSQL booleans:
+ * `Bool` makes every reader say Boolean(...). `Generated` marks columns the schema fills when left out.
  */
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
+
+type Bool = ColumnType<boolean | number, boolean, boolean>;
 
 export interface ServersTable {
   id: string;
@@ -30,11 +34,11 @@ export interface HttpCheckConfigsTable {
   interval_seconds: number | null;
   cron: string | null;
   timeout_ms: number;
-  follow_redirects: number;
-  verify_tls: number;
+  follow_redirects: Bool;
+  verify_tls: Bool;
   /** JSON list of alternatives. */
   expect: Generated<string>;
-  notify: Generated<number>;
+  notify: ColumnType<boolean | number, boolean | undefined, boolean>;
   notify_threshold: Generated<number>;
   notify_topic: string | null;
 }
@@ -43,7 +47,7 @@ export interface HealthCheckDataEntriesTable {
   id: Generated<number>;
   service_key: number;
   checked_at: number;
-  ok: number;
+  ok: Bool;
   status: number | null;
   latency_ms: number;
   error_kind: string | null;

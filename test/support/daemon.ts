@@ -2,9 +2,11 @@
 import type { TestContext } from "node:test";
 import { startDaemon, type Daemon, type DaemonOptions } from "../../src/daemon.ts";
 import { silentLogger } from "../../src/log.ts";
-import { tempDbPath } from "./temp.ts";
+import { testDatabase, type TestEngine } from "./databases.ts";
 
 export interface TestDaemon extends Daemon {
+  /** What the daemon's --db is: a file path or a PostgreSQL URL. */
+  readonly db: string;
   /** fetch against the daemon, JSON bodies in and out. */
   api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
 }
@@ -16,19 +18,23 @@ export interface ApiAnswer {
   readonly body: any;
 }
 
-export async function testDaemon(t: TestContext, options: Partial<DaemonOptions> = {}): Promise<TestDaemon> {
+/** `engine` picks a fresh database of that engine when `db` is not given. Default sqlite. */
+export async function testDaemon(t: TestContext, options: Partial<DaemonOptions> & { engine?: TestEngine } = {}): Promise<TestDaemon> {
+  const { engine = "sqlite", ...rest } = options;
+  const db = rest.db ?? (await testDatabase(t, engine));
   const daemon = await startDaemon({
-    db: tempDbPath(t),
     host: "127.0.0.1",
     port: 0,
     log: silentLogger,
     // No topic: notifications stay in the outbox as unsent unless a test points this at the ntfy stand-in.
     ntfy: { url: "http://127.0.0.1:9" },
-    ...options,
+    ...rest,
+    db,
   });
   t.after(() => daemon.stop());
   return {
     ...daemon,
+    db,
     async api(method, path, body, headers = {}) {
       const init: RequestInit = { method, headers: { ...headers } };
       if (body !== undefined) {

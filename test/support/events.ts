@@ -25,3 +25,17 @@ export function nextEvent<T extends unknown[]>(
     emitter.on(event, listener);
   });
 }
+
+/**
+ * Poll `read` (the daemon's API, from another process) until `accept` holds. The bound only turns a hang into
+ * a clear failure; the wait ends as soon as the answer does.
+ */
+export async function until<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, guardMs = 15_000): Promise<T> {
+  const deadline = Date.now() + guardMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${guardMs} ms (last: ${JSON.stringify(value)?.slice(0, 500)})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -3,28 +3,28 @@
  * WAL long enough, and it writes pages back and fsyncs: on the daemon's one thread that stalled checks and
  * requests for up to hundreds of ms (bench:store measured a 376 ms retention batch). The daemon turns the
  * automatic checkpoint off and this worker, with its own connection, runs a PASSIVE checkpoint every second:
- * it never blocks the writer or readers, and its fsync waits on another thread.
+ * it never blocks the writer or readers, and its fsync waits on another thread. The main thread says when,
+ * after the same look at the WAL index that guards its own statements (shm-guard.ts).
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import type { Logger } from "../log.ts";
-import type { Store } from "./db.ts";
+import type Database from "better-sqlite3";
+import type { Logger } from "../../log.ts";
+import type { ShmGuard } from "./shm-guard.ts";
 
 const workerSource = `
 const { workerData, parentPort } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma("busy_timeout = 5000");
-const timer = setInterval(() => {
-  try {
-    db.pragma("wal_checkpoint(PASSIVE)");
-  } catch (error) {
-    parentPort.postMessage({ error: String(error && error.message || error) });
-  }
-}, workerData.everyMs);
 parentPort.on("message", (message) => {
-  if (message === "stop") {
-    clearInterval(timer);
+  if (message === "checkpoint") {
+    try {
+      db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (error) {
+      parentPort.postMessage({ error: String(error && error.message || error) });
+    }
+  } else if (message === "stop") {
     db.close();
     parentPort.close();
   }
@@ -32,28 +32,42 @@ parentPort.on("message", (message) => {
 `;
 
 export interface Checkpointer {
-  stop(): Promise<void>;
+  /** Stop the worker; `touchable` false ends it without closing its connection (see shm-guard.ts). */
+  stop(touchable?: boolean): Promise<void>;
 }
 
-export function startCheckpointer(store: Store, log: Logger, everyMs = 1000): Checkpointer {
+export function startCheckpointer(sqlite: Database.Database, path: string, log: Logger, guard: ShmGuard, everyMs = 1000): Checkpointer {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-  const worker = new Worker(workerSource, { eval: true, workerData: { path: store.path, driver, everyMs } });
-  store.sqlite.pragma("wal_autocheckpoint = 0");
+  const worker = new Worker(workerSource, { eval: true, workerData: { path, driver } });
+  sqlite.pragma("wal_autocheckpoint = 0");
+  const timer = setInterval(() => {
+    try {
+      guard.check();
+      worker.postMessage("checkpoint");
+    } catch {
+      // The WAL index cannot be touched now: no checkpoint either.
+    }
+  }, everyMs);
   let stopped = false;
   const fallBack = (why: string) => {
     if (stopped) return;
     log.warn("checkpoints are back on the main thread", { why });
-    store.sqlite.pragma("wal_autocheckpoint = 1000");
+    sqlite.pragma("wal_autocheckpoint = 1000");
   };
   worker.on("message", (message: { error?: string }) => message.error && log.warn("checkpoint failed", { error: message.error }));
   worker.on("error", (error) => fallBack(error.message));
   worker.on("exit", (code) => code !== 0 && fallBack(`the checkpoint worker exited with ${code}`));
   return {
-    async stop() {
+    async stop(touchable = true) {
       stopped = true;
+      clearInterval(timer);
+      if (!touchable) {
+        await worker.terminate();
+        return;
+      }
       worker.postMessage("stop");
       await new Promise((resolve) => worker.once("exit", resolve));
-      store.sqlite.pragma("wal_autocheckpoint = 1000");
+      sqlite.pragma("wal_autocheckpoint = 1000");
     },
   };
 }

@@ -1,0 +1,157 @@
+/**
+ * `healthd copy`: a whole database from one store to another (SQLite to PostgreSQL is how a user outgrows
+ * the embedded engine), table by table in key order, in batches, inside one transaction of the destination:
+ * a copy that fails leaves the destination as empty as it was. Ids are kept, so cursors and references hold.
+ */
+import { sql, type Kysely } from "kysely";
+import type { KyselyStore } from "./kysely-store.ts";
+import { insertMany, type Columns } from "./queries/bulk.ts";
+import type { Tables } from "./tables.ts";
+
+interface TableCopy<T extends keyof Tables> {
+  readonly table: T;
+  /** The primary key, in order: batches walk it. */
+  readonly key: readonly (keyof Tables[T] & string)[];
+  readonly columns: Columns<T>;
+  /** An identity column whose sequence must follow the copied ids (PostgreSQL). */
+  readonly identity?: keyof Tables[T] & string;
+}
+
+const table = <T extends keyof Tables>(copy: TableCopy<T>) => copy as unknown as TableCopy<keyof Tables>;
+
+/** Every table, parents before children. A new table is added here with its migration. */
+const tables = [
+  table({ table: "servers", key: ["id"], columns: [["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"]] }),
+  table({
+    table: "services",
+    key: ["key"],
+    identity: "key",
+    columns: [["key", "bigint"], ["server_id", "text"], ["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"]],
+  }),
+  table({
+    table: "http_check_configs",
+    key: ["service_key"],
+    columns: [
+      ["service_key", "bigint"], ["url", "text"], ["method", "text"], ["headers", "text"], ["body", "text"], ["interval_seconds", "integer"],
+      ["cron", "text"], ["timeout_ms", "integer"], ["follow_redirects", "boolean"], ["verify_tls", "boolean"], ["expect", "text"],
+      ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"],
+    ],
+  }),
+  table({
+    table: "service_states",
+    key: ["service_key"],
+    columns: [
+      ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["last_checked_at", "bigint"],
+      ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
+    ],
+  }),
+  table({
+    table: "health_check_data_entries",
+    key: ["id"],
+    identity: "id",
+    columns: [
+      ["id", "bigint"], ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"],
+      ["latency_ms", "double precision"], ["error_kind", "text"], ["error", "text"], ["matched", "integer"],
+    ],
+  }),
+  table({
+    table: "service_rollups",
+    key: ["service_key", "hour"],
+    columns: [
+      ["service_key", "bigint"], ["hour", "bigint"], ["checks", "integer"], ["failures", "integer"], ["latency_sum", "double precision"],
+      ["sketch", "text"],
+    ],
+  }),
+  table({
+    table: "notifications",
+    key: ["id"],
+    identity: "id",
+    columns: [
+      ["id", "bigint"], ["created_at", "bigint"], ["server_id", "text"], ["service_id", "text"], ["kind", "text"], ["topic", "text"],
+      ["message", "text"], ["status", "text"], ["attempts", "integer"], ["next_attempt_at", "bigint"], ["last_error", "text"],
+      ["in_flight_since", "bigint"], ["delivered_at", "bigint"], ["ntfy_id", "text"],
+    ],
+  }),
+];
+
+export interface CopyProgress {
+  readonly table: string;
+  readonly copied: number;
+  readonly total: number;
+}
+
+/** Thrown when the destination already holds data: nothing was written. */
+export class DestinationNotEmpty extends Error {}
+
+/** Copy everything from `from` to `to` (migrated, empty). Answers the rows copied per table. */
+export async function copyDatabase(
+  from: KyselyStore,
+  to: KyselyStore,
+  options: { batch?: number; onProgress?: (progress: CopyProgress) => void } = {},
+): Promise<Record<string, number>> {
+  const batch = options.batch ?? 5000;
+  const source = from.backend.db;
+  const destination = to.backend;
+  for (const { table: name } of tables) {
+    if ((await count(destination.db, name)) > 0) {
+      throw new DestinationNotEmpty(`${to.location} is not empty (table ${name} has rows); copy only into a new, migrated database`);
+    }
+  }
+  return destination.write(async (trx) => {
+    const copied: Record<string, number> = {};
+    for (const spec of tables) {
+      const total = await count(source, spec.table);
+      let done = 0;
+      let after: Record<string, unknown> | undefined;
+      options.onProgress?.({ table: spec.table, copied: 0, total });
+      for (;;) {
+        const rows = await page(source, spec, after, batch);
+        if (rows.length === 0) break;
+        const values = rows.map((row) => normalize(spec, row));
+        await insertMany(trx, destination.engine, spec.table, spec.columns, values).execute();
+        done += rows.length;
+        after = rows.at(-1);
+        options.onProgress?.({ table: spec.table, copied: done, total });
+      }
+      copied[spec.table] = done;
+      // PostgreSQL hands out identities from a sequence, which copied ids do not move: set it past them.
+      if (destination.engine === "postgres" && spec.identity && done > 0) {
+        await sql`select setval(pg_get_serial_sequence(${spec.table}, ${spec.identity}), (select max(${sql.ref(spec.identity)}) from ${sql.table(spec.table)}))`.execute(trx);
+      }
+    }
+    return copied;
+  });
+}
+
+async function count(db: Kysely<Tables>, name: keyof Tables): Promise<number> {
+  const row = await db.selectFrom(name).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The next `limit` rows after `after` in key order (keyset: the key of the last row of the previous page). */
+async function page(db: Kysely<Tables>, spec: TableCopy<keyof Tables>, after: Record<string, unknown> | undefined, limit: number) {
+  const [first, second] = spec.key as unknown as [string, string?];
+  let query = db.selectFrom(spec.table).selectAll();
+  if (after) {
+    const a = (name: string) => sql`${sql.ref(name)}`;
+    const v = (name: string) => after[name];
+    query = query.where(
+      second === undefined
+        ? sql<boolean>`${a(first)} > ${v(first)}`
+        : sql<boolean>`(${a(first)} > ${v(first)} or (${a(first)} = ${v(first)} and ${a(second)} > ${v(second)}))`,
+    );
+  }
+  query = query.orderBy(sql.ref(first));
+  if (second !== undefined) query = query.orderBy(sql.ref(second));
+  return (await query.limit(limit).execute()) as Record<string, unknown>[];
+}
+
+/** A source row as the destination takes it: booleans as booleans whichever engine stored them. */
+function normalize(spec: TableCopy<keyof Tables>, row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, type] of spec.columns) {
+    const value = row[name];
+    out[name] = type === "boolean" && value !== null && value !== undefined ? Boolean(value) : value;
+  }
+  return out;
+}

@@ -1,0 +1,104 @@
+/**
+ * The Store, once, for both engines: the shared queries over a backend's Kysely instance. Driver errors
+ * that mean "not now" leave here as StoreUnavailable, whichever engine raised them.
+ */
+import type { Backend } from "./backend.ts";
+import * as entries from "./queries/entries.ts";
+import * as outbox from "./queries/outbox.ts";
+import { recordResults } from "./queries/results.ts";
+import * as servers from "./queries/servers.ts";
+import type { Store, WatchOptions } from "./store.ts";
+
+export class KyselyStore implements Store {
+  readonly #backend: Backend;
+
+  constructor(backend: Backend) {
+    this.#backend = backend;
+  }
+
+  /** The backend, for what only src/store/ does with it (migrations, copy, the engines' own chores). */
+  get backend(): Backend {
+    return this.#backend;
+  }
+
+  get engine() {
+    return this.#backend.engine;
+  }
+
+  get location() {
+    return this.#backend.location;
+  }
+
+  async #run<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw this.#backend.unavailable(error) ?? error;
+    }
+  }
+
+  get #db() {
+    return this.#backend.db;
+  }
+
+  listServers = () => this.#run(() => servers.listServers(this.#db));
+  getServer = (serverId: string) => this.#run(() => servers.getServer(this.#db, serverId));
+  getService = (serverId: string, serviceId: string) =>
+    this.#run(async () => (await servers.serviceViews(this.#db, serverId, serviceId))[0]);
+  findService = (serverId: string, serviceId: string) =>
+    this.#run(async () => {
+      const found = await servers.findService(this.#db, serverId, serviceId);
+      return found ?? { key: undefined, serverExists: await servers.serverExists(this.#db, serverId) };
+    });
+  applyServers: Store["applyServers"] = (docs, options) =>
+    this.#run(() => servers.applyServers((fn) => this.#backend.write(fn), docs, options, (trx) => this.#backend.announce(trx, "config")));
+  deleteServer = (serverId: string) =>
+    this.#run(() =>
+      this.#backend.write(async (trx) => {
+        const gone = await servers.deleteServer(trx, serverId);
+        if (gone) await this.#backend.announce(trx, "config");
+        return gone && { started: gone.started, stopped: gone.stopped };
+      }),
+    );
+  deleteService = (serverId: string, serviceId: string, now: number) =>
+    this.#run(() =>
+      this.#backend.write(async (trx) => {
+        const gone = await servers.deleteService(trx, serverId, serviceId, now);
+        if (gone) await this.#backend.announce(trx, "config");
+        return gone;
+      }),
+    );
+  scheduledServices = (keys?: readonly number[]) => this.#run(() => servers.scheduledServices(this.#db, keys));
+  serviceStates = () => this.#run(() => servers.serviceStates(this.#db));
+
+  recordResults: Store["recordResults"] = (runs) =>
+    this.#run(() =>
+      this.#backend.write(async (trx) => {
+        const recorded = await recordResults(trx, this.#backend.engine, runs);
+        await this.#backend.announce(trx, "entries");
+        return recorded;
+      }),
+    );
+  readEntries: Store["readEntries"] = (serviceKey, query) => this.#run(() => entries.readEntries(this.#db, serviceKey, query));
+  entriesAfter: Store["entriesAfter"] = (afterId, filter, limit) => this.#run(() => entries.entriesAfter(this.#db, afterId, filter, limit));
+  lastEntryId = () => this.#run(() => entries.lastEntryId(this.#db));
+  rollupTotals = (serviceKey: number, sinceHour: number) => this.#run(() => entries.rollupTotals(this.#db, serviceKey, sinceHour));
+
+  dueNotifications = (now: number) => this.#run(() => outbox.dueNotifications(this.#db, now));
+  nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));
+  markInFlight = (id: number, now: number) => this.#run(() => outbox.markInFlight(this.#db, id, now));
+  markDelivered = (id: number, ntfyId: string, now: number) => this.#run(() => outbox.markDelivered(this.#db, id, ntfyId, now));
+  markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
+  markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));
+  notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
+  notifications = (afterId?: number, limit?: number) => this.#run(() => outbox.notifications(this.#db, afterId, limit));
+
+  pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));
+  pruneRollups = (cutoff: number, afterKey: number, services: number) =>
+    this.#run(() => entries.pruneRollups(this.#db, cutoff, afterKey, services));
+
+  watch = (listener: () => void, options: WatchOptions = {}) =>
+    this.#backend.watch(options.of ?? "config", listener, options.everyMs ?? 1000);
+  problems = () => this.#backend.problems();
+  close = () => this.#backend.close();
+}

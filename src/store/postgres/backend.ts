@@ -1,0 +1,115 @@
+/**
+ * The shared engine: PostgreSQL through a `pg` pool. Several daemons may use one database; changes reach the
+ * others through LISTEN/NOTIFY, and a transaction that decides from rows it read locks them first.
+ */
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import type { Backend } from "../backend.ts";
+import { pendingMigrations, runMigrations } from "../migrate.ts";
+import { StoreUnavailable } from "../store.ts";
+import type { Tables } from "../tables.ts";
+import { describe, type PostgresTarget } from "./target.ts";
+
+/** The NOTIFY channels, by what they announce. */
+const channels = { config: "healthd_config", entries: "healthd_entries" } as const;
+
+// bigint (int8) and the counts PostgreSQL answers as bigint: numbers, as on SQLite. Every value healthd keeps
+// in a bigint (Unix ms, row ids, counts) stays far below 2^53.
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === pg.types.builtins.INT8 ? (text: string) => Number(text) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** Connection failures, a server shutting down, a full disk, a read-only server: "not now", not "wrong". */
+const unavailableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "57P01", "57P02", "57P03", "25006"]);
+const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|not queryable|connection is closed|Client was closed/i;
+
+export interface PostgresOptions {
+  /** Told of errors on idle connections (the server went away between queries). */
+  readonly onIdleError?: (error: Error) => void;
+  /** Connections in the pool. Default 10. */
+  readonly poolSize?: number;
+}
+
+export function postgresBackend(target: PostgresTarget, options: PostgresOptions = {}): Backend {
+  const config: pg.PoolConfig = {
+    connectionString: target.url,
+    max: options.poolSize ?? 10,
+    // Fail a query rather than wait forever for a server that is gone; the store reports itself unavailable.
+    connectionTimeoutMillis: 5000,
+    keepAlive: true,
+    types,
+    application_name: "healthd",
+  };
+  const pool = new pg.Pool(config);
+  pool.on("error", (error) => options.onIdleError?.(error));
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const location = describe(target);
+  const listeners = new Set<{ client: pg.Client | undefined; stopped: boolean }>();
+
+  return {
+    engine: "postgres",
+    location,
+    db,
+    write: (fn) => db.transaction().execute(fn),
+    unavailable(error) {
+      const e = error as { code?: unknown; message?: unknown } | null;
+      const code = typeof e?.code === "string" ? e.code : "";
+      const message = typeof e?.message === "string" ? e.message : String(error);
+      const isUnavailable = unavailableCodes.has(code) || code.startsWith("08") || code.startsWith("53") || unavailableMessages.test(message);
+      if (!isUnavailable) return undefined;
+      return new StoreUnavailable(`PostgreSQL at ${target.host}:${target.port} cannot take this now (${code || message})`, code || "EUNAVAILABLE", { cause: error });
+    },
+    watch(channel, listener, everyMs) {
+      // One connection LISTENs. While it is down, it is retried every `everyMs`; each (re)connect reloads
+      // once, which covers whatever was announced while nobody listened.
+      const watch = { client: undefined as pg.Client | undefined, stopped: false };
+      listeners.add(watch);
+      let retry: NodeJS.Timeout | undefined;
+      let first = true;
+      const connect = async () => {
+        if (watch.stopped) return;
+        const client = new pg.Client({ ...config, types: undefined });
+        watch.client = client;
+        const lost = () => {
+          client.removeAllListeners();
+          void client.end().catch(() => {});
+          if (watch.client === client) watch.client = undefined;
+          if (!watch.stopped) retry = setTimeout(() => void connect(), everyMs);
+        };
+        client.on("error", lost);
+        client.on("end", lost);
+        client.on("notification", () => listener());
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${channels[channel]}`);
+          if (!first) listener();
+          first = false;
+        } catch {
+          lost();
+        }
+      };
+      void connect();
+      return () => {
+        watch.stopped = true;
+        clearTimeout(retry);
+        listeners.delete(watch);
+        void watch.client?.end().catch(() => {});
+      };
+    },
+    announce: async (trx, channel) => {
+      await sql`select pg_notify(${channels[channel]}, '')`.execute(trx);
+    },
+    problems: () => [],
+    // Kysely's Migrator runs the whole history in one transaction, under PostgreSQL's advisory lock.
+    migrate: (target) => runMigrations(db, location, target, (run) => run()),
+    pendingMigrations: () => pendingMigrations(db, location),
+    close: async () => {
+      for (const watch of listeners) {
+        watch.stopped = true;
+        await watch.client?.end().catch(() => {});
+      }
+      await db.destroy();
+    },
+  };
+}

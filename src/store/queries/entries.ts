@@ -1,0 +1,101 @@
+/**
+ * Reading entries back, and the rollups that outlive them.
+ */
+import type { Kysely } from "kysely";
+import type { Entry, NamedEntry } from "../../model.ts";
+import { merge, type Sketch } from "../../rollup/sketch.ts";
+import type { EntryFilter, EntryQuery, RollupTotals } from "../store.ts";
+import type { Tables } from "../tables.ts";
+import { entryFromRow } from "./rows.ts";
+
+type Db = Kysely<Tables>;
+
+/** The cursor is the last entry's id; it is opaque to clients so that its form may change. */
+export function encodeCursor(id: number): string {
+  return Buffer.from(`e${id}`).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): number | undefined {
+  const text = Buffer.from(cursor, "base64url").toString();
+  const m = /^e([0-9]{1,15})$/.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched"] as const;
+
+/** A page of a service's entries, newest first. Walks the (service_key, id) index backwards. */
+export async function readEntries(db: Db, serviceKey: number, q: EntryQuery): Promise<{ entries: Entry[]; next: string | null }> {
+  let query = db.selectFrom("health_check_data_entries").select(entryColumns).where("service_key", "=", serviceKey);
+  const before = q.before === undefined ? undefined : decodeCursor(q.before);
+  if (before !== undefined) query = query.where("id", "<", before);
+  if (q.since !== undefined) query = query.where("checked_at", ">=", q.since);
+  if (q.until !== undefined) query = query.where("checked_at", "<", q.until);
+  if (q.ok !== undefined) query = query.where("ok", "=", q.ok);
+  const rows = await query.orderBy("id", "desc").limit(q.limit + 1).execute();
+  const page = rows.slice(0, q.limit);
+  const last = page.at(-1);
+  return { entries: page.map(entryFromRow), next: rows.length > q.limit && last ? encodeCursor(last.id) : null };
+}
+
+export async function entriesAfter(db: Db, afterId: number, filter: EntryFilter, limit = 1000): Promise<NamedEntry[]> {
+  let query = db
+    .selectFrom("health_check_data_entries as e")
+    .innerJoin("services as s", "s.key", "e.service_key")
+    .select(entryColumns.map((c) => `e.${c}` as const))
+    .select(["s.server_id", "s.id as service_id"])
+    .where("e.id", ">", afterId);
+  if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
+  if (filter.serviceId !== undefined) query = query.where("s.id", "=", filter.serviceId);
+  const rows = await query.orderBy("e.id").limit(limit).execute();
+  return rows.map((r) => ({ server: r.server_id, service: r.service_id, ...entryFromRow(r) }));
+}
+
+export async function lastEntryId(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("health_check_data_entries")
+    .select((eb) => eb.fn.max("id").as("id"))
+    .executeTakeFirst();
+  return row?.id ?? 0;
+}
+
+export async function rollupTotals(db: Db, serviceKey: number, sinceHour: number): Promise<RollupTotals> {
+  const rows = await db
+    .selectFrom("service_rollups")
+    .select(["checks", "failures", "latency_sum", "sketch"])
+    .where("service_key", "=", serviceKey)
+    .where("hour", ">=", sinceHour)
+    .execute();
+  const totals = { checks: 0, failures: 0, latencySum: 0, sketch: {} as Sketch };
+  for (const r of rows) {
+    totals.checks += r.checks;
+    totals.failures += r.failures;
+    totals.latencySum += r.latency_sum;
+    merge(totals.sketch, JSON.parse(r.sketch) as Sketch);
+  }
+  return totals;
+}
+
+/**
+ * Delete up to `batch` of the oldest entries checked before `cutoff`; answers how many went. Entries are
+ * stored as checks finish, so the oldest sit first in id order: a batch looks at the first `batch` rows only,
+ * which bounds its work however large the table is.
+ */
+export async function pruneEntries(db: Db, cutoff: number, batch: number): Promise<number> {
+  const slice = await db.selectFrom("health_check_data_entries").select(["id", "checked_at"]).orderBy("id").limit(batch).execute();
+  let last: number | undefined;
+  for (const row of slice) if (row.checked_at < cutoff) last = row.id;
+  if (last === undefined) return 0;
+  const result = await db.deleteFrom("health_check_data_entries").where("id", "<=", last).where("checked_at", "<", cutoff).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function pruneRollups(db: Db, cutoff: number, afterKey: number, services: number): Promise<{ lastKey: number | undefined; deleted: number }> {
+  const keys = await db.selectFrom("services").select("key").where("key", ">", afterKey).orderBy("key").limit(services).execute();
+  if (keys.length === 0) return { lastKey: undefined, deleted: 0 };
+  const result = await db
+    .deleteFrom("service_rollups")
+    .where("service_key", "in", keys.map((k) => k.key))
+    .where("hour", "<", cutoff)
+    .executeTakeFirst();
+  return { lastKey: keys.at(-1)!.key, deleted: Number(result.numDeletedRows) };
+}

@@ -1,0 +1,77 @@
+/**
+ * The notification outbox. Rows are written with the check result that calls for them (results.ts) and moved
+ * along by the delivery loop.
+ */
+import type { Kysely } from "kysely";
+import type { Notification, NotificationStatus } from "../store.ts";
+import type { Tables } from "../tables.ts";
+import { notificationFromRow } from "./rows.ts";
+
+type Db = Kysely<Tables>;
+
+/** Per topic only the oldest pending row, so that a topic stays in order. */
+export async function dueNotifications(db: Db, now: number): Promise<Notification[]> {
+  const heads = db
+    .selectFrom("notifications")
+    .select((eb) => eb.fn.min("id").as("id"))
+    .where("status", "=", "pending")
+    .groupBy("topic");
+  const rows = await db
+    .selectFrom("notifications")
+    .selectAll()
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "<=", now)
+    .where("id", "in", heads)
+    .orderBy("id")
+    .execute();
+  return rows.map(notificationFromRow);
+}
+
+export async function nextNotificationAt(db: Db): Promise<number | undefined> {
+  const row = await db
+    .selectFrom("notifications")
+    .select((eb) => eb.fn.min("next_attempt_at").as("at"))
+    .where("status", "=", "pending")
+    .executeTakeFirst();
+  return row?.at ?? undefined;
+}
+
+export async function markInFlight(db: Db, id: number, now: number): Promise<void> {
+  await db
+    .updateTable("notifications")
+    .set((eb) => ({ in_flight_since: now, attempts: eb("attempts", "+", 1) }))
+    .where("id", "=", id)
+    .execute();
+}
+
+export async function markDelivered(db: Db, id: number, ntfyId: string, now: number): Promise<void> {
+  await db
+    .updateTable("notifications")
+    .set({ status: "delivered", ntfy_id: ntfyId, delivered_at: now, last_error: null, in_flight_since: null })
+    .where("id", "=", id)
+    .execute();
+}
+
+export async function markRetry(db: Db, id: number, error: string, nextAt: number): Promise<void> {
+  await db.updateTable("notifications").set({ last_error: error, next_attempt_at: nextAt, in_flight_since: null }).where("id", "=", id).execute();
+}
+
+export async function markGivenUp(db: Db, id: number, status: "failed" | "unsent", error: string): Promise<void> {
+  await db.updateTable("notifications").set({ status, last_error: error, in_flight_since: null }).where("id", "=", id).execute();
+}
+
+export async function notificationCounts(db: Db): Promise<Record<NotificationStatus, number>> {
+  const rows = await db
+    .selectFrom("notifications")
+    .select((eb) => ["status", eb.fn.countAll<number>().as("n")])
+    .groupBy("status")
+    .execute();
+  const counts = { pending: 0, delivered: 0, failed: 0, unsent: 0 };
+  for (const row of rows) counts[row.status] = row.n;
+  return counts;
+}
+
+export async function notifications(db: Db, afterId = 0, limit = 1000): Promise<Notification[]> {
+  const rows = await db.selectFrom("notifications").selectAll().where("id", ">", afterId).orderBy("id").limit(limit).execute();
+  return rows.map(notificationFromRow);
+}

@@ -1,0 +1,263 @@
+/**
+ * Servers, their services and their checks: what PUT, GET and DELETE on /services read and write.
+ */
+import type { Kysely } from "kysely";
+import {
+  fingerprint,
+  unknownState,
+  type ScheduleChange,
+  type ScheduledService,
+  type ServerDocument,
+  type ServerSummary,
+  type ServerView,
+  type ServiceState,
+  type ServiceView,
+} from "../../model.ts";
+import type { IncidentState } from "../../notify/incident.ts";
+import { planServerChange } from "../../server-change.ts";
+import type { ApplyOptions, ApplyResult, ServerChange } from "../store.ts";
+import type { Tables } from "../tables.ts";
+import { checkFromRow, checkToRow, entryFromRow, iso, stateFromRow } from "./rows.ts";
+
+type Db = Kysely<Tables>;
+
+export async function listServers(db: Db): Promise<ServerSummary[]> {
+  const rows = await db
+    .selectFrom("servers")
+    .leftJoin("services", "services.server_id", "servers.id")
+    .leftJoin("service_states", "service_states.service_key", "services.key")
+    .select(({ fn, eb }) => [
+      "servers.id",
+      "servers.name",
+      fn.count<number>("services.key").as("serviceCount"),
+      fn.count<number>(eb.case().when("service_states.status", "=", "up").then(1).end()).as("up"),
+      fn.count<number>(eb.case().when("service_states.status", "=", "down").then(1).end()).as("down"),
+    ])
+    .groupBy(["servers.id", "servers.name"])
+    .orderBy("servers.id")
+    .execute();
+  return rows.map((r) => ({ ...r, unknown: r.serviceCount - r.up - r.down }));
+}
+
+export async function getServer(db: Db, serverId: string): Promise<ServerView | undefined> {
+  const server = await db.selectFrom("servers").selectAll().where("id", "=", serverId).executeTakeFirst();
+  if (!server) return undefined;
+  return {
+    id: server.id,
+    name: server.name,
+    createdAt: iso(server.created_at),
+    updatedAt: iso(server.updated_at),
+    services: await serviceViews(db, serverId),
+  };
+}
+
+/** The services of a server (or one of them), with their checks and states, in creation order. */
+export async function serviceViews(db: Db, serverId: string, serviceId?: string): Promise<ServiceView[]> {
+  let query = db
+    .selectFrom("services")
+    .innerJoin("http_check_configs as c", "c.service_key", "services.key")
+    .leftJoin("service_states as s", "s.service_key", "services.key")
+    .leftJoin("health_check_data_entries as e", "e.id", "s.last_entry_id")
+    .selectAll("c")
+    .select([
+      "services.id as service_id",
+      "services.name as service_name",
+      "s.status",
+      "s.consecutive_failures",
+      "s.last_checked_at",
+      "s.incident_open_since",
+      "e.id as entry_id",
+      "e.checked_at as entry_checked_at",
+      "e.ok as entry_ok",
+      "e.status as entry_status",
+      "e.latency_ms as entry_latency_ms",
+      "e.error_kind as entry_error_kind",
+      "e.error as entry_error",
+      "e.matched as entry_matched",
+    ])
+    .where("services.server_id", "=", serverId);
+  if (serviceId !== undefined) query = query.where("services.id", "=", serviceId);
+  const rows = await query.orderBy("services.key").execute();
+  return rows.map((r) => {
+    const lastEntry =
+      r.entry_id === null
+        ? null
+        : entryFromRow({
+            id: r.entry_id,
+            checked_at: r.entry_checked_at!,
+            ok: r.entry_ok!,
+            status: r.entry_status,
+            latency_ms: r.entry_latency_ms!,
+            error_kind: r.entry_error_kind,
+            error: r.entry_error,
+            matched: r.entry_matched,
+          });
+    const state: ServiceState =
+      r.status === null || r.last_checked_at === null
+        ? unknownState
+        : {
+            status: r.status,
+            consecutiveFailures: r.consecutive_failures ?? 0,
+            lastCheckedAt: iso(r.last_checked_at),
+            lastEntry,
+            incidentOpenSince: r.incident_open_since === null ? null : iso(r.incident_open_since),
+          };
+    return { id: r.service_id, name: r.service_name, check: checkFromRow(r), state };
+  });
+}
+
+export async function findService(db: Db, serverId: string, serviceId: string): Promise<{ key: number } | undefined> {
+  return db.selectFrom("services").select("key").where("server_id", "=", serverId).where("id", "=", serviceId).executeTakeFirst();
+}
+
+export async function serverExists(db: Db, serverId: string): Promise<boolean> {
+  return (await db.selectFrom("servers").select("id").where("id", "=", serverId).executeTakeFirst()) !== undefined;
+}
+
+/** Thrown inside a dry run's transaction to roll it back with its result. */
+class DryRun extends Error {
+  constructor(readonly result: ApplyResult) {
+    super("dry run");
+  }
+}
+
+/**
+ * Make each stored server exactly its document, and with `prune` delete the servers not named; all in the
+ * transaction `write` opens. A service whose check did not change keeps its row, its state and its entries.
+ */
+export async function applyServers(
+  write: <T>(fn: (trx: Db) => Promise<T>) => Promise<T>,
+  servers: ReadonlyMap<string, ServerDocument>,
+  options: ApplyOptions,
+  announce: (trx: Db) => Promise<void>,
+): Promise<ApplyResult> {
+  try {
+    return await write(async (trx) => {
+      const changes: ServerChange[] = [];
+      const started: number[] = [];
+      const stopped: number[] = [];
+      for (const [serverId, doc] of servers) {
+        const change = await putServer(trx, serverId, doc, options.now);
+        changes.push(change.server);
+        started.push(...change.schedule.started);
+        stopped.push(...change.schedule.stopped);
+      }
+      if (options.prune) {
+        const stored = await trx.selectFrom("servers").select("id").orderBy("id").execute();
+        for (const { id } of stored) {
+          if (servers.has(id)) continue;
+          const gone = await deleteServer(trx, id);
+          stopped.push(...(gone?.stopped ?? []));
+          const services = gone?.services ?? [];
+          changes.push({ serverId: id, outcome: "deleted", services: { created: [], updated: [], deleted: services } });
+        }
+      }
+      const result = { servers: changes, schedule: { started, stopped } };
+      // A dry run does the real work and rolls it back, so it reports exactly what a real one would do.
+      if (options.dryRun) throw new DryRun(result);
+      if (changes.some((c) => c.outcome !== "unchanged")) await announce(trx);
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof DryRun) return error.result;
+    throw error;
+  }
+}
+
+async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: number): Promise<{ server: ServerChange; schedule: ScheduleChange }> {
+  const existing = await trx.selectFrom("servers").select("name").where("id", "=", serverId).executeTakeFirst();
+  const current = existing
+    ? await trx.selectFrom("services").select(["key", "id", "name"]).where("server_id", "=", serverId).orderBy("key").execute()
+    : [];
+  const plan = planServerChange(serverId, existing && { name: existing.name, services: current }, doc);
+  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, created_at: now, updated_at: now }).execute();
+
+  const started: number[] = [];
+  const stopped = plan.delete.map((s) => s.key);
+  if (stopped.length > 0) await trx.deleteFrom("services").where("key", "in", stopped).execute();
+
+  const created: string[] = [];
+  for (const service of plan.create) {
+    const { key } = await trx
+      .insertInto("services")
+      .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, created_at: now, updated_at: now })
+      .returning("key")
+      .executeTakeFirstOrThrow();
+    await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).execute();
+    started.push(key);
+    created.push(service.id);
+  }
+
+  const updated: { id: string; fields: string[] }[] = [];
+  for (const { key, doc: service, renamed } of plan.keep) {
+    const before = await trx.deleteFrom("http_check_configs").where("service_key", "=", key).returningAll().executeTakeFirst();
+    // Written again whole: the schema fills what the document leaves out, so compare what was stored.
+    const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).returningAll().executeTakeFirstOrThrow();
+    const fields = changedFields(before && checkFromRow(before), checkFromRow(after));
+    if (fields.length > 0) started.push(key);
+    if (renamed) fields.unshift("name");
+    if (fields.length > 0) {
+      await trx.updateTable("services").set({ name: service.name ?? service.id, updated_at: now }).where("key", "=", key).execute();
+      updated.push({ id: service.id, fields });
+    }
+  }
+
+  const changed = plan.renamed || created.length + updated.length + stopped.length > 0;
+  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, updated_at: now }).where("id", "=", serverId).execute();
+  return {
+    server: {
+      serverId,
+      outcome: !existing ? "created" : changed ? "updated" : "unchanged",
+      services: { created, updated, deleted: plan.delete.map((s) => s.id) },
+    },
+    schedule: { started, stopped },
+  };
+}
+
+/** The fields of a check that differ (`check.url`, ...), or every field when there was none before. */
+function changedFields(before: ReturnType<typeof checkFromRow> | undefined, after: ReturnType<typeof checkFromRow>): string[] {
+  if (!before) return ["check"];
+  if (fingerprint(before) === fingerprint(after)) return [];
+  return (Object.keys(after) as (keyof typeof after)[])
+    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
+    .map((k) => `check.${k}`);
+}
+
+/** Delete a server and, by cascade, everything of it; answers its services' keys and ids, or undefined. */
+export async function deleteServer(trx: Db, serverId: string): Promise<(ScheduleChange & { services: string[] }) | undefined> {
+  const services = await trx.selectFrom("services").select(["key", "id"]).where("server_id", "=", serverId).orderBy("key").execute();
+  const deleted = await trx.deleteFrom("servers").where("id", "=", serverId).executeTakeFirst();
+  if (Number(deleted.numDeletedRows) === 0) return undefined;
+  return { started: [], stopped: services.map((s) => s.key), services: services.map((s) => s.id) };
+}
+
+export async function deleteService(trx: Db, serverId: string, serviceId: string, now: number): Promise<ScheduleChange | undefined> {
+  const service = await findService(trx, serverId, serviceId);
+  if (!service) return undefined;
+  await trx.deleteFrom("services").where("key", "=", service.key).execute();
+  await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
+  return { started: [], stopped: [service.key] };
+}
+
+export async function scheduledServices(db: Db, keys?: readonly number[]): Promise<ScheduledService[]> {
+  if (keys && keys.length === 0) return [];
+  let query = db
+    .selectFrom("services")
+    .innerJoin("http_check_configs as c", "c.service_key", "services.key")
+    .selectAll("c")
+    .select(["services.server_id", "services.id as service_id"]);
+  if (keys) query = query.where("services.key", "in", keys);
+  const rows = await query.orderBy("services.key").execute();
+  return rows.map((r) => {
+    const check = checkFromRow(r);
+    return { key: r.service_key, serverId: r.server_id, serviceId: r.service_id, check, fingerprint: fingerprint(check) };
+  });
+}
+
+export async function serviceStates(db: Db): Promise<Map<number, IncidentState>> {
+  const rows = await db
+    .selectFrom("service_states")
+    .select(["service_key", "status", "consecutive_failures", "failing_since", "incident_open_since"])
+    .execute();
+  return new Map(rows.map((r) => [r.service_key, stateFromRow(r)]));
+}

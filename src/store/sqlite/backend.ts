@@ -1,0 +1,127 @@
+/**
+ * The embedded engine: one SQLite file through better-sqlite3.
+ */
+import { statSync } from "node:fs";
+import type Database from "better-sqlite3";
+import { sql } from "kysely";
+import type { Logger } from "../../log.ts";
+import type { Backend } from "../backend.ts";
+import { runMigrations, pendingMigrations } from "../migrate.ts";
+import { StoreUnavailable } from "../store.ts";
+import { startCheckpointer, type Checkpointer } from "./checkpointer.ts";
+import { openSqlite, type SqliteOptions } from "./connection.ts";
+import { acquireServeLock } from "./serve-lock.ts";
+
+/** Error codes that mean the file cannot take writes now, not that healthd asked for something wrong. */
+const unavailableCodes = /^SQLITE_(READONLY|FULL|IOERR|BUSY|LOCKED|CANTOPEN|NOMEM)/;
+
+export interface SqliteBackend extends Backend {
+  /** The raw connection, for the engine's own chores (checkpoints, pragmas in tests). */
+  readonly sqlite: Database.Database;
+  /** The daemon's part (serve): claim the file for this process and move checkpoints to a worker thread. */
+  serve(log: Logger): void;
+}
+
+export function sqliteBackend(path: string, options: SqliteOptions = {}): SqliteBackend {
+  const { sqlite, db, guard } = openSqlite(path, options);
+  // The file the connection holds; if the path later names another file or none, writes go nowhere useful.
+  const inode = statSync(path).ino;
+  let release = () => {};
+  let checkpointer: Checkpointer | undefined;
+  return {
+    engine: "sqlite",
+    location: path,
+    db,
+    sqlite,
+    write: (fn) =>
+      db.connection().execute(async (conn) => {
+        await sql`begin immediate`.execute(conn);
+        try {
+          const result = await fn(conn);
+          await sql`commit`.execute(conn);
+          return result;
+        } catch (error) {
+          if (sqlite.inTransaction) await sql`rollback`.execute(conn);
+          throw error;
+        }
+      }),
+    unavailable(error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code !== "string" || !unavailableCodes.test(code)) return undefined;
+      return new StoreUnavailable(`the database cannot take this now (${code}: ${(error as Error).message})`, code, { cause: error });
+    },
+    watch(_channel, listener, everyMs) {
+      // data_version moves only when another connection commits (anything, whatever the channel): cheap to
+      // poll, and silent for this connection's own writes.
+      const dataVersion = () => {
+        try {
+          guard.check();
+          return sqlite.pragma("data_version", { simple: true });
+        } catch {
+          return version; // the database is not to be touched now; look again next time
+        }
+      };
+      let version: unknown = dataVersion();
+      const timer = setInterval(() => {
+        const now = dataVersion();
+        if (now === version) return;
+        version = now;
+        listener();
+      }, everyMs);
+      return () => clearInterval(timer);
+    },
+    announce: async () => {},
+    problems() {
+      const shm = guard.problem();
+      if (shm) return [shm];
+      let now: number | undefined;
+      try {
+        now = statSync(path).ino;
+      } catch {
+        now = undefined;
+      }
+      if (now === inode) return [];
+      return [
+        `the database file ${path} was ${now === undefined ? "deleted" : "replaced by another file"}; results go to a file ` +
+          "nobody can open any more. Restore it and restart healthd",
+      ];
+    },
+    migrate: (target) =>
+      runMigrations(db, path, target, async (run) => {
+        sqlite.pragma("foreign_keys = OFF");
+        sqlite.exec("BEGIN IMMEDIATE");
+        try {
+          const applied = await run();
+          const violations = sqlite.pragma("foreign_key_check") as unknown[];
+          if (violations.length > 0) {
+            throw new Error(`migrations left ${violations.length} rows with broken foreign keys; nothing was changed`);
+          }
+          sqlite.exec("COMMIT");
+          return applied;
+        } catch (error) {
+          if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
+          throw error;
+        } finally {
+          sqlite.pragma("foreign_keys = ON");
+        }
+      }),
+    pendingMigrations: () => pendingMigrations(db, path),
+    serve(log) {
+      release = acquireServeLock(path);
+      checkpointer = startCheckpointer(sqlite, path, log, guard);
+    },
+    async close() {
+      let touchable = true;
+      try {
+        guard.check();
+      } catch {
+        touchable = false;
+      }
+      await checkpointer?.stop(touchable);
+      // Closing reads the WAL index too: with a broken one, leave the connection for the exit to drop.
+      // Kysely's destroy closes the better-sqlite3 connection.
+      if (touchable) await db.destroy();
+      release();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * Opening a SQLite file for Kysely. One connection does all the writing (better-sqlite3 is synchronous, so one
+ * process is one writer); WAL lets `healthd tail` and `healthd check` read beside it without blocking it.
+ */
+import Database from "better-sqlite3";
+import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
+import type { Tables } from "../tables.ts";
+import { shmGuard, type ShmGuard } from "./shm-guard.ts";
+
+export interface SqliteOptions {
+  /** Open for reading only (`check`, `tail`, `export`): never creates or changes the file. Default false. */
+  readonly readonly?: boolean;
+  /** How long a statement waits for another process's lock before failing. Default 5000 ms. */
+  readonly busyTimeoutMs?: number;
+  /** Told when the WAL index had to be repaired (see shm-guard.ts). */
+  readonly onRepair?: (message: string) => void;
+}
+
+export interface SqliteConnection {
+  readonly sqlite: Database.Database;
+  readonly db: Kysely<Tables>;
+  /** Checked before every statement: see shm-guard.ts. */
+  readonly guard: ShmGuard;
+}
+
+export function openSqlite(path: string, options: SqliteOptions = {}): SqliteConnection {
+  const readonly = options.readonly ?? false;
+  const sqlite = new Database(path, { readonly, fileMustExist: readonly });
+  sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  if (!readonly) {
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma("synchronous = NORMAL");
+  }
+  sqlite.pragma("foreign_keys = ON");
+  const guard = shmGuard(path, options.onRepair);
+  return { sqlite, guard, db: new Kysely<Tables>({ dialect: new SqliteDialect({ database: narrow(sqlite, guard) }) }) };
+}
+
+/**
+ * The subset of better-sqlite3 that Kysely uses, with three things added: statements are prepared once per
+ * SQL text (Kysely prepares on every execution, and on the write path preparing costs more than running),
+ * booleans are bound as 0/1 (SQLite has no booleans and better-sqlite3 refuses them), and the WAL index is
+ * looked at before each statement (shm-guard.ts).
+ */
+function narrow(sqlite: Database.Database, guard: ShmGuard): SqliteDatabase {
+  const statements = new Map<string, Database.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        // Queries with IN lists and multi-row inserts compile to many texts; keep the cache bounded.
+        if (statements.size >= 500) statements.clear();
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
+      const s = statement;
+      return {
+        reader: s.reader,
+        all: (parameters) => (guard.check(), s.all(...parameters.map(bindable))),
+        run: (parameters) => (guard.check(), s.run(...parameters.map(bindable))),
+        iterate: (parameters) => (guard.check(), s.iterate(...parameters.map(bindable))),
+      };
+    },
+  };
+}
+
+function bindable(value: unknown): unknown {
+  return typeof value === "boolean" ? (value ? 1 : 0) : value;
+}

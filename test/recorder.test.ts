@@ -1,0 +1,59 @@
+/**
+ * The recorder is a write buffer: the store decides states. While the store refuses writes, results wait;
+ * past the bound the oldest are folded into runs that still count, so no DOWN or RECOVERED is lost.
+ */
+import assert from "node:assert/strict";
+import { test, type TestContext } from "node:test";
+import type { Outcome } from "../src/checks/http.ts";
+import { silentLogger } from "../src/log.ts";
+import { Recorder } from "../src/recorder.ts";
+import { openStore } from "../src/store/open.ts";
+import { rawQuery } from "../src/store/raw.ts";
+import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
+
+const failure = (checkedAt: number): Outcome => ({ ok: false, status: 503, latencyMs: 1, matched: null, errorKind: "status", error: "status 503", checkedAt });
+const success = (checkedAt: number): Outcome => ({ ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt });
+
+async function setup(t: TestContext, engine: TestEngine) {
+  const store = await openStore(await testDatabase(t, engine), { mode: "write" });
+  t.after(() => store.close());
+  const doc = { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", method: "GET" as const, headers: {}, body: null, intervalSeconds: 1, cron: null, timeoutMs: 1000, followRedirects: true, verifyTls: true, expect: [{ status: "2xx" as const }], notifyThreshold: 2, notifyTopic: null } }] };
+  await store.applyServers(new Map([["s", doc]]), { now: Date.now() });
+  const [service] = await store.scheduledServices();
+  let dropped = 0;
+  const recorder = new Recorder(store, { log: silentLogger, maxPending: 5, flushMs: 60_000, onDropped: (n) => (dropped += n) });
+  return { store, service: service!, recorder, dropped: () => dropped };
+}
+
+for (const engine of engines) {
+  test(`${engine}: results folded while the store refused writes still open the incident and send its DOWN`, async (t) => {
+    const { store, service, recorder, dropped } = await setup(t, engine);
+    for (let i = 0; i < 20; i++) recorder.push(service, failure(1_000 + i));
+    assert.equal(dropped(), 15);
+    await recorder.flushAll();
+    const [state] = (await store.getServer("s"))!.services.map((s) => s.state);
+    assert.deepEqual([state!.status, state!.consecutiveFailures], ["down", 20]);
+    assert.equal((await store.readEntries(service.key, { limit: 100 })).entries.length, 5, "the five kept as entries");
+    assert.deepEqual((await store.notifications()).map((n) => n.kind), ["down"]);
+    // The DOWN was called for by the folded run of the 15 oldest results, not by the five kept.
+    assert.match((await store.notifications())[0]!.message.message!, /15 consecutive failed checks/);
+  });
+
+  test(`${engine}: a flapping service's folded runs keep every DOWN and RECOVERED, in order`, async (t) => {
+    const { store, service, recorder } = await setup(t, engine);
+    // The store refuses writes, as a full disk or a lost database would.
+    if (engine === "sqlite") await rawQuery(store, "PRAGMA query_only = 1");
+    const pattern = [false, false, false, true, false, false, false, true, true];
+    pattern.forEach((ok, i) => recorder.push(service, ok ? success(1_000 + i) : failure(1_000 + i)));
+    await recorder.flush();
+    if (engine === "sqlite") {
+      assert.notEqual(recorder.writeError, null);
+      await rawQuery(store, "PRAGMA query_only = 0");
+    }
+    await recorder.flushAll();
+    assert.equal(recorder.writeError, null);
+    assert.deepEqual((await store.notifications()).map((n) => n.kind), ["down", "recovered", "down", "recovered"]);
+    const [state] = (await store.getServer("s"))!.services.map((s) => s.state);
+    assert.deepEqual([state!.status, state!.consecutiveFailures, state!.incidentOpenSince], ["up", 0, null]);
+  });
+}
