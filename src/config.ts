@@ -17,6 +17,11 @@ export const defaults = {
   logJson: false,
   /** Checks running at once, at most; protects the host and the targets. Env HEALTHD_MAX_IN_FLIGHT. */
   maxInFlight: 256,
+  /**
+   * API connections open at once, at most: beyond it new ones are closed at once, so that clients (or a flood
+   * of silent sockets) can never take the file descriptors the checks need. Env HEALTHD_MAX_CONNECTIONS.
+   */
+  maxConnections: 256,
   /** The ntfy server notifications are published to. Env HEALTHD_NTFY_URL. */
   ntfyUrl: "https://ntfy.sh",
   /** Entries older than this many days are deleted. Env HEALTHD_RETENTION_DAYS. */

@@ -10,7 +10,7 @@ import { createListener } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { systemRoutes } from "./http/system.ts";
 import { runCheck } from "./checks/http.ts";
-import { UsageError } from "./config.ts";
+import { defaults, UsageError } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics } from "./metrics.ts";
 import { Delivery } from "./notify/delivery.ts";
@@ -21,6 +21,7 @@ import type { ScheduleChange, ScheduledService } from "./model.ts";
 import type { IncidentState } from "./notify/incident.ts";
 import { Retention } from "./retention.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
+import { Shortages } from "./shortage.ts";
 import { openStore } from "./store/open.ts";
 import type { Notification, Store } from "./store/store.ts";
 import { version } from "./version.ts";
@@ -34,6 +35,8 @@ export interface DaemonOptions {
   readonly log: Logger;
   /** At most this many checks run at once. Default 256. */
   readonly maxInFlight?: number;
+  /** At most this many API connections are open at once. Default 256. */
+  readonly maxConnections?: number;
   /** Where notifications go. */
   readonly ntfy: NtfyOptions & {
     /** The topic of services without `notifyTopic`; none means such notifications are kept as unsent. */
@@ -125,6 +128,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       if (batch.some((r) => r.notify !== null)) delivery.wake();
     },
   });
+  const shortages = new Shortages(log.child({ part: "scheduler" }));
   // The metrics read the scheduler only when scraped, so they can be made before it.
   const metrics = createMetrics({
     services: () => scheduler.services(),
@@ -139,6 +143,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     run: async (service, signal) => {
       const outcome = await runCheck(service.check, { signal });
       if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
+      if (!outcome.ok && outcome.shortage) {
+        shortages.seen(outcome.shortage, outcome.error);
+        metrics.shortage(outcome.shortage);
+        return;
+      }
       metrics.checked(outcome);
       recorder.push(service, outcome);
     },
@@ -187,7 +196,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ...systemRoutes(version, metrics, () => {
       const error = recorder.writeError;
       const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
-      return [...writing, ...store.problems()];
+      const shortage = shortages.problem();
+      return [...writing, ...store.problems(), ...(shortage ? [shortage] : [])];
     }),
   ];
   /** Stop everything but the HTTP server, in the order data flows: nothing is written after its store closes. */
@@ -203,7 +213,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
 
   const listener = createListener(routes, log.child({ part: "http" }), { authorize: bearerCheck(options.token) });
-  const server = createServer({ keepAliveTimeout: 5000 }, listener);
+  // A client gets 10 s to send its request's head and 30 s for the whole request, and an idle keep-alive
+  // connection is closed after 5 s: silent sockets cannot pile up (Node's defaults hold them 60 to 300 s).
+  const server = createServer(
+    { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 },
+    listener,
+  );
+  server.maxConnections = options.maxConnections ?? defaults.maxConnections;
   try {
     await listen(server, options.host, options.port);
   } catch (error) {

@@ -91,6 +91,12 @@ export function createMetrics(sources: MetricSources) {
     help: "Check results dropped because the store kept failing and the backlog was full",
     registers,
   });
+  const shortages = new Counter({
+    name: "healthd_check_shortages_total",
+    help: "Checks that could not be made for want of the daemon's own resources (EMFILE, ENFILE, ENOMEM), by reason",
+    labelNames: ["reason"] as const,
+    registers,
+  });
   const retentionBatches = new Histogram({
     name: "healthd_retention_batch_seconds",
     help: "How long each retention batch held the event loop",
@@ -129,6 +135,9 @@ export function createMetrics(sources: MetricSources) {
     },
     skipped(): void {
       skipped.inc();
+    },
+    shortage(reason: string): void {
+      shortages.inc({ reason });
     },
   };
 }

@@ -50,6 +50,11 @@ export type CheckResult =
       readonly matched: null;
       readonly errorKind: ErrorKind;
       readonly error: string;
+      /**
+       * Set (to EMFILE, ENFILE, ENOMEM, ENOBUFS) when the check could not be made for want of the daemon's own
+       * resources: it says nothing about the target, so it is neither stored nor counted against the service.
+       */
+      readonly shortage?: string;
     };
 
 /** A stored check result as the API shows it. */

@@ -108,13 +108,22 @@ test("healthd apply beside a busy daemon never fails with SQLITE_BUSY", async (t
   const db = tempDbPath(t);
   const served = await serveHealthd(t, ["--db", db]);
   const services = Array.from({ length: 100 }, (_, i) => ({ id: `s${i}`, check: { url: `${target.url}/${i}`, intervalSeconds: 1 } }));
-  const put = (server: string, more: object[] = []) =>
-    fetch(`${served.url}/services/${server}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ services: [...services, ...more] }) });
+  // Each answer is read to its end, so that the connection is reused rather than left open.
+  const put = async (server: string, more: object[] = []) => {
+    const answer = await fetch(`${served.url}/services/${server}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ services: [...services, ...more] }) });
+    await answer.arrayBuffer();
+    return answer;
+  };
   assert.equal((await put("busy")).status, 201);
   // API writes keep coming while applies run from other processes, and 100 checks a second are stored.
   let writing = true;
   const writer = (async () => {
-    for (let i = 0; writing; i++) assert.equal((await put("api", [{ id: `x${i % 3}`, check: { url: target.url } }])).status < 300, true);
+    for (let i = 0; writing; i++) {
+      const answer = await put("api", [{ id: `x${i % 3}`, check: { url: target.url } }]).catch((error: Error) => {
+        throw new Error(`PUT ${i} failed: ${String(error.cause ?? error)}\n${served.log()}`);
+      });
+      assert.ok(answer.status < 300, `PUT ${i}: ${answer.status}`);
+    }
   })();
   const dir = tempDir(t);
   for (let i = 0; i < 12; i++) {

@@ -6,7 +6,7 @@ import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpTarget, notTlsUrl } from "./support/targets.ts";
 
-test("endless, dribbling, looping, bombing, broken, backtracking, resetting and TLS-confused targets each fail classified within their timeout", async (t) => {
+test("endless, dribbling, looping, bombing, broken, backtracking, resetting, TLS-confused and header-flooding targets each fail classified within their timeout", async (t) => {
   const target = await httpTarget(t);
   const d = await testDaemon(t);
   const hostile: [string, string, string, object?][] = [
@@ -23,6 +23,9 @@ test("endless, dribbling, looping, bombing, broken, backtracking, resetting and 
     ["reset", `${target.url}/reset`, "connect"],
     ["garbage", `${target.url}/garbage`, "connect"],
     ["not-tls", await notTlsUrl(t), "tls"],
+    ["many-headers", `${target.url}/many-headers`, "size"],
+    ["huge-header", `${target.url}/huge-header`, "size"],
+    ["growing-redirects", `${target.url}/grow`, "redirect"],
   ];
   const firsts = new Map(hostile.map(([id]) => [id, nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === id)]));
   const put = await d.api("PUT", "/services/hostile", {
@@ -34,6 +37,7 @@ test("endless, dribbling, looping, bombing, broken, backtracking, resetting and 
     assert.equal(done.entry.ok, false, id);
     assert.equal(done.entry.errorKind, kind, `${id}: ${done.entry.error}`);
     assert.ok(done.entry.latencyMs < 1500, `${id} took ${done.entry.latencyMs} ms`);
+    assert.ok(done.entry.error!.length < 1000, `${id}: an error of ${done.entry.error!.length} characters is stored`);
   }
   // HTTP/1.0 without a length is not hostile: it is read to the end.
   const old = nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === "http10");

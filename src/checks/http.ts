@@ -15,12 +15,15 @@ import { buildConnector, Client, type Dispatcher } from "undici";
 import type { Check, CheckResult, ErrorKind } from "../model.ts";
 import { version } from "../version.ts";
 import { evaluate } from "./expect.ts";
+import { guardHeads, headLimits } from "./head-guard.ts";
 
 export interface ControllerOptions {
   /** Bodies beyond this many bytes, before or after decompression, fail the check (errorKind size). Default 1 MiB. */
   readonly maxBodyBytes?: number;
   /** Redirects followed before the check fails (errorKind redirect). Default 10. */
   readonly maxRedirects?: number;
+  /** A redirect's location longer than this fails the check (errorKind redirect). Default 8192 characters. */
+  readonly maxRedirectUrl?: number;
   /** The wall clock, for `checkedAt` and certificate lifetimes. Default Date.now. */
   readonly now?: () => number;
   /** Aborts the check (the daemon is stopping); the result then reports a timeout and should be dropped. */
@@ -41,16 +44,21 @@ class CheckFailure extends Error {
     readonly kind: ErrorKind,
     message: string,
     readonly status: number | null = null,
+    readonly shortage?: string,
   ) {
     super(message);
   }
 }
+
+/** Errors that are the daemon's own shortage, not the target's fault. */
+const shortages = new Set(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"]);
 
 type Stage = "connecting" | "waiting for the response" | "reading the body";
 
 export async function runCheck(check: CheckRequest, options: ControllerOptions = {}): Promise<Outcome> {
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 10;
+  const maxRedirectUrl = options.maxRedirectUrl ?? 8192;
   const checkedAt = (options.now ?? Date.now)();
   const started = performance.now();
   const deadline = new AbortController();
@@ -75,20 +83,23 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
         // The redirect's own body is not wanted; closing the connection discards it.
         exchange.response.body.on("error", () => {});
         await exchange.close();
+        if (location.length > maxRedirectUrl) {
+          throw new CheckFailure("redirect", `redirect to a location longer than ${maxRedirectUrl} characters (${short(location)})`, statusCode);
+        }
         let next: URL;
         try {
           next = new URL(location, url);
         } catch {
-          throw new CheckFailure("redirect", `redirect to an invalid location ${JSON.stringify(location)}`, statusCode);
+          throw new CheckFailure("redirect", `redirect to an invalid location ${JSON.stringify(short(location))}`, statusCode);
         }
         if (next.protocol !== "http:" && next.protocol !== "https:") {
-          throw new CheckFailure("redirect", `redirect to ${next.protocol} URL ${next.href}, which is not HTTP`, statusCode);
+          throw new CheckFailure("redirect", `redirect to ${next.protocol} URL ${short(next.href)}, which is not HTTP`, statusCode);
         }
         if (visited.includes(next.href)) {
-          throw new CheckFailure("redirect", `redirect loop: ${[...visited, next.href].join(" -> ")}`, statusCode);
+          throw new CheckFailure("redirect", `redirect loop: ${[...visited, next.href].map(short).join(" -> ")}`, statusCode);
         }
         if (visited.length > maxRedirects) {
-          throw new CheckFailure("redirect", `more than ${maxRedirects} redirects (last to ${next.href})`, statusCode);
+          throw new CheckFailure("redirect", `more than ${maxRedirects} redirects (last to ${short(next.href)})`, statusCode);
         }
         visited.push(next.href);
         // As browsers do: 303 always, and 301/302 after a POST, continue as a GET without the body.
@@ -132,6 +143,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
       errorKind: failure.kind,
       error: failure.message,
       checkedAt,
+      ...(failure.shortage ? { shortage: failure.shortage } : {}),
     };
   } finally {
     clearTimeout(timer);
@@ -172,11 +184,16 @@ async function send(
           const validTo = socket.getPeerCertificate().valid_to;
           certValidTo = validTo ? Date.parse(validTo) : null;
         }
-        if (socket) onStage("waiting for the response");
+        if (socket) {
+          guardHeads(socket);
+          onStage("waiting for the response");
+        }
         callback(...args);
       }),
     headersTimeout: check.timeoutMs,
     bodyTimeout: check.timeoutMs,
+    // The head guard cuts a head at its own bounds first; undici's limit only backs it up.
+    maxHeaderSize: headLimits.maxBytes + 1024,
   });
   try {
     const response = await client.request({
@@ -277,6 +294,9 @@ function classify(error: unknown, url: URL, stage: Stage): CheckFailure {
   const code = root.code ?? "";
   const host = url.hostname;
   const where = `${host}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+  if (shortages.has(code)) {
+    return new CheckFailure("internal", `the daemon could not make the check: ${code} (${root.message}); raise its limits (LimitNOFILE=, ulimit -n) or lower --max-in-flight`, null, code);
+  }
   if (["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA"].includes(code)) {
     return new CheckFailure("dns", `could not resolve ${host} (${code})`);
   }
@@ -292,6 +312,9 @@ function classify(error: unknown, url: URL, stage: Stage): CheckFailure {
   }
   if (code === "ECONNRESET" || code === "EPIPE" || code === "UND_ERR_SOCKET" || code === "UND_ERR_CLOSED") {
     return new CheckFailure("connect", `connection to ${where} was closed by the server while ${stage}`);
+  }
+  if (code === "HEALTHD_HEAD_TOO_LARGE" || code === "UND_ERR_HEADERS_OVERFLOW") {
+    return new CheckFailure("size", `${where} answered with too large a head: ${root.message}`);
   }
   if (code.startsWith("HPE_") || root.name === "HTTPParserError" || code === "UND_ERR_INFO") {
     return new CheckFailure("connect", `${where} sent an invalid HTTP response: ${root.message}`);
@@ -319,3 +342,6 @@ function rootCause(error: unknown): { code?: string; name?: string; message: str
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
+
+/** A URL or location as an error message quotes it: a hostile site's 8 KiB locations are not stored whole. */
+const short = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text);

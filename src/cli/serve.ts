@@ -9,6 +9,7 @@ interface ServeFlags extends LogFlags {
   readonly host: string;
   readonly port: number;
   readonly maxInFlight: number;
+  readonly maxConnections: number;
   readonly ntfyUrl: string;
   readonly ntfyTopic?: string;
   readonly ntfyToken?: string;
@@ -37,6 +38,12 @@ export function serveCommand(): Command {
         .env("HEALTHD_MAX_IN_FLIGHT")
         .default(defaults.maxInFlight)
         .argParser(argument(parsePositiveInt("--max-in-flight", 100_000))),
+    )
+    .addOption(
+      new Option("--max-connections <n>", "API connections open at once, at most (the rest are closed at once)")
+        .env("HEALTHD_MAX_CONNECTIONS")
+        .default(defaults.maxConnections)
+        .argParser(argument(parsePositiveInt("--max-connections", 100_000))),
     )
     .addOption(new Option("--token <token>", "require Authorization: Bearer <token> on the API (all but GET /healthz)").env("HEALTHD_TOKEN"))
     .addOption(
@@ -89,6 +96,7 @@ Examples:
         host: flags.host,
         port: flags.port,
         maxInFlight: flags.maxInFlight,
+        maxConnections: flags.maxConnections,
         retentionDays: flags.retentionDays,
         token,
         allowNoToken: flags.allowNoToken ?? false,

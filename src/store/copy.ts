@@ -5,14 +5,12 @@
  */
 import { sql, type Kysely } from "kysely";
 import type { KyselyStore } from "./kysely-store.ts";
-import { insertMany, type Columns } from "./queries/bulk.ts";
+import { bulkInsert, type BulkInsert } from "./queries/bulk.ts";
 import type { Tables } from "./tables.ts";
 
-interface TableCopy<T extends keyof Tables> {
-  readonly table: T;
+interface TableCopy<T extends keyof Tables> extends BulkInsert<T> {
   /** The primary key, in order: batches walk it. */
   readonly key: readonly (keyof Tables[T] & string)[];
-  readonly columns: Columns<T>;
   /** An identity column whose sequence must follow the copied ids (PostgreSQL). */
   readonly identity?: keyof Tables[T] & string;
 }
@@ -107,8 +105,7 @@ export async function copyDatabase(
       for (;;) {
         const rows = await page(source, spec, after, batch);
         if (rows.length === 0) break;
-        const values = rows.map((row) => normalize(spec, row));
-        await insertMany(trx, destination.engine, spec.table, spec.columns, values).execute();
+        await bulkInsert(trx, destination.engine, spec, rows.map((row) => values(spec, row)));
         done += rows.length;
         after = rows.at(-1);
         options.onProgress?.({ table: spec.table, copied: done, total });
@@ -146,12 +143,10 @@ async function page(db: Kysely<Tables>, spec: TableCopy<keyof Tables>, after: Re
   return (await query.limit(limit).execute()) as Record<string, unknown>[];
 }
 
-/** A source row as the destination takes it: booleans as booleans whichever engine stored them. */
-function normalize(spec: TableCopy<keyof Tables>, row: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, type] of spec.columns) {
+/** A source row's values in the columns' order, booleans as booleans whichever engine stored them. */
+function values(spec: TableCopy<keyof Tables>, row: Record<string, unknown>): unknown[] {
+  return spec.columns.map(([name, type]) => {
     const value = row[name];
-    out[name] = type === "boolean" && value !== null && value !== undefined ? Boolean(value) : value;
-  }
-  return out;
+    return type === "boolean" && value !== null && value !== undefined ? Boolean(value) : value;
+  });
 }

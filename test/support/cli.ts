@@ -1,5 +1,5 @@
 /** The built executable, run as users run it. `npm test` builds dist/ first. */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter, once } from "node:events";
 import { fileURLToPath } from "node:url";
 import type { TestContext } from "node:test";
@@ -36,6 +36,8 @@ export interface Served {
   log(): string;
   /** Resolves when the daemon logs a line matching `pattern` (from now on). */
   waitForLog(pattern: RegExp): Promise<void>;
+  /** Lower the running daemon's limit of open files (util-linux prlimit), as a small LimitNOFILE= would. */
+  limitFiles(count: number): void;
   /** Send a signal and wait for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -68,6 +70,8 @@ export async function serveHealthd(t: TestContext, args: readonly string[], env:
     child,
     url,
     log: () => log,
+    // The soft limit only: it can be raised again, as a test may want once the shortage is seen.
+    limitFiles: (count) => execFileSync("prlimit", [`--pid=${child.pid}`, `--nofile=${count}:`]),
     waitForLog: (pattern) => nextEvent<[string]>(lines, "data", (chunk) => pattern.test(chunk)).then(() => undefined),
     stop: async (signal = "SIGTERM") => {
       child.kill(signal);

@@ -77,6 +77,21 @@ export const routes: Record<string, Handler> = {
     res.writeHead(200, { "content-encoding": "gzip" });
     res.end("this is not gzip at all");
   },
+  "/slow-ok": (_req, res) => {
+    const timer = setTimeout(() => res.end("ok, eventually"), 800);
+    res.on("close", () => clearTimeout(timer));
+  },
+  // Thousands of headers: costly to parse unless cut off early.
+  "/many-headers": (_req, res) => {
+    for (let i = 0; i < 5000; i++) res.setHeader(`x-header-${i}`, "value");
+    res.end("ok");
+  },
+  "/huge-header": (_req, res) => {
+    res.setHeader("x-huge", "v".repeat(1024 * 1024));
+    res.end("ok");
+  },
+  // Each hop's location is twice as long as the last.
+  "/grow": (req, res) => redirect(res, `/grow?${"x".repeat(Math.max(64, (req.url ?? "").length * 2))}`),
   "/redirect-loop-a": (_req, res) => redirect(res, "/redirect-loop-b"),
   "/redirect-loop-b": (_req, res) => redirect(res, "/redirect-loop-a"),
   "/see-other": (_req, res) => redirect(res, "/echo", 303),

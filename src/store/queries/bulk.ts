@@ -1,29 +1,57 @@
 /**
- * Multi-row INSERTs, the one place where the engines are written differently for speed. SQLite takes a VALUES
- * list. PostgreSQL gets one array per column, unnested: a handful of parameters instead of one per value,
- * which it parses, binds and plans several times faster than a VALUES list of hundreds of rows.
+ * Multi-row INSERTs on the write path, the one place where the engines are written differently for speed,
+ * and where the SQL is written out rather than built with Kysely: they run for every batch of results, and
+ * building 500 rows of values as a Kysely tree and compiling it cost more than SQLite's own work (profiled).
+ * The text is made once per shape and the values travel as parameters, through the transaction's connection.
+ * - SQLite: a VALUES list of placeholders, its text cached per row count (and its statement with it).
+ * - PostgreSQL: one array per column, unnested: a handful of parameters instead of one per value, which it
+ *   parses, binds and plans several times faster than a VALUES list of hundreds of rows.
  */
-import { sql, type InsertQueryBuilder, type Kysely } from "kysely";
+import { CompiledQuery, type Kysely } from "kysely";
 import type { Engine } from "../store.ts";
 import type { Tables } from "../tables.ts";
 
-/** A column and its PostgreSQL type, for the array it travels in. */
-export type Columns<T extends keyof Tables> = readonly (readonly [keyof Tables[T] & string, string])[];
+export interface BulkInsert<T extends keyof Tables> {
+  readonly table: T;
+  /** Every column written, with its PostgreSQL type (the arrays' element type). */
+  readonly columns: readonly (readonly [keyof Tables[T] & string, string])[];
+  /** ON CONFLICT (key) DO UPDATE SET each of `update` to the new row's value. */
+  readonly upsert?: { readonly key: readonly string[]; readonly update: readonly string[] };
+  readonly returning?: keyof Tables[T] & string;
+}
 
-type Row<T extends keyof Tables> = { readonly [K in keyof Tables[T] & string]?: unknown };
+const quote = (name: string) => `"${name}"`;
+const texts = new WeakMap<object, Map<string, string>>();
 
-export function insertMany<T extends keyof Tables>(
+/** Insert `rows` (each the values of `spec.columns`, in order); answers the RETURNING rows, in row order. */
+export async function bulkInsert<T extends keyof Tables, R = Record<string, unknown>>(
   db: Kysely<Tables>,
   engine: Engine,
-  table: T,
-  columns: Columns<T>,
-  rows: readonly Row<T>[],
-): InsertQueryBuilder<Tables, T, object> {
-  const names = columns.map(([name]) => name);
-  const insert = db.insertInto(table).columns(names as never);
-  if (engine === "sqlite") {
-    return insert.values(rows.map((row) => Object.fromEntries(names.map((n) => [n, row[n] ?? null]))) as never) as never;
-  }
-  const arrays = columns.map(([name, type]) => sql`${rows.map((row) => row[name] ?? null)}::${sql.raw(type)}[]`);
-  return insert.expression(sql`select * from unnest(${sql.join(arrays)})` as never) as never;
+  spec: BulkInsert<T>,
+  rows: readonly (readonly unknown[])[],
+): Promise<R[]> {
+  if (rows.length === 0) return [];
+  const key = engine === "sqlite" ? String(rows.length) : "postgres";
+  let cache = texts.get(spec);
+  if (!cache) texts.set(spec, (cache = new Map()));
+  let text = cache.get(key);
+  if (!text) cache.set(key, (text = render(spec, engine, rows.length)));
+  const parameters =
+    engine === "sqlite" ? rows.flat() : spec.columns.map((_, i) => rows.map((row) => row[i] ?? null));
+  const result = await db.executeQuery<R>(CompiledQuery.raw(text, parameters));
+  return result.rows;
+}
+
+function render<T extends keyof Tables>(spec: BulkInsert<T>, engine: Engine, count: number): string {
+  const columns = spec.columns.map(([name]) => quote(name)).join(", ");
+  const row = `(${spec.columns.map(() => "?").join(", ")})`;
+  const values =
+    engine === "sqlite"
+      ? `VALUES ${Array.from({ length: count }, () => row).join(", ")}`
+      : `SELECT * FROM unnest(${spec.columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})`;
+  const upsert = spec.upsert
+    ? ` ON CONFLICT (${spec.upsert.key.map(quote).join(", ")}) DO UPDATE SET ${spec.upsert.update.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(", ")}`
+    : "";
+  const returning = spec.returning ? ` RETURNING ${quote(spec.returning)}` : "";
+  return `INSERT INTO ${quote(spec.table)} (${columns}) ${values}${upsert}${returning}`;
 }

@@ -4,20 +4,55 @@
  * it returns), adds to the hourly rollups and queues the notifications. A handful of statements per batch,
  * whatever its size: the per-row cost is building values, not round trips.
  */
-import type { Insertable, Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { initialState, transition, type IncidentState } from "../../notify/incident.ts";
 import { renderNotification } from "../../notify/message.ts";
 import { hourMs, rollupDeltas } from "../../rollup/deltas.ts";
 import { merge, type Sketch } from "../../rollup/sketch.ts";
 import type { CheckRun, Engine, RecordedRun } from "../store.ts";
-import type { HealthCheckDataEntriesTable, NotificationsTable, Tables } from "../tables.ts";
-import { insertMany, type Columns } from "./bulk.ts";
+import type { Tables } from "../tables.ts";
+import { bulkInsert, type BulkInsert } from "./bulk.ts";
 import { entryFromRow, stateFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
 /** Rows per multi-row statement: far below SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
 const chunkSize = 1000;
+
+const entries: BulkInsert<"health_check_data_entries"> = {
+  table: "health_check_data_entries",
+  columns: [
+    ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"], ["latency_ms", "double precision"],
+    ["error_kind", "text"], ["error", "text"], ["matched", "integer"],
+  ],
+  returning: "id",
+};
+const states: BulkInsert<"service_states"> = {
+  table: "service_states",
+  columns: [
+    ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["last_checked_at", "bigint"],
+    ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
+  ],
+  upsert: {
+    key: ["service_key"],
+    update: ["status", "consecutive_failures", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since"],
+  },
+};
+const rollups: BulkInsert<"service_rollups"> = {
+  table: "service_rollups",
+  columns: [
+    ["service_key", "bigint"], ["hour", "bigint"], ["checks", "integer"], ["failures", "integer"], ["latency_sum", "double precision"],
+    ["sketch", "text"],
+  ],
+  upsert: { key: ["service_key", "hour"], update: ["checks", "failures", "latency_sum", "sketch"] },
+};
+const notifications: BulkInsert<"notifications"> = {
+  table: "notifications",
+  columns: [
+    ["created_at", "bigint"], ["server_id", "text"], ["service_id", "text"], ["kind", "text"], ["topic", "text"], ["message", "text"],
+    ["next_attempt_at", "bigint"],
+  ],
+};
 
 export async function recordResults(trx: Db, engine: Engine, runs: readonly CheckRun[]): Promise<(RecordedRun | undefined)[]> {
   if (runs.length === 0) return [];
@@ -32,11 +67,11 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
       return [row.key, { row, state, lastEntryId: row.last_entry_id, lastCheckedAt: 0 }];
     }),
   );
-  const rollups = new Map(rows.filter((r) => r.checks !== null).map((r) => [`${r.key}:${hour}`, r as RollupRow]));
+  const known = new Map(rows.filter((r) => r.checks !== null).map((r) => [`${r.key}:${hour}`, r as RollupRow]));
 
-  const entries: Insertable<HealthCheckDataEntriesTable>[] = [];
+  const entryRows: unknown[][] = [];
   const stored: { index: number; run: CheckRun }[] = [];
-  const notifications: Insertable<NotificationsTable>[] = [];
+  const notificationRows: unknown[][] = [];
   const recorded: ({ state: IncidentState; notify: RecordedRun["notify"] } | undefined)[] = [];
   for (const run of runs) {
     const service = services.get(run.serviceKey);
@@ -44,46 +79,29 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
       recorded.push(undefined); // deleted while its check ran: the result has nowhere to go
       continue;
     }
-    const { outcome } = run;
+    const { outcome: o } = run;
     const { row } = service;
     const before = service.state;
     const settings = { notify: Boolean(row.notify), notifyThreshold: row.notify_threshold };
-    const { state, notify } = transition(before, { ok: outcome.ok, checkedAt: outcome.checkedAt, count: run.folded }, settings);
+    const { state, notify } = transition(before, { ok: o.ok, checkedAt: o.checkedAt, count: run.folded }, settings);
     service.state = state;
-    service.lastCheckedAt = Math.max(service.lastCheckedAt, outcome.checkedAt);
+    service.lastCheckedAt = Math.max(service.lastCheckedAt, o.checkedAt);
     if (run.folded === undefined) {
       stored.push({ index: recorded.length, run });
-      entries.push({
-        service_key: run.serviceKey,
-        checked_at: outcome.checkedAt,
-        ok: outcome.ok,
-        status: outcome.status,
-        latency_ms: outcome.latencyMs,
-        error_kind: outcome.errorKind,
-        error: outcome.error,
-        matched: outcome.matched,
-      });
+      entryRows.push([run.serviceKey, o.checkedAt, o.ok, o.status, o.latencyMs, o.errorKind, o.error, o.matched]);
     }
     if (notify) {
-      const subject = { serverId: row.server_id, serviceId: row.service_id, url: row.url };
-      notifications.push({
-        created_at: outcome.checkedAt,
-        server_id: row.server_id,
-        service_id: row.service_id,
-        kind: notify,
-        topic: row.notify_topic,
-        message: JSON.stringify(renderNotification(notify, subject, outcome, before, state)),
-        next_attempt_at: outcome.checkedAt,
-      });
+      const message = renderNotification(notify, { serverId: row.server_id, serviceId: row.service_id, url: row.url }, o, before, state);
+      notificationRows.push([o.checkedAt, row.server_id, row.service_id, notify, row.notify_topic, JSON.stringify(message), o.checkedAt]);
     }
     recorded.push({ state, notify });
   }
 
   const ids: number[] = [];
-  for (let i = 0; i < entries.length; i += chunkSize) {
-    // Both engines answer RETURNING rows of a multi-row VALUES insert in the order of the values.
-    const rows = await insertMany(trx, engine, "health_check_data_entries", entryColumns, entries.slice(i, i + chunkSize)).returning("id").execute();
-    ids.push(...rows.map((r) => r.id));
+  for (let i = 0; i < entryRows.length; i += chunkSize) {
+    // Both engines answer the RETURNING rows of a multi-row insert in the order of its rows.
+    const returned = await bulkInsert<"health_check_data_entries", { id: number }>(trx, engine, entries, entryRows.slice(i, i + chunkSize));
+    for (const r of returned) ids.push(r.id);
   }
   const result: (RecordedRun | undefined)[] = recorded.map((r) => r && { ...r, entry: null });
   stored.forEach(({ index, run }, i) => {
@@ -96,11 +114,12 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     };
   });
 
-  await writeStates(trx, engine, [...services.entries()].filter(([, s]) => s.lastCheckedAt > 0));
-  await addRollups(trx, engine, stored.map(({ run }) => ({ serviceKey: run.serviceKey, checkedAt: run.outcome.checkedAt, result: run.outcome })), rollups);
-  for (let i = 0; i < notifications.length; i += chunkSize) {
-    await insertMany(trx, engine, "notifications", notificationColumns, notifications.slice(i, i + chunkSize)).execute();
-  }
+  const stateRows = [...services]
+    .filter(([, s]) => s.lastCheckedAt > 0)
+    .map(([key, s]) => [key, s.state.status, s.state.consecutiveFailures, s.lastCheckedAt, s.lastEntryId, s.state.incidentOpenSince, s.state.failingSince]);
+  for (let i = 0; i < stateRows.length; i += chunkSize) await bulkInsert(trx, engine, states, stateRows.slice(i, i + chunkSize));
+  await addRollups(trx, engine, stored.map(({ run }) => ({ serviceKey: run.serviceKey, checkedAt: run.outcome.checkedAt, result: run.outcome })), known);
+  for (let i = 0; i < notificationRows.length; i += chunkSize) await bulkInsert(trx, engine, notifications, notificationRows.slice(i, i + chunkSize));
   return result;
 }
 
@@ -124,57 +143,11 @@ async function readServices(trx: Db, engine: Engine, keys: number[], hour: numbe
   return query.execute();
 }
 
-const entryColumns: Columns<"health_check_data_entries"> = [
-  ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"], ["latency_ms", "double precision"],
-  ["error_kind", "text"], ["error", "text"], ["matched", "integer"],
-];
-const stateColumns: Columns<"service_states"> = [
-  ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["last_checked_at", "bigint"],
-  ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
-];
-const rollupColumns: Columns<"service_rollups"> = [
-  ["service_key", "bigint"], ["hour", "bigint"], ["checks", "integer"], ["failures", "integer"], ["latency_sum", "double precision"], ["sketch", "text"],
-];
-const notificationColumns: Columns<"notifications"> = [
-  ["created_at", "bigint"], ["server_id", "text"], ["service_id", "text"], ["kind", "text"], ["topic", "text"], ["message", "text"],
-  ["next_attempt_at", "bigint"],
-];
-
 type RollupRow = { checks: number; failures: number; latency_sum: number; sketch: string };
-
-async function writeStates(
-  trx: Db,
-  engine: Engine,
-  services: [number, { state: IncidentState; lastEntryId: number | null; lastCheckedAt: number }][],
-): Promise<void> {
-  for (let i = 0; i < services.length; i += chunkSize) {
-    const values = services.slice(i, i + chunkSize).map(([key, s]) => ({
-      service_key: key,
-      status: s.state.status,
-      consecutive_failures: s.state.consecutiveFailures,
-      last_checked_at: s.lastCheckedAt,
-      last_entry_id: s.lastEntryId,
-      incident_open_since: s.state.incidentOpenSince,
-      failing_since: s.state.failingSince,
-    }));
-    await insertMany(trx, engine, "service_states", stateColumns, values)
-      .onConflict((oc) =>
-        oc.column("service_key").doUpdateSet((eb) => ({
-          status: eb.ref("excluded.status"),
-          consecutive_failures: eb.ref("excluded.consecutive_failures"),
-          last_checked_at: eb.ref("excluded.last_checked_at"),
-          last_entry_id: eb.ref("excluded.last_entry_id"),
-          incident_open_since: eb.ref("excluded.incident_open_since"),
-          failing_since: eb.ref("excluded.failing_since"),
-        })),
-      )
-      .execute();
-  }
-}
 
 /**
  * Add a batch's checks to their services' hours. The hours' rows are read, merged and written whole; on
- * PostgreSQL the state rows locked above keep two nodes from merging the same service's hour at once.
+ * PostgreSQL the services' rows locked above keep two nodes from merging the same service's hour at once.
  */
 async function addRollups(trx: Db, engine: Engine, finished: Parameters<typeof rollupDeltas>[0], known: Map<string, RollupRow>): Promise<void> {
   const deltas = rollupDeltas(finished);
@@ -182,35 +155,18 @@ async function addRollups(trx: Db, engine: Engine, finished: Parameters<typeof r
   // Hours other than the one read with the states (a batch across an hour's end): read them now.
   const missing = deltas.filter((d) => !known.has(`${d.serviceKey}:${d.hour}`));
   if (missing.length > 0) {
-    const rows = await trx
+    const found = await trx
       .selectFrom("service_rollups")
       .selectAll()
       .where("service_key", "in", [...new Set(missing.map((d) => d.serviceKey))])
       .where("hour", "in", [...new Set(missing.map((d) => d.hour))])
       .execute();
-    for (const r of rows) known.set(`${r.service_key}:${r.hour}`, r);
+    for (const r of found) known.set(`${r.service_key}:${r.hour}`, r);
   }
-  const values = deltas.map((d) => {
+  const rows = deltas.map((d) => {
     const o = known.get(`${d.serviceKey}:${d.hour}`);
-    return {
-      service_key: d.serviceKey,
-      hour: d.hour,
-      checks: d.checks + (o?.checks ?? 0),
-      failures: d.failures + (o?.failures ?? 0),
-      latency_sum: d.latencySum + (o?.latency_sum ?? 0),
-      sketch: JSON.stringify(o ? merge(JSON.parse(o.sketch) as Sketch, d.sketch) : d.sketch),
-    };
+    const sketch = JSON.stringify(o ? merge(JSON.parse(o.sketch) as Sketch, d.sketch) : d.sketch);
+    return [d.serviceKey, d.hour, d.checks + (o?.checks ?? 0), d.failures + (o?.failures ?? 0), d.latencySum + (o?.latency_sum ?? 0), sketch];
   });
-  for (let i = 0; i < values.length; i += chunkSize) {
-    await insertMany(trx, engine, "service_rollups", rollupColumns, values.slice(i, i + chunkSize))
-      .onConflict((oc) =>
-        oc.columns(["service_key", "hour"]).doUpdateSet((eb) => ({
-          checks: eb.ref("excluded.checks"),
-          failures: eb.ref("excluded.failures"),
-          latency_sum: eb.ref("excluded.latency_sum"),
-          sketch: eb.ref("excluded.sketch"),
-        })),
-      )
-      .execute();
-  }
+  for (let i = 0; i < rows.length; i += chunkSize) await bulkInsert(trx, engine, rollups, rows.slice(i, i + chunkSize));
 }
