@@ -176,6 +176,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
   const stopWatching = store.watch(reload, { everyMs: options.watchMs ?? 1000 });
 
+  // What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
+  // asked; this says it in the log as soon as it is seen, once, and again when it is over.
+  let known = new Set<string>();
+  const problemWatch = setInterval(() => {
+    const now = new Set(store.problems());
+    for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
+    for (const problem of known) if (!now.has(problem)) log.info("the database problem is over", { problem });
+    known = now;
+  }, 5000);
+
   const retention = new Retention(store, {
     entriesDays: options.retentionDays ?? 30,
     rollupDays: options.rollupRetentionDays ?? 365,
@@ -203,6 +213,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   /** Stop everything but the HTTP server, in the order data flows: nothing is written after its store closes. */
   const stopWork = async () => {
     stopWatching();
+    clearInterval(problemWatch);
     await reloading;
     await retention.stop();
     await scheduler.stop();

@@ -21,7 +21,9 @@ export const limits = {
 const idPattern = /^[A-Za-z0-9._-]{1,64}$/;
 export const id = z
   .string()
-  .regex(idPattern, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example web-01)");
+  .regex(idPattern, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example web-01)")
+  // They would be path segments of their own in every URL that names them (/services/..).
+  .refine((value) => value !== "." && value !== "..", 'cannot be "." or ".." (they mean something else in a URL path)');
 
 /** ntfy refuses other topic names, and these reserved ones, so healthd refuses them when they are saved. */
 export const topicPattern = /^[-_A-Za-z0-9]{1,64}$/;
@@ -150,17 +152,45 @@ const url = z
     }
   });
 
+/**
+ * Headers healthd sends itself, or that only make sense between two hops: set by hand they would break every
+ * request (undici refuses several outright), so they are refused when the check is saved.
+ */
+const reservedHeaders = ["connection", "content-length", "expect", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"];
+
+/** What an HTTP/1.1 field value may hold (RFC 9110 5.5): visible characters, spaces and tabs, Latin-1 at most. */
+const fieldValue = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+const requestHeaders = z
+  .record(headerName, z.string().max(limits.headerValueBytes))
+  .superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase();
+      if (reservedHeaders.includes(lower)) {
+        ctx.addIssue({ code: "custom", path: [name], message: `is set by healthd itself (or is hop-by-hop) and cannot be sent by a check; remove it` });
+      } else if (!fieldValue.test(value)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "must not contain control characters (CR, LF, NUL, ...) or characters beyond Latin-1; percent-encode or remove them",
+        });
+      } else if (lower === "host" && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/.test(value)) {
+        ctx.addIssue({ code: "custom", path: [name], message: "must be a host name with an optional port, such as example.org:8080" });
+      }
+    }
+    const names = Object.keys(headers).map((n) => n.toLowerCase());
+    const repeated = names.find((n, i) => names.indexOf(n) !== i);
+    if (repeated) ctx.addIssue({ code: "custom", message: `names ${repeated} twice (header names are case-insensitive); give it once` });
+    if (names.length > limits.headersPerCheck) ctx.addIssue({ code: "custom", message: `holds at most ${limits.headersPerCheck} headers` });
+  })
+  .default({});
+
 /** A check as it is written in a document: every field but `url` may be left out. */
 export const checkInput = z
   .strictObject({
     url,
     method: z.enum(methods, `must be one of ${methods.join(", ")}`).default("GET"),
-    headers: z
-      .record(headerName, z.string().max(limits.headerValueBytes))
-      .refine((h) => Object.keys(h).length <= limits.headersPerCheck, {
-        message: `holds at most ${limits.headersPerCheck} headers`,
-      })
-      .default({}),
+    headers: requestHeaders,
     body: z.string().max(limits.requestBodyBytes).nullable().default(null),
     intervalSeconds: z.int().min(1).max(86400).nullable().optional(),
     cron: cron.nullable().optional(),

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { test } from "node:test";
 import { rawQuery } from "../src/store/raw.ts";
 import { engines } from "./support/databases.ts";
@@ -289,4 +291,80 @@ test("every documented limit is a 400 naming the field and the bound", async (t)
     assert.match(error.message, message, what);
   }
   assert.equal((await d.api("GET", "/services")).body.servers.length, 0);
+});
+
+test("check headers with CR, LF or NUL, and headers healthd sets itself, are refused at PUT naming the header", async (t) => {
+  const d = await testDaemon(t);
+  const cases: [Record<string, string>, string, RegExp][] = [
+    [{ "x-a": "a\r\nx-injected: 1" }, "/services/0/check/headers/x-a", /control characters/],
+    [{ "x-nul": "a\u0000b" }, "/services/0/check/headers/x-nul", /control characters/],
+    [{ "Transfer-Encoding": "chunked" }, "/services/0/check/headers/Transfer-Encoding", /set by healthd itself \(or is hop-by-hop\)/],
+    [{ connection: "upgrade" }, "/services/0/check/headers/connection", /hop-by-hop/],
+    [{ "content-length": "5" }, "/services/0/check/headers/content-length", /set by healthd itself/],
+    [{ host: "a b" }, "/services/0/check/headers/host", /host name with an optional port/],
+    [{ "X-Token": "1", "x-token": "2" }, "/services/0/check/headers", /names x-token twice/],
+  ];
+  for (const [headers, path, message] of cases) {
+    const answer = await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", headers } }] });
+    assert.equal(answer.status, 400, JSON.stringify(headers));
+    assert.deepEqual(answer.body.errors.map((e: { path: string }) => e.path), [path], JSON.stringify(headers));
+    assert.match(answer.body.errors[0].message, message);
+  }
+  // A Host header is how a virtual host is checked through an address: it stays allowed.
+  assert.equal((await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", headers: { host: "example.org" } } }] })).status, 201);
+  assert.deepEqual((await d.api("GET", "/services")).body.servers.map((s: { id: string }) => s.id), ["s"]);
+});
+
+test("requests pipelined on one connection are answered in order, each seeing the ones before it", async (t) => {
+  const d = await testDaemon(t);
+  const body = JSON.stringify({ services: [{ id: "a", check: { url: "http://127.0.0.1:9/" } }] });
+  const { port } = new URL(d.url);
+  const socket = connect(Number(port), "127.0.0.1");
+  t.after(() => socket.destroy());
+  let received = "";
+  socket.on("data", (chunk) => (received += chunk));
+  const closed = once(socket, "close");
+  socket.end(
+    `PUT /services/p HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+      `GET /services/p HTTP/1.1\r\nhost: x\r\n\r\n` +
+      `DELETE /services/p HTTP/1.1\r\nhost: x\r\n\r\n` +
+      `GET /services/p HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+  );
+  await closed;
+  assert.deepEqual([...received.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => m[1]), ["201", "200", "204", "404"]);
+});
+
+test("a key given twice, an empty path segment and the ids . and .. are refused, and change nothing", async (t) => {
+  const d = await testDaemon(t);
+  const good = { services: [{ id: "a", check: { url: "http://127.0.0.1:9/" } }] };
+  assert.equal((await d.api("PUT", "/services/x", good)).status, 201);
+  const twice = await d.api("PUT", "/services/x", '{"services": [{"id": "a", "check": {"url": "http://127.0.0.1:9/"}}], "services": []}');
+  assert.equal(twice.status, 400);
+  assert.deepEqual(twice.body.errors, [{ path: "/services", message: "is given twice in the same object; give each key once" }]);
+  const nested = await d.api("PUT", "/services/x", '{"services": [{"id": "a", "check": {"url": "http://a/", "url": "http://b/"}}]}');
+  assert.deepEqual(nested.body.errors.map((e: { path: string }) => e.path), ["/services/0/check/url"]);
+  const deep = await d.api("PUT", "/services/x", "[".repeat(100_000) + "]".repeat(100_000));
+  assert.equal(deep.status, 400);
+  assert.match(deep.body.errors[0].message, /nests deeper than 64 levels/);
+  const empty = await d.api("PUT", "/services//x", good);
+  assert.equal(empty.status, 404);
+  assert.match(empty.body.detail, /empty segment/);
+  for (const id of [".", ".."]) {
+    const dotted = await d.api("PUT", `/services/s/`, { services: [{ id, check: { url: "http://127.0.0.1:9/" } }] });
+    assert.equal(dotted.status, 400, id);
+    assert.match(dotted.body.errors[0].message, /cannot be "\." or "\.\."/);
+  }
+  // fetch would normalize /services/%2E%2E away; node:http sends the path as it is (as curl --path-as-is does).
+  const raw = await new Promise<number>((resolve, reject) => {
+    const { hostname, port } = new URL(d.url);
+    const req = request({ hostname, port, path: "/services/%2E%2E", method: "PUT", headers: { "content-type": "application/json" } }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(good));
+  });
+  assert.equal(raw, 400);
+  assert.deepEqual((await d.api("GET", "/services/x")).body.services.map((s: { id: string }) => s.id), ["a"]);
+  assert.deepEqual((await d.api("GET", "/services")).body.servers.map((s: { id: string }) => s.id), ["x"]);
 });

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { truncateSync } from "node:fs";
+import { mkdirSync, rmSync, truncateSync } from "node:fs";
+import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import type { ScheduledService } from "../src/model.ts";
 import type { Recorded } from "../src/recorder.ts";
@@ -15,7 +16,7 @@ import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { nextEvent, until } from "./support/events.ts";
 import { httpTarget } from "./support/targets.ts";
 import { tcpProxy, throughProxy } from "./support/tcp-proxy.ts";
-import { tempDbPath } from "./support/temp.ts";
+import { tempDbPath, tempDir } from "./support/temp.ts";
 
 interface Outage {
   readonly name: string;
@@ -151,4 +152,17 @@ test("the WAL index truncated or made unwritable under the daemon: it survives, 
   await until(() => api("/healthz"), (h) => h.status === "ok", "health back to ok");
   await until(stored, (n) => n >= count + 3, "the results kept during the outage");
   assert.equal(await served.stop(), 0, served.log());
+});
+
+test("a deleted database directory is noticed: the log says so and /healthz is degraded", async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, "data", "healthd.db");
+  mkdirSync(join(dir, "data"));
+  const served = await serveHealthd(t, ["--db", db]);
+  const logged = served.waitForLog(/the database needs attention .*healthd\.db was deleted/);
+  rmSync(join(dir, "data"), { recursive: true, force: true });
+  const health = await until(() => fetch(`${served.url}/healthz`).then((r) => r.json() as Promise<any>), (h) => h.status === "degraded", "degraded health");
+  assert.ok(health.problems.some((p: string) => /healthd\.db was deleted; results go to a file nobody can open any more/.test(p)), JSON.stringify(health));
+  await logged;
+  assert.equal(await served.stop(), 0);
 });

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../log.ts";
 import { StoreUnavailable } from "../store/store.ts";
+import { parseJson } from "./json.ts";
 import { HttpError, problem } from "./problem.ts";
 
 export interface Request {
@@ -44,7 +45,10 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
   const compiled = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));
 
   function match(pathname: string): { route: Route; params: Record<string, string> } | undefined {
-    const parts = pathname.split("/").filter(Boolean);
+    // An empty segment (`/services//x`) matches nothing: read as `/services/x`, it would change another server.
+    const parts = pathname.split("/").slice(1);
+    if (parts.at(-1) === "" && parts.length > 1) parts.pop(); // a trailing slash is allowed
+    if (parts.includes("")) return undefined;
     outer: for (const { route, segments } of compiled) {
       if (segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -64,7 +68,17 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
     return undefined;
   }
 
-  return async function listener(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // Requests pipelined on one connection are handled one after the other (RFC 9112 9.3.2): a GET sent behind
+  // a PUT must see what the PUT wrote. Node parses the next request before the previous answer is sent.
+  const queues = new WeakMap<object, Promise<void>>();
+  return function listener(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const previous = queues.get(req.socket) ?? Promise.resolve();
+    const handled = previous.then(() => handle(req, res)).catch((error: unknown) => log.error("request failed", { error }));
+    queues.set(req.socket, handled);
+    return handled;
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let answer: Response;
     const method = req.method ?? "GET";
     try {
@@ -76,7 +90,10 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       const open = url.pathname === "/healthz" && (method === "GET" || method === "HEAD");
       if (!open) options.authorize?.(req.headers);
       const found = match(url.pathname);
-      if (!found) throw new HttpError(404, `no such endpoint: ${JSON.stringify(url.pathname.slice(0, 200))} (see GET /openapi.json)`);
+      if (!found) {
+        const why = url.pathname.includes("//") ? "; the path has an empty segment (//)" : "";
+        throw new HttpError(404, `no such endpoint: ${JSON.stringify(url.pathname.slice(0, 200))}${why} (see GET /openapi.json)`);
+      }
       const handler = found.route.methods[method] ?? (method === "HEAD" ? found.route.methods.GET : undefined);
       if (!handler) {
         const allow = Object.keys(found.route.methods).join(", ");
@@ -105,7 +122,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       }
     }
     send(req, res, answer);
-  };
+  }
 }
 
 function send(req: IncomingMessage, res: ServerResponse, answer: Response): void {
@@ -144,14 +161,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   if (type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
     throw new HttpError(415, `the body must be JSON; send it with content-type: application/json (got ${type || "none"})`);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new HttpError(400, `the body is not valid JSON: ${(error as Error).message}`, [
-      { path: "", message: "malformed JSON" },
-    ]);
-  }
+  const parsed = parseJson(Buffer.concat(chunks).toString("utf8"));
+  if (!parsed.ok) throw new HttpError(400, parsed.detail, parsed.errors);
+  return parsed.value;
 }
 
 function tooLarge(): HttpError {
