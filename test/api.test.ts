@@ -140,6 +140,42 @@ for (const engine of engines) {
     assert.equal((await d.api("DELETE", "/services/web-01")).status, 404);
   });
 
+  test(`${engine}: GET and PUT of one service: created, replaced, unchanged, 404 without its server`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/web-01", { services: [homepage] });
+    const changes: unknown[] = [];
+    d.events.on("schedule:changed", (c) => changes.push(c));
+    const got = await d.api("GET", "/services/web-01/homepage");
+    assert.equal(got.status, 200);
+    assert.deepEqual(Object.keys(got.body), ["id", "name", "check", "state"]);
+    assert.equal(got.body.check.url, "https://example.org/");
+
+    const created = await d.api("PUT", "/services/web-01/api", { check: api.check });
+    assert.equal(created.status, 201);
+    assert.deepEqual([created.body.id, created.body.name, created.body.check.cron], ["api", "api", "*/5 * * * *"]);
+    const same = await d.api("PUT", "/services/web-01/api", { id: "api", check: api.check });
+    assert.equal(same.status, 200);
+    assert.deepEqual(same.body, created.body);
+    const moved = await d.api("PUT", "/services/web-01/api", { name: "API", check: { ...api.check, url: "https://example.org/v2" } });
+    assert.deepEqual([moved.status, moved.body.name, moved.body.check.url], [200, "API", "https://example.org/v2"]);
+    assert.deepEqual((await d.api("GET", "/services/web-01")).body.services.map((s: { id: string }) => s.id), ["homepage", "api"]);
+    // The scheduler follows: new, unchanged (nothing), changed.
+    assert.equal(changes.length, 3);
+    assert.deepEqual(changes.map((c) => (c as { started: number[] }).started.length), [1, 0, 1]);
+
+    const wrongId = await d.api("PUT", "/services/web-01/api", { id: "other", check: api.check });
+    assert.equal(wrongId.status, 400);
+    assert.deepEqual(wrongId.body.errors.map((e: { path: string }) => e.path), ["/id"]);
+    const bad = await d.api("PUT", "/services/web-01/api", { check: { url: "ftp://x/" } });
+    assert.deepEqual([bad.status, bad.body.errors[0].path], [400, "/check/url"]);
+    assert.equal((await d.api("GET", "/services/web-01/api")).body.check.url, "https://example.org/v2");
+    const noServer = await d.api("PUT", "/services/nope/api", { check: api.check });
+    assert.equal(noServer.status, 404);
+    assert.match(noServer.body.detail, /no server "nope"/);
+    assert.equal((await d.api("GET", "/services/web-01/nope")).status, 404);
+    assert.equal((await d.api("GET", "/services/nope/api")).status, 404);
+  });
+
   test(`${engine}: a bad document is 400 with every problem listed, and changes nothing`, async (t) => {
     const d = await testDaemon(t, { engine });
     await d.api("PUT", "/services/web-01", { services: [homepage] });

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { ScheduleChange } from "../model.ts";
 import { hourMs } from "../rollup/deltas.ts";
 import { quantile } from "../rollup/sketch.ts";
-import { id, serverDocument, validate, type FieldError } from "../schema.ts";
+import { id, serverDocument, serviceDocument, validate, type FieldError } from "../schema.ts";
 import { decodeCursor } from "../store/queries/entries.ts";
 import type { Store } from "../store/store.ts";
 import { HttpError, invalid } from "./problem.ts";
@@ -60,6 +60,29 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
     {
       path: "/services/:serverId/:serviceId",
       methods: {
+        GET: async (req) => {
+          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+          const service = await store.getService(serverId, serviceId);
+          if (!service) throw await notFound(store, serverId, serviceId);
+          return { status: 200, body: service };
+        },
+        PUT: async (req) => {
+          const serverId = pathId(req, "serverId");
+          const serviceId = pathId(req, "serviceId");
+          const body = await req.json();
+          if (body === undefined) throw new HttpError(400, "the body is empty; send a service document", [{ path: "", message: "required" }]);
+          const parsed = validate(serviceInPath, body);
+          const errors: FieldError[] = parsed.ok ? [] : [...parsed.errors];
+          const bodyId = (body as { id?: unknown } | null)?.id;
+          if (typeof bodyId === "string" && bodyId !== serviceId) {
+            errors.push({ path: "/id", message: `must equal the service id of the path (${serviceId}), or be left out` });
+          }
+          if (!parsed.ok || errors.length > 0) throw invalid(errors, "the service document");
+          const result = await store.putService(serverId, { ...parsed.value, id: serviceId }, ctx.now());
+          if (!result) throw noServer(serverId);
+          await ctx.scheduleChanged(result.schedule);
+          return { status: result.outcome === "created" ? 201 : 200, body: await store.getService(serverId, serviceId) };
+        },
         DELETE: async (req) => {
           const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
           const change = await store.deleteService(serverId, serviceId, ctx.now());
@@ -111,6 +134,9 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
     },
   ];
 }
+
+/** A service document as PUT on its own path takes it: the id comes from the path and may be left out. */
+const serviceInPath = serviceDocument.extend({ id: id.optional() });
 
 function pathId(req: Request, name: string): string {
   const value = req.params[name]!;

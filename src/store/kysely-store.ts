@@ -52,6 +52,14 @@ export class KyselyStore implements Store {
     });
   applyServers: Store["applyServers"] = (docs, options) =>
     this.#run(() => servers.applyServers((fn) => this.#backend.write(fn), docs, options, (trx) => this.#backend.announce(trx, "config")));
+  putService: Store["putService"] = (serverId, service, now) =>
+    this.#run(() =>
+      this.#backend.write(async (trx) => {
+        const result = await servers.putService(trx, serverId, service, now);
+        if (result && result.outcome !== "unchanged") await this.#backend.announce(trx, "config");
+        return result;
+      }),
+    );
   deleteServer = (serverId: string) =>
     this.#run(() =>
       this.#backend.write(async (trx) => {

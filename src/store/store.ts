@@ -16,6 +16,7 @@ import type {
   ServerDocument,
   ServerSummary,
   ServerView,
+  ServiceDocument,
   ServiceView,
 } from "../model.ts";
 import type { IncidentState, Transition } from "../notify/incident.ts";
@@ -37,6 +38,11 @@ export interface Store {
   findService(serverId: string, serviceId: string): Promise<{ key: number } | { key: undefined; serverExists: boolean }>;
   /** Make each server exactly its document (PUT), in one transaction; `prune` deletes the servers not named. */
   applyServers(servers: ReadonlyMap<string, ServerDocument>, options: ApplyOptions): Promise<ApplyResult>;
+  /**
+   * PUT of one service of an existing server, by the whole-server PUT's rules; undefined when the server does
+   * not exist.
+   */
+  putService(serverId: string, service: ServiceDocument, now: number): Promise<{ outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange } | undefined>;
   deleteServer(serverId: string): Promise<ScheduleChange | undefined>;
   deleteService(serverId: string, serviceId: string, now: number): Promise<ScheduleChange | undefined>;
   /** The checks to schedule: all of them, or those of some services. */

@@ -10,6 +10,7 @@ import {
   type ServerDocument,
   type ServerSummary,
   type ServerView,
+  type ServiceDocument,
   type ServiceState,
   type ServiceView,
 } from "../../model.ts";
@@ -178,28 +179,15 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
 
   const created: string[] = [];
   for (const service of plan.create) {
-    const { key } = await trx
-      .insertInto("services")
-      .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, created_at: now, updated_at: now })
-      .returning("key")
-      .executeTakeFirstOrThrow();
-    await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).execute();
-    started.push(key);
+    started.push(await createService(trx, serverId, service, now));
     created.push(service.id);
   }
 
   const updated: { id: string; fields: string[] }[] = [];
   for (const { key, doc: service, renamed } of plan.keep) {
-    const before = await trx.deleteFrom("http_check_configs").where("service_key", "=", key).returningAll().executeTakeFirst();
-    // Written again whole: the schema fills what the document leaves out, so compare what was stored.
-    const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).returningAll().executeTakeFirstOrThrow();
-    const fields = changedFields(before && checkFromRow(before), checkFromRow(after));
-    if (fields.length > 0) started.push(key);
-    if (renamed) fields.unshift("name");
-    if (fields.length > 0) {
-      await trx.updateTable("services").set({ name: service.name ?? service.id, updated_at: now }).where("key", "=", key).execute();
-      updated.push({ id: service.id, fields });
-    }
+    const { fields, checkChanged } = await rewriteService(trx, key, service, renamed, now);
+    if (checkChanged) started.push(key);
+    if (fields.length > 0) updated.push({ id: service.id, fields });
   }
 
   const changed = plan.renamed || created.length + updated.length + stopped.length > 0;
@@ -212,6 +200,50 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
     },
     schedule: { started, stopped },
   };
+}
+
+/** PUT of one service of an existing server: the whole-server PUT's rules for that one. Undefined: no such server. */
+export async function putService(
+  trx: Db,
+  serverId: string,
+  service: ServiceDocument,
+  now: number,
+): Promise<{ outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange } | undefined> {
+  if (!(await serverExists(trx, serverId))) return undefined;
+  const existing = await trx.selectFrom("services").select(["key", "name"]).where("server_id", "=", serverId).where("id", "=", service.id).executeTakeFirst();
+  let result: { outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange };
+  if (!existing) {
+    result = { outcome: "created", schedule: { started: [await createService(trx, serverId, service, now)], stopped: [] } };
+  } else {
+    const { fields, checkChanged } = await rewriteService(trx, existing.key, service, existing.name !== (service.name ?? service.id), now);
+    result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
+  }
+  if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
+  return result;
+}
+
+async function createService(trx: Db, serverId: string, service: ServiceDocument, now: number): Promise<number> {
+  const { key } = await trx
+    .insertInto("services")
+    .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, created_at: now, updated_at: now })
+    .returning("key")
+    .executeTakeFirstOrThrow();
+  await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).execute();
+  return key;
+}
+
+/** Write a kept service's check again; answers the fields that changed (name included) and whether its check did. */
+async function rewriteService(trx: Db, key: number, service: ServiceDocument, renamed: boolean, now: number): Promise<{ fields: string[]; checkChanged: boolean }> {
+  const before = await trx.deleteFrom("http_check_configs").where("service_key", "=", key).returningAll().executeTakeFirst();
+  // Written again whole: the schema fills what the document leaves out, so compare what was stored.
+  const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).returningAll().executeTakeFirstOrThrow();
+  const fields = changedFields(before && checkFromRow(before), checkFromRow(after));
+  const checkChanged = fields.length > 0;
+  if (renamed) fields.unshift("name");
+  if (fields.length > 0) {
+    await trx.updateTable("services").set({ name: service.name ?? service.id, updated_at: now }).where("key", "=", key).execute();
+  }
+  return { fields, checkChanged };
 }
 
 /** The fields of a check that differ (`check.url`, ...), or every field when there was none before. */
