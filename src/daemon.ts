@@ -6,19 +6,19 @@ import { EventEmitter } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { bearerCheck, isLoopback } from "./http/access.ts";
-import { createListener } from "./http/router.ts";
+import { openApiDocument } from "./http/openapi.ts";
+import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { systemRoutes } from "./http/system.ts";
 import { runCheck } from "./checks/http.ts";
 import { defaults, UsageError } from "./config.ts";
 import type { Logger } from "./log.ts";
-import { createMetrics } from "./metrics.ts";
+import { createMetrics, type ServiceFacts } from "./metrics.ts";
 import { Delivery } from "./notify/delivery.ts";
 import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/ntfy.ts";
 import { Recorder, type Recorded } from "./recorder.ts";
 import { pushRoutes } from "./http/push.ts";
 import type { ScheduleChange, ScheduledService } from "./model.ts";
-import type { IncidentState } from "./notify/incident.ts";
 import { Retention } from "./retention.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { Shortages } from "./shortage.ts";
@@ -114,15 +114,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     retryBaseMs: options.notifyRetryBaseMs,
     onAttempt: (row, result) => events.emit(result.ok ? "notify:sent" : "notify:failed", row, result),
   });
-  // The states the store decided, as last seen: a cache for /metrics, never an authority.
-  const states: Map<number, IncidentState> = await store.serviceStates();
+  // What was last seen of each service (the state the store decided, the last check): a cache for /metrics,
+  // never an authority.
+  const facts = new Map<number, ServiceFacts>([...(await store.serviceStates())].map(([key, state]) => [key, { state }]));
   const recorder = new Recorder(store, {
     log: log.child({ part: "recorder" }),
     onWriteFailed: () => metrics.storeWriteFailed(),
     onDropped: (count) => metrics.resultsDropped(count),
     onRecorded: (batch) => {
       for (const recorded of batch) {
-        states.set(recorded.service.key, recorded.state);
+        const known = facts.get(recorded.service.key);
+        facts.set(recorded.service.key, { ...known, state: recorded.state });
         events.emit("check:done", recorded);
       }
       if (batch.some((r) => r.notify !== null)) delivery.wake();
@@ -132,11 +134,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // The metrics read the scheduler only when scraped, so they can be made before it.
   const metrics = createMetrics({
     services: () => scheduler.services(),
-    state: (key) => states.get(key),
+    facts: (key) => facts.get(key),
     inFlight: () => scheduler.inFlight,
     notifications: () => store.notificationCounts(),
     storeWritable: () => recorder.writeError === null,
-  });
+  }, version);
   const scheduler = new Scheduler({
     log: log.child({ part: "scheduler" }),
     maxInFlight: options.maxInFlight,
@@ -149,6 +151,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         return;
       }
       metrics.checked(outcome);
+      facts.set(service.key, {
+        ...facts.get(service.key),
+        lastCheckedAt: outcome.checkedAt,
+        latencyMs: outcome.latencyMs,
+        ...(outcome.certExpiresAt === undefined ? {} : { certExpiresAt: outcome.certExpiresAt }),
+      });
       recorder.push(service, outcome);
     },
     onStart: (service, lagMs) => {
@@ -169,7 +177,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       .then(async () => {
         const services = await store.scheduledServices();
         const keep = new Set(services.map((s) => s.key));
-        for (const s of scheduler.services()) if (!keep.has(s.key)) states.delete(s.key);
+        for (const s of scheduler.services()) if (!keep.has(s.key)) facts.delete(s.key);
         scheduler.replaceAll(services);
       })
       .catch((error: unknown) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
@@ -196,19 +204,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   const scheduleChanged = async (change: ScheduleChange) => {
     scheduler.remove(change.stopped);
-    for (const key of change.stopped) states.delete(key);
+    for (const key of change.stopped) facts.delete(key);
     scheduler.upsert(await store.scheduledServices(change.started));
     events.emit("schedule:changed", change);
   };
-  const routes = [
+  const problems = () => {
+    const error = recorder.writeError;
+    const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
+    const shortage = shortages.problem();
+    return [...writing, ...store.problems(), ...(shortage ? [shortage] : [])];
+  };
+  let document: Record<string, unknown> | undefined;
+  const routes: Route[] = [
     ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
     ...pushRoutes(publisher, version),
-    ...systemRoutes(version, metrics, () => {
-      const error = recorder.writeError;
-      const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
-      const shortage = shortages.problem();
-      return [...writing, ...store.problems(), ...(shortage ? [shortage] : [])];
-    }),
+    // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
+    ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];
   /** Stop everything but the HTTP server, in the order data flows: nothing is written after its store closes. */
   const stopWork = async () => {

@@ -1,16 +1,27 @@
 /**
  * Prometheus metrics (text exposition 0.0.4 through prom-client, which also gives the standard process
- * metrics). Per-service series are written directly from the scheduler's and the recorder's state when
- * scraped: through prom-client's labelled gauges, 20,000 series took long enough to stall checks.
+ * metrics). Per-service series are written directly from the scheduler's services and what the daemon last
+ * saw of each when scraped: through prom-client's labelled gauges, 20,000 series took long enough to stall
+ * checks. The exposition passes `promtool check metrics` (a test runs it).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { CheckResult, ScheduledService } from "./model.ts";
 import type { IncidentState } from "./notify/incident.ts";
 import type { NotificationStatus } from "./store/store.ts";
 
+/** What the daemon last saw of a service: its state (from the store) and its last check. */
+export interface ServiceFacts {
+  readonly state?: IncidentState;
+  /** Unix ms. */
+  readonly lastCheckedAt?: number;
+  readonly latencyMs?: number;
+  /** When its TLS certificate expires (Unix ms), for https services that answered. */
+  readonly certExpiresAt?: number;
+}
+
 export interface MetricSources {
   services(): readonly ScheduledService[];
-  state(key: number): IncidentState | undefined;
+  facts(key: number): ServiceFacts | undefined;
   inFlight(): number;
   notifications(): Promise<Record<NotificationStatus, number>>;
   storeWritable(): boolean;
@@ -18,10 +29,12 @@ export interface MetricSources {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-export function createMetrics(sources: MetricSources) {
+export function createMetrics(sources: MetricSources, version: string) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
+
+  new Gauge({ name: "healthd_build_info", help: "1, labelled with the running version", labelNames: ["version"] as const, registers }).set({ version }, 1);
 
   const checks = new Counter({
     name: "healthd_checks_total",
@@ -114,7 +127,7 @@ export function createMetrics(sources: MetricSources) {
     contentType: registry.contentType as string,
     /** The whole exposition: prom-client's metrics, then the per-service series. */
     async text(): Promise<string> {
-      return (await registry.metrics()) + perServiceText(sources);
+      return withoutTotalGauges(await registry.metrics()) + perServiceText(sources);
     },
     storeWriteFailed(): void {
       storeWriteFailures.inc();
@@ -144,21 +157,38 @@ export function createMetrics(sources: MetricSources) {
 
 const escape = (value: string) => value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
 
+/**
+ * prom-client's default nodejs_active_{handles,requests,resources}_total are gauges named like counters, which
+ * promtool refuses; the same counts are there by type without the suffix (nodejs_active_handles{type}).
+ */
+function withoutTotalGauges(text: string): string {
+  return text.replace(/^(# (HELP|TYPE) )?nodejs_active_(handles|requests|resources)_total\b.*\n/gm, "");
+}
+
+/** One gauge family of per-service series: its help, and a value per service (undefined: no series). */
+const families: readonly [string, string, (facts: ServiceFacts) => number | undefined][] = [
+  ["healthd_service_up", "1 when the service's last check passed, 0 when it failed (absent before its first check)", (f) =>
+    f.state && f.state.status !== "unknown" ? Number(f.state.status === "up") : undefined],
+  ["healthd_service_consecutive_failures", "Failed checks in a row", (f) =>
+    f.state && f.state.status !== "unknown" ? f.state.consecutiveFailures : undefined],
+  ["healthd_service_last_check_timestamp_seconds", "When the service was last checked (Unix seconds)", (f) =>
+    f.lastCheckedAt === undefined ? undefined : f.lastCheckedAt / 1000],
+  ["healthd_service_last_latency_seconds", "Total response time of the service's last check", (f) =>
+    f.latencyMs === undefined ? undefined : f.latencyMs / 1000],
+  ["healthd_service_certificate_expiry_timestamp_seconds", "When the service's TLS certificate expires (Unix seconds), as its last check saw it", (f) =>
+    f.certExpiresAt === undefined ? undefined : f.certExpiresAt / 1000],
+];
+
 function perServiceText(sources: MetricSources): string {
-  const up: string[] = [
-    "# HELP healthd_service_up 1 when the service's last check passed, 0 when it failed (absent before its first check)",
-    "# TYPE healthd_service_up gauge",
-  ];
-  const failures: string[] = [
-    "# HELP healthd_service_consecutive_failures Failed checks in a row",
-    "# TYPE healthd_service_consecutive_failures gauge",
-  ];
+  const lines = families.map(([name, help]) => [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`]);
   for (const service of sources.services()) {
-    const state = sources.state(service.key);
-    if (!state || state.status === "unknown") continue;
+    const facts = sources.facts(service.key);
+    if (!facts) continue;
     const labels = `{server="${escape(service.serverId)}",service="${escape(service.serviceId)}"}`;
-    up.push(`healthd_service_up${labels} ${state.status === "up" ? 1 : 0}`);
-    failures.push(`healthd_service_consecutive_failures${labels} ${state.consecutiveFailures}`);
+    families.forEach(([name, , value], i) => {
+      const v = value(facts);
+      if (v !== undefined) lines[i]!.push(`${name}${labels} ${v}`);
+    });
   }
-  return up.join("\n") + "\n\n" + failures.join("\n") + "\n";
+  return lines.map((family) => family.join("\n")).join("\n") + "\n";
 }

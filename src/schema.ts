@@ -18,6 +18,12 @@ export const limits = {
   patternLength: 1000,
 } as const;
 
+/** An integer from `min` to `max`, with a message that says so and gives an example. */
+const integer = (min: number, max: number, example: number) => {
+  const message = `must be an integer from ${min} to ${max} (for example ${example})`;
+  return z.int(message).min(min, message).max(max, message);
+};
+
 const idPattern = /^[A-Za-z0-9._-]{1,64}$/;
 export const id = z
   .string()
@@ -66,8 +72,9 @@ const jsonOperators = ["equals", "notEquals", "exists", "lessThan", "greaterThan
 const jsonCondition = z
   .strictObject({
     path: jsonPath,
-    equals: z.json().optional(),
-    notEquals: z.json().optional(),
+    // Any JSON value (the document is JSON or YAML already parsed; a recursive schema would say no more).
+    equals: z.unknown().describe("any JSON value").optional(),
+    notEquals: z.unknown().describe("any JSON value").optional(),
     exists: z.boolean().optional(),
     lessThan: z.number().optional(),
     greaterThan: z.number().optional(),
@@ -103,8 +110,8 @@ export const alternative = z
     bodyMatches: regex.optional(),
     json: jsonCondition.optional(),
     header: headerCondition.optional(),
-    maxLatencyMs: z.int().min(1).max(600_000).optional(),
-    certValidDays: z.int().min(0).max(3650).optional(),
+    maxLatencyMs: integer(1, 600_000, 2000).optional(),
+    certValidDays: integer(0, 3650, 14).optional(),
   })
   .refine((a) => conditions.some((c) => a[c] !== undefined), {
     message: `an alternative needs at least one condition (${conditions.join(", ")})`,
@@ -186,23 +193,33 @@ const requestHeaders = z
   .default({});
 
 /** A check as it is written in a document: every field but `url` may be left out. */
+/** The fields of a check as a document writes them; `checkInput` adds the rules between fields. */
+export const checkFields = {
+  url,
+  // Methods are case-sensitive in HTTP, but `post` can only mean POST: one rule for the API and the CLI.
+  method: z
+    .preprocess((m) => (typeof m === "string" ? m.toUpperCase() : m), z.enum(methods, `must be one of ${methods.join(", ")}`))
+    .default("GET"),
+  headers: requestHeaders,
+  body: z
+    .string()
+    .max(limits.requestBodyBytes, `must be at most ${limits.requestBodyBytes} characters`)
+    .nullable()
+    .default(null),
+  intervalSeconds: integer(1, 86400, 60).nullable().optional(),
+  cron: cron.nullable().optional(),
+  timeoutMs: integer(1, 300_000, 10_000).default(10_000),
+  followRedirects: z.boolean().default(true),
+  verifyTls: z.boolean().default(true),
+  expect: expectList.default([{ status: "2xx" }]),
+  // Left out on purpose when absent: the data layer's column defaults supply them (notify true, threshold 2).
+  notify: z.boolean().optional(),
+  notifyThreshold: integer(0, 1000, 2).optional(),
+  notifyTopic: topic.nullable().default(null),
+};
+
 export const checkInput = z
-  .strictObject({
-    url,
-    method: z.enum(methods, `must be one of ${methods.join(", ")}`).default("GET"),
-    headers: requestHeaders,
-    body: z.string().max(limits.requestBodyBytes).nullable().default(null),
-    intervalSeconds: z.int().min(1).max(86400).nullable().optional(),
-    cron: cron.nullable().optional(),
-    timeoutMs: z.int().min(1).max(300_000).default(10_000),
-    followRedirects: z.boolean().default(true),
-    verifyTls: z.boolean().default(true),
-    expect: expectList.default([{ status: "2xx" }]),
-    // Left out on purpose when absent: the data layer's column defaults supply them (notify true, threshold 2).
-    notify: z.boolean().optional(),
-    notifyThreshold: z.int().min(0).max(1000).optional(),
-    notifyTopic: topic.nullable().default(null),
-  })
+  .strictObject(checkFields)
   .superRefine(
     (c: { cron?: unknown; intervalSeconds?: unknown }, ctx) => {
       if (c.cron != null && c.intervalSeconds != null) {
@@ -279,9 +296,40 @@ export function validate<S extends z.ZodType>(
   schema: S,
   input: unknown,
 ): { ok: true; value: z.output<S> } | { ok: false; errors: FieldError[] } {
-  const result = schema.safeParse(input);
+  const result = schema.safeParse(input, { error: plainMessage });
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, errors: result.error.issues.flatMap(describeIssue) };
+}
+
+/**
+ * healthd's words for the rules a schema states without a message of its own (zod's defaults read "Invalid
+ * input: expected object, received undefined"). The path names the field; this says the rule.
+ */
+function plainMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  const got = (value: unknown) =>
+    value === null ? "null" : Array.isArray(value) ? "a list" : typeof value === "string" ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value === "object" ? "an object" : String(value);
+  const kinds: Record<string, string> = { object: "an object", array: "a list", string: "a string", number: "a number", int: "an integer", boolean: "true or false" };
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.input === undefined) return "is required";
+      return `must be ${kinds[issue.expected] ?? issue.expected} (got ${got(issue.input)})`;
+    case "too_small":
+    case "too_big": {
+      const limit = Number(issue.code === "too_small" ? issue.minimum : issue.maximum);
+      const bound = issue.code === "too_small" ? "at least" : "at most";
+      if (issue.origin === "string") return limit === 1 && issue.code === "too_small" ? "must not be empty" : `must be ${bound} ${limit} characters`;
+      if (issue.origin === "array") return `must hold ${bound} ${limit} items`;
+      return `must be ${bound} ${limit} (got ${got(issue.input)})`;
+    }
+    case "invalid_value":
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "invalid_union":
+      return "does not match any of the forms it may take; see GET /openapi.json";
+    case "invalid_format":
+      return `must be a valid ${issue.format}`;
+    default:
+      return undefined;
+  }
 }
 
 function describeIssue(issue: z.core.$ZodIssue): FieldError[] {

@@ -404,3 +404,45 @@ test("a key given twice, an empty path segment and the ids . and .. are refused,
   assert.deepEqual((await d.api("GET", "/services/x")).body.services.map((s: { id: string }) => s.id), ["a"]);
   assert.deepEqual((await d.api("GET", "/services")).body.servers.map((s: { id: string }) => s.id), ["x"]);
 });
+
+test("every message says the rule in healthd's words: nothing of the validation library's leaks", async (t) => {
+  const d = await testDaemon(t);
+  const answer = await d.api("PUT", "/services/s", {
+    name: "",
+    services: [{ id: "a" }, { id: "b", check: { url: "http://127.0.0.1:9/", intervalSeconds: 0, timeoutMs: "x", followRedirects: "yes", expect: [{ maxLatencyMs: 0 }] } }],
+  });
+  assert.equal(answer.status, 400);
+  const messages = Object.fromEntries(answer.body.errors.map((e: { path: string; message: string }) => [e.path, e.message]));
+  assert.deepEqual(messages, {
+    "/name": "must not be empty",
+    "/services/0/check": "is required",
+    "/services/1/check/intervalSeconds": "must be an integer from 1 to 86400 (for example 60)",
+    "/services/1/check/timeoutMs": "must be an integer from 1 to 300000 (for example 10000)",
+    "/services/1/check/followRedirects": 'must be true or false (got "yes")',
+    "/services/1/check/expect/0/maxLatencyMs": "must be an integer from 1 to 600000 (for example 2000)",
+  });
+  assert.doesNotMatch(JSON.stringify(answer.body), /Invalid input|Too small|Too big|expected \w+, received/);
+  // A method is read in any case, by the API as by healthd check --method.
+  const lower = await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", method: "post" } }] });
+  assert.equal(lower.status, 201);
+  assert.equal(lower.body.services[0].check.method, "POST");
+});
+
+test("since and until take a plain date, explain a + sent as a space, and must be in order", async (t) => {
+  const d = await testDaemon(t);
+  await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }] });
+  const { key } = await d.store.findService("s", "a");
+  const at = (iso: string) => ({ ok: true as const, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: Date.parse(iso) });
+  await d.store.recordResults(["2020-01-01T10:00:00Z", "2020-01-02T10:00:00Z", "2020-01-03T10:00:00Z"].map((iso) => ({ serviceKey: key!, outcome: at(iso) })));
+  const day = await d.api("GET", "/services/s/a/data?since=2020-01-02&until=2020-01-03");
+  assert.equal(day.status, 200, JSON.stringify(day.body));
+  assert.deepEqual(day.body.entries.map((e: { checkedAt: string }) => e.checkedAt), ["2020-01-02T10:00:00.000Z"]);
+  // What curl sends for ?since=2020-01-02T12:00:00+02:00 without encoding the +.
+  const spaced = await d.api("GET", "/services/s/a/data?since=2020-01-02T12:00:00+02:00");
+  assert.equal(spaced.status, 400);
+  assert.match(spaced.body.errors[0].message, /a \+ in a query string arrives as a space: send it as %2B \(2020-01-02T12:00:00%2B02:00\)/);
+  const backwards = await d.api("GET", "/services/s/a/data?since=2020-01-03&until=2020-01-02");
+  assert.equal(backwards.status, 400);
+  assert.deepEqual(backwards.body.errors, [{ path: "/since", message: "is later than until; swap them, or leave one out" }]);
+  assert.equal((await d.api("GET", "/services?unknown=1")).status, 400, "every endpoint refuses parameters it does not take");
+});

@@ -61,3 +61,15 @@ test("healthd serve refuses a database from a newer healthd with exit 2", async 
   assert.equal(served.code, 2);
   assert.match(served.stderr, /newer healthd/);
 });
+
+test("ntfy credentials come whole: a user without a password, or beside a token, is exit 2", async () => {
+  for (const [args, message] of [
+    [["--ntfy-user", "healthd"], /--ntfy-user needs --ntfy-password/],
+    [["--ntfy-password", "x"], /--ntfy-password needs --ntfy-user/],
+    [["--ntfy-user", "u", "--ntfy-password", "p", "--ntfy-token", "tk_x"], /either a token .* or a user and password/],
+  ] as const) {
+    const run = await runHealthd(["serve", "--port", "0", "--db", "/nonexistent/never/made.db", ...args]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, message);
+  }
+});

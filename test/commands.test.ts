@@ -153,6 +153,13 @@ test("check --url runs an ad-hoc check without a database", async (t) => {
   assert.match(badExpect.stderr, /--expect \/0\/status: must be a status code/);
   assert.equal((await run(["--url", "ftp://x/"])).code, 2);
   assert.equal((await run(["--header", "a:b"])).code, 2);
+  // --body, and redirects not followed: the redirect itself is what the check sees.
+  const posted = await run(["--url", `${target.url}/echo`, "--method", "POST", "--body", "hello", "--expect", '[{"json": {"path": "$.body", "equals": "hello"}}]']);
+  assert.equal(posted.code, 0, posted.stdout + posted.stderr);
+  const redirect = await run(["--url", `${target.url}/hops/1`, "--no-follow", "--expect", '[{"status": 302}]']);
+  assert.equal(redirect.code, 0, redirect.stdout + redirect.stderr);
+  assert.equal((await run(["--url", `${target.url}/hops/1`, "--expect", '[{"status": 302}]'])).code, 1);
+  assert.equal((await run(["--insecure"])).code, 2);
   assert.deepEqual(readdirSync(cwd), [], "an ad-hoc check creates no database");
 });
 

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { test } from "node:test";
 import type { Recorded } from "../src/recorder.ts";
+import { selfSigned } from "./support/certs.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
-import { httpTarget } from "./support/targets.ts";
+import { httpsTarget, httpTarget } from "./support/targets.ts";
+import { tempDir } from "./support/temp.ts";
 
 const doneFor = (serviceId: string, accept: (r: Recorded) => boolean = () => true) => (r: Recorded) =>
   r.service.serviceId === serviceId && accept(r);
@@ -132,4 +136,29 @@ test("a restarted daemon resumes its schedule on phase and the services' state",
   assert.ok(stored >= 1);
   const [again] = await nextEvent<[Recorded]>(second.events, "check:done");
   assert.equal(again.state.consecutiveFailures, stored + 1);
+});
+
+test("/metrics passes promtool check metrics, with per-service last check, latency and certificate expiry", async (t) => {
+  const promtool = "/usr/bin/promtool";
+  assert.ok(existsSync(promtool), "these tests need promtool: apt-get install prometheus (.ci/run installs it)");
+  const plain = await httpTarget(t);
+  const tls = await httpsTarget(t, selfSigned(tempDir(t), 10));
+  const d = await testDaemon(t);
+  const both = Promise.all(["plain", "tls"].map((id) => nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === id)));
+  await d.api("PUT", "/services/web-01", {
+    services: [
+      { id: "plain", check: { url: `${plain.url}/ok`, intervalSeconds: 60 } },
+      { id: "tls", check: { url: `${tls.url}/ok`, intervalSeconds: 60, verifyTls: false } },
+    ],
+  });
+  await both;
+  const text = await (await fetch(d.url + "/metrics")).text();
+  const check = spawnSync(promtool, ["check", "metrics"], { input: text, encoding: "utf8" });
+  assert.equal(check.status, 0, check.stdout + check.stderr);
+  assert.match(text, /^healthd_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
+  assert.match(text, /^healthd_service_last_check_timestamp_seconds\{server="web-01",service="plain"\} \d{10}(\.\d+)?$/m);
+  assert.match(text, /^healthd_service_last_latency_seconds\{server="web-01",service="tls"\} [0-9.e-]+$/m);
+  const expiry = Number(/^healthd_service_certificate_expiry_timestamp_seconds\{server="web-01",service="tls"\} (\S+)$/m.exec(text)?.[1]);
+  assert.ok(Math.abs(expiry - (Date.now() / 1000 + 10 * 86400)) < 2 * 86400, String(expiry));
+  assert.doesNotMatch(text, /certificate_expiry_timestamp_seconds\{server="web-01",service="plain"\}/);
 });

@@ -185,6 +185,13 @@ test("POST /push/topics/{topic}: 200 with ntfy's id and time, 400 for what ntfy 
   const defaults = await d.api("POST", "/push/topics/my-test");
   assert.equal(defaults.status, 200);
   assert.equal(ntfy.messages("my-test")[1]!.title, "healthd test notification");
+  // As ntfy users type it: curl -d "message" (plain text), and a click URL.
+  const plain = await d.api("POST", "/push/topics/my-test", "backup done ✓", { "content-type": "text/plain" });
+  assert.equal(plain.status, 200);
+  assert.equal(ntfy.messages("my-test")[2]!.message, "backup done ✓");
+  assert.equal((await d.api("POST", "/push/topics/my-test", { message: "x", click: "https://example.org/x" })).status, 200);
+  assert.equal(ntfy.messages("my-test")[3]!.click, "https://example.org/x");
+  assert.equal((await d.api("POST", "/push/topics/my-test", "<b>x</b>", { "content-type": "text/html" })).status, 415);
 
   for (const [path, body] of [
     ["/push/topics/bad%20topic", undefined],
@@ -192,6 +199,7 @@ test("POST /push/topics/{topic}: 200 with ntfy's id and time, 400 for what ntfy 
     ["/push/topics/ok", { priority: 9 }],
     ["/push/topics/ok", { colour: "red" }],
     ["/push/topics/ok", { message: "x".repeat(5000) }],
+    ["/push/topics/ok", { click: "javascript:alert(1)" }],
   ] as const) {
     const bad = await d.api("POST", path, body);
     assert.equal(bad.status, 400, path + JSON.stringify(body));
@@ -205,7 +213,7 @@ test("POST /push/topics/{topic}: 200 with ntfy's id and time, 400 for what ntfy 
   ntfy.delay(1500);
   const slow = await d.api("POST", "/push/topics/ok");
   assert.equal(slow.status, 502);
-  assert.match(slow.body.detail, /no answer within 500 ms/);
+  assert.match(slow.body.detail, /ntfy at http:\/\/127\.0\.0\.1:\d+ did not answer within 500 ms/);
   ntfy.delay(0);
   await ntfy.stop();
   const down = await d.api("POST", "/push/topics/ok");

@@ -164,5 +164,5 @@ test("a deleted database directory is noticed: the log says so and /healthz is d
   const health = await until(() => fetch(`${served.url}/healthz`).then((r) => r.json() as Promise<any>), (h) => h.status === "degraded", "degraded health");
   assert.ok(health.problems.some((p: string) => /healthd\.db was deleted; results go to a file nobody can open any more/.test(p)), JSON.stringify(health));
   await logged;
-  assert.equal(await served.stop(), 0);
+  assert.equal(await served.stop(), 0, served.log());
 });

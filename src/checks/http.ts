@@ -36,7 +36,11 @@ export type CheckRequest = Pick<
   "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect"
 >;
 
-export type Outcome = CheckResult & { readonly checkedAt: number };
+export type Outcome = CheckResult & {
+  readonly checkedAt: number;
+  /** When the server's TLS certificate expires (Unix ms); absent over plain HTTP or without an answer. */
+  readonly certExpiresAt?: number;
+};
 
 /** A failure with its kind, thrown inside the controller and turned into a result at its edge. */
 class CheckFailure extends Error {
@@ -119,17 +123,19 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
         await exchange.close();
       }
       const latencyMs = round(elapsed());
+      const certValidTo = exchange.certValidTo();
       const verdict = evaluate(check.expect, {
         status: statusCode,
         headers: flattenHeaders(headers),
         body: new TextDecoder("utf-8").decode(bytes),
         latencyMs,
-        certValidTo: exchange.certValidTo(),
+        certValidTo,
         checkedAt,
       });
+      const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
       return verdict.ok
-        ? { ok: true, status: statusCode, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt }
-        : { ok: false, status: statusCode, latencyMs, matched: null, errorKind: verdict.errorKind, error: verdict.error, checkedAt };
+        ? { ok: true, status: statusCode, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
+        : { ok: false, status: statusCode, latencyMs, matched: null, errorKind: verdict.errorKind, error: verdict.error, checkedAt, ...cert };
     }
   } catch (error) {
     const failure = deadline.signal.aborted

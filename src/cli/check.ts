@@ -16,6 +16,10 @@ interface CheckFlags {
   readonly header: string[];
   readonly expect?: string;
   readonly timeout?: number;
+  readonly body?: string;
+  readonly insecure?: boolean;
+  /** --no-follow sets it false. */
+  readonly follow: boolean;
   readonly json?: boolean;
   readonly record?: boolean;
   readonly concurrency: number;
@@ -37,6 +41,9 @@ export function checkCommand(): Command {
     .option("--header <name:value>", "ad-hoc: a request header (repeatable)", (v: string, all: string[]) => [...all, v], [])
     .option("--expect <json>", 'ad-hoc: the expect list, e.g. \'[{"status": 200, "bodyContains": "ok"}]\'')
     .addOption(new Option("--timeout <ms>", "ad-hoc: timeout in ms").argParser(argument(parsePositiveInt("--timeout", 300_000))))
+    .option("--body <text>", "ad-hoc: the request body (with --method POST, say)")
+    .option("--insecure", "ad-hoc: accept any TLS certificate (verifyTls false)")
+    .option("--no-follow", "ad-hoc: do not follow redirects (followRedirects false)")
     .option("--json", "one JSON object per result, one per line")
     .option("--record", "store the results as entries (stored checks only)")
     .addOption(
@@ -51,14 +58,17 @@ Examples:
   healthd check                                  # every stored check
   healthd check web-01/homepage --json | jq .latencyMs
   healthd check --url https://example.org/ --expect '[{"status": 200, "bodyContains": "Example"}]'
+  healthd check --url https://self-signed.internal/ --insecure --no-follow
+  healthd check --url http://localhost:3000/api --method post --body '{"ping":1}' --header content-type:application/json
   if healthd check --url http://localhost:3000/health; then echo up; fi`,
     )
     .action(async (target: string | undefined, flags: CheckFlags) => {
       const subjects = flags.url !== undefined ? [adHoc(flags)] : undefined;
       if (subjects && target) throw new UsageError("give either a stored SERVER[/SERVICE] or --url, not both");
-      const adHocOnly = flags.header.length > 0 || [flags.expect, flags.timeout, flags.method].some((v) => v !== undefined);
+      const adHocOnly =
+        flags.header.length > 0 || !flags.follow || [flags.expect, flags.timeout, flags.method, flags.body, flags.insecure].some((v) => v !== undefined);
       if (!subjects && adHocOnly) {
-        throw new UsageError("--method, --header, --expect and --timeout go with --url");
+        throw new UsageError("--method, --header, --expect, --timeout, --body, --insecure and --no-follow go with --url");
       }
       if (subjects) {
         if (flags.record) throw new UsageError("--record stores results of stored checks; an ad-hoc --url check has nowhere to go");
@@ -92,7 +102,17 @@ function adHoc(flags: CheckFlags): Subject {
       throw new UsageError(`--expect is not JSON: ${(error as Error).message}`);
     }
   }
-  const input = { url: flags.url, headers, method: flags.method?.toUpperCase(), expect, timeoutMs: flags.timeout };
+  const input = {
+    url: flags.url,
+    headers,
+    // The same document a PUT takes, so the same rules (a method in any case, say) hold for both.
+    method: flags.method,
+    expect,
+    timeoutMs: flags.timeout,
+    body: flags.body,
+    verifyTls: flags.insecure ? false : undefined,
+    followRedirects: flags.follow ? undefined : false,
+  };
   const parsed = validate(checkInput, Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)));
   if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${flagOf(e.path)}: ${e.message}`).join("\n"));
   return { name: parsed.value.url, check: parsed.value };
@@ -102,7 +122,7 @@ function adHoc(flags: CheckFlags): Subject {
 function flagOf(path: string): string {
   if (path.startsWith("/expect")) return `--expect ${path.slice("/expect".length) || "/"}`;
   if (path.startsWith("/headers")) return "--header";
-  return ({ "/url": "--url", "/method": "--method", "/timeoutMs": "--timeout" } as Record<string, string>)[path] ?? path;
+  return ({ "/url": "--url", "/method": "--method", "/timeoutMs": "--timeout", "/body": "--body" } as Record<string, string>)[path] ?? path;
 }
 
 function select(services: readonly ScheduledService[], target: string | undefined): Subject[] {

@@ -90,6 +90,13 @@ Examples:
     .action(async (flags: ServeFlags) => {
       const log = createLogger({ level: flags.logLevel, json: flags.logJson });
       const token = readToken(flags);
+      checkNtfyCredentials(flags);
+      // Listen for the signals before starting: one that comes while the daemon starts (or just after it says
+      // where it listens) would otherwise end the process on the spot, without a clean stop.
+      const stopSignal = new Promise<string>((resolve) => {
+        process.once("SIGINT", () => resolve("SIGINT"));
+        process.once("SIGTERM", () => resolve("SIGTERM"));
+      });
       const { startDaemon } = await import("../daemon.ts"); // the daemon's modules load only for serve
       const daemon = await startDaemon({
         db: flags.db,
@@ -110,18 +117,23 @@ Examples:
         },
         log,
       });
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          log.info("stopping", { signal });
-          resolve();
-        };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
+      log.info("stopping", { signal: await stopSignal });
       await daemon.stop();
     });
   for (const option of logOptions()) command.addOption(option);
   return command;
+}
+
+/** Basic auth needs both halves, and is not given beside a token (which one would be meant?). */
+function checkNtfyCredentials(flags: ServeFlags): void {
+  const { ntfyUser: user, ntfyPassword: password, ntfyToken: token } = flags;
+  if (user !== undefined && password === undefined) {
+    throw new UsageError("--ntfy-user needs --ntfy-password (HEALTHD_NTFY_PASSWORD) too; or give an access token with --ntfy-token instead");
+  }
+  if (password !== undefined && user === undefined) throw new UsageError("--ntfy-password needs --ntfy-user (HEALTHD_NTFY_USER) too");
+  if (token !== undefined && user !== undefined) {
+    throw new UsageError("give ntfy either a token (--ntfy-token) or a user and password (--ntfy-user, --ntfy-password), not both");
+  }
 }
 
 function readToken(flags: ServeFlags): string | undefined {

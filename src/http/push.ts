@@ -1,27 +1,30 @@
 /**
  * POST /push/topics/{topic}: publish a test message through the configured ntfy server, to see that
- * notifications will arrive.
+ * notifications will arrive. The body is JSON, or plain text as ntfy users type it (`curl -d "message"`).
  */
 import { z } from "zod";
 import type { Publisher } from "../notify/ntfy.ts";
 import { topic, validate } from "../schema.ts";
+import { pushAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
-import type { Route } from "./router.ts";
+import { json, type Route } from "./router.ts";
 
 const priorities = { min: 1, low: 2, default: 3, high: 4, max: 5, urgent: 5 } as const;
 
+const message = z
+  .string()
+  .refine((m) => Buffer.byteLength(m) <= 4096, "must be at most 4096 bytes (ntfy's message limit)");
+
 const pushBody = z.strictObject({
   title: z.string().min(1).max(250).optional(),
-  message: z
-    .string()
-    .refine((m) => Buffer.byteLength(m) <= 4096, "must be at most 4096 bytes (ntfy's message limit)")
-    .optional(),
+  message: message.optional(),
   priority: z
     .union([z.int().min(1).max(5), z.enum(Object.keys(priorities) as [keyof typeof priorities])], {
       error: "must be 1 to 5 or one of min, low, default, high, max, urgent",
     })
     .optional(),
   tags: z.array(z.string().min(1).max(100)).max(20).optional(),
+  click: z.url({ protocol: /^https?$/, error: "must be an http or https URL to open when the notification is tapped" }).max(2048).optional(),
 });
 
 export function pushRoutes(publisher: Publisher, version: string): Route[] {
@@ -29,24 +32,40 @@ export function pushRoutes(publisher: Publisher, version: string): Route[] {
     {
       path: "/push/topics/:topic",
       methods: {
-        POST: async (req) => {
-          const name = req.params.topic!;
-          const errors = [];
-          const topicOk = validate(topic, name);
-          if (!topicOk.ok) errors.push({ path: "/topic", message: topicOk.errors[0]!.message });
-          const parsed = validate(pushBody, (await req.json()) ?? {});
-          if (!parsed.ok) errors.push(...parsed.errors);
-          if (errors.length > 0 || !parsed.ok) throw invalid(errors, "the push request");
-          const { title, message, priority, tags } = parsed.value;
-          const result = await publisher.publish({
-            topic: name,
-            title: title ?? "healthd test notification",
-            message: message ?? `This is a test notification from healthd ${version}. Notifications will arrive here.`,
-            priority: typeof priority === "string" ? priorities[priority] : (priority ?? 3),
-            tags: tags ?? ["healthd", "test"],
-          });
-          if (!result.ok) throw new HttpError(502, `the ntfy server did not take the message: ${result.error}`);
-          return { status: 200, body: { id: result.id, time: new Date(result.time * 1000).toISOString(), topic: name } };
+        POST: {
+          summary: "Publish a test notification to an ntfy topic through the configured ntfy server",
+          operationId: "pushTestNotification",
+          body: { schema: pushBody, required: false, types: ["text/plain"] },
+          responses: {
+            200: { description: "ntfy took it", schema: pushAnswer },
+            400: { description: "A topic or body ntfy would refuse; every problem is listed in `errors`" },
+            413: { description: "Body over 1 MiB" },
+            415: { description: "Body is neither JSON nor plain text" },
+            502: { description: "ntfy failed or did not answer; its error is in `detail`" },
+          },
+          handle: async (req) => {
+            const name = req.params.topic!;
+            const errors = [];
+            const topicOk = validate(topic, name);
+            if (!topicOk.ok) errors.push({ path: "/topic", message: topicOk.errors[0]!.message });
+            const body = await req.body();
+            // Plain text is the message itself, as ntfy takes it.
+            const input = body?.type === "text/plain" ? { message: body.text } : (json(body) ?? {});
+            const parsed = validate(pushBody, input);
+            if (!parsed.ok) errors.push(...parsed.errors);
+            if (errors.length > 0 || !parsed.ok) throw invalid(errors, "the push request");
+            const { title, message, priority, tags, click } = parsed.value;
+            const result = await publisher.publish({
+              topic: name,
+              title: title ?? "healthd test notification",
+              message: message ?? `This is a test notification from healthd ${version}. Notifications will arrive here.`,
+              priority: typeof priority === "string" ? priorities[priority] : (priority ?? 3),
+              tags: tags ?? ["healthd", "test"],
+              ...(click ? { click } : {}),
+            });
+            if (!result.ok) throw new HttpError(502, `the ntfy server did not take the message: ${result.error}`);
+            return { status: 200, body: { id: result.id, time: new Date(result.time * 1000).toISOString(), topic: name } };
+          },
         },
       },
     },

@@ -1,20 +1,27 @@
 /**
- * A small route table over node:http: match the path, check the method, read a JSON body with limits,
- * and turn whatever a handler answers or throws into a response.
+ * A small route table over node:http: match the path, check the method, validate the query string, read a
+ * body with limits, and turn whatever a handler answers or throws into a response. Each operation carries
+ * its own description (summary, query, body and answers as zod schemas): the OpenAPI document is made from
+ * the table, and the query schema it describes is the one the router validates with.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { z } from "zod";
 import type { Logger } from "../log.ts";
+import { validate, type FieldError } from "../schema.ts";
 import { StoreUnavailable } from "../store/store.ts";
 import { parseJson } from "./json.ts";
-import { HttpError, problem } from "./problem.ts";
+import { HttpError, invalid, problem } from "./problem.ts";
 
 export interface Request {
   readonly method: string;
   readonly params: Readonly<Record<string, string>>;
-  readonly query: URLSearchParams;
+  /** The query string as the operation's `query` schema parsed it (an empty object when it has none). */
+  readonly query: unknown;
   readonly headers: IncomingMessage["headers"];
   /** The parsed JSON body; `undefined` when the request has none. Throws HttpError (400, 413, 415). */
   json(): Promise<unknown>;
+  /** The body as it came, with its media type, for operations that take more than JSON; undefined when empty. */
+  body(): Promise<{ readonly type: string; readonly text: string } | undefined>;
 }
 
 export interface Response {
@@ -27,10 +34,35 @@ export interface Response {
 
 export type Handler = (req: Request) => Response | Promise<Response>;
 
+/** One answer of an operation, for the OpenAPI document. */
+export interface Answer {
+  readonly description: string;
+  /** The JSON body's shape; absent for answers without one. */
+  readonly schema?: z.ZodType;
+  /** The media type of a body that is not JSON (and then no schema). */
+  readonly contentType?: string;
+}
+
+export interface Operation {
+  /** One sentence: what it does. */
+  readonly summary: string;
+  /** Unique across the API, camelCase. */
+  readonly operationId: string;
+  /** The query string; unknown or repeated parameters are 400. Absent: none are allowed. */
+  readonly query?: z.ZodType;
+  /** The request body the handler reads (and validates with this same schema); `types` beyond JSON. */
+  readonly body?: { readonly schema: z.ZodType; readonly required: boolean; readonly types?: readonly string[] };
+  /** The answers by status; problem answers (4xx, 5xx) need only a description. */
+  readonly responses: Readonly<Record<number, Answer>>;
+  /** Answered without the token, when the daemon has one. Default false. */
+  readonly open?: boolean;
+  readonly handle: Handler;
+}
+
 export interface Route {
   /** Segments; a segment starting with ':' captures a parameter. */
   readonly path: string;
-  readonly methods: Readonly<Partial<Record<string, Handler>>>;
+  readonly methods: Readonly<Partial<Record<"GET" | "PUT" | "POST" | "DELETE", Operation>>>;
 }
 
 /** Request bodies larger than this are refused with 413 before they are parsed. */
@@ -87,24 +119,29 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       const queryAt = target.indexOf("?");
       const pathname = queryAt === -1 ? target : target.slice(0, queryAt);
       const url = { pathname, searchParams: new URLSearchParams(queryAt === -1 ? "" : target.slice(queryAt + 1)) };
-      const open = url.pathname === "/healthz" && (method === "GET" || method === "HEAD");
-      if (!open) options.authorize?.(req.headers);
       const found = match(url.pathname);
+      const methods = found?.route.methods as Partial<Record<string, Operation>> | undefined;
+      const operation = methods?.[method] ?? (method === "HEAD" ? methods?.GET : undefined);
+      // Everything but the open operations needs the token, unknown paths included (they say nothing then).
+      if (!operation?.open) options.authorize?.(req.headers);
       if (!found) {
         const why = url.pathname.includes("//") ? "; the path has an empty segment (//)" : "";
         throw new HttpError(404, `no such endpoint: ${JSON.stringify(url.pathname.slice(0, 200))}${why} (see GET /openapi.json)`);
       }
-      const handler = found.route.methods[method] ?? (method === "HEAD" ? found.route.methods.GET : undefined);
-      if (!handler) {
+      if (!operation) {
         const allow = Object.keys(found.route.methods).join(", ");
         throw new HttpError(405, `${method} is not allowed on ${url.pathname}; use ${allow}`, undefined, { allow });
       }
-      answer = await handler({
+      const query = parseQuery(operation.query, url.searchParams);
+      let read: Promise<{ type: string; text: string } | undefined> | undefined;
+      const body = () => (read ??= readBody(req));
+      answer = await operation.handle({
         method,
         params: found.params,
-        query: url.searchParams,
+        query,
         headers: req.headers,
-        json: () => readJson(req),
+        body,
+        json: async () => json(await body()),
       });
     } catch (error) {
       if (error instanceof HttpError) {
@@ -146,7 +183,7 @@ function send(req: IncomingMessage, res: ServerResponse, answer: Response): void
   res.end(req.method === "HEAD" ? undefined : payload);
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readBody(req: IncomingMessage): Promise<{ type: string; text: string } | undefined> {
   const length = Number(req.headers["content-length"] ?? NaN);
   if (length > maxBodyBytes) throw tooLarge();
   const chunks: Buffer[] = [];
@@ -158,11 +195,37 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
   if (size === 0) return undefined;
   const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
-    throw new HttpError(415, `the body must be JSON; send it with content-type: application/json (got ${type || "none"})`);
+  return { type, text: Buffer.concat(chunks).toString("utf8") };
+}
+
+/** The JSON of a body read by readBody: 415 for another media type, 400 (listing the problem) for bad JSON. */
+export function json(body: { type: string; text: string } | undefined): unknown {
+  if (body === undefined) return undefined;
+  if (body.type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(body.type)) {
+    throw new HttpError(415, `the body must be JSON; send it with content-type: application/json (got ${body.type || "none"})`);
   }
-  const parsed = parseJson(Buffer.concat(chunks).toString("utf8"));
+  const parsed = parseJson(body.text);
   if (!parsed.ok) throw new HttpError(400, parsed.detail, parsed.errors);
+  return parsed.value;
+}
+
+/** Query strings are validated like bodies: unknown, repeated and malformed parameters are 400. */
+function parseQuery(schema: z.ZodType | undefined, params: URLSearchParams): unknown {
+  const errors: FieldError[] = [];
+  const record: Record<string, string> = {};
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    if (values.length > 1) errors.push({ path: `/${key}`, message: "is given more than once; give it once" });
+    record[key] = values[0]!;
+  }
+  if (!schema) {
+    for (const key of Object.keys(record)) errors.push({ path: `/${key}`, message: "is not a parameter of this endpoint; remove it" });
+    if (errors.length > 0) throw invalid(errors, "the query string");
+    return {};
+  }
+  const parsed = validate(schema, record);
+  if (!parsed.ok) errors.push(...parsed.errors);
+  if (errors.length > 0 || !parsed.ok) throw invalid(errors, "the query string");
   return parsed.value;
 }
 

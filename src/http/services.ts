@@ -8,8 +8,9 @@ import { quantile } from "../rollup/sketch.ts";
 import { id, serverDocument, serviceDocument, validate, type FieldError } from "../schema.ts";
 import { decodeCursor } from "../store/queries/entries.ts";
 import type { Store } from "../store/store.ts";
+import { entriesAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
-import type { Request, Route } from "./router.ts";
+import type { Answer, Request, Route } from "./router.ts";
 
 export interface ServicesContext {
   readonly store: Store;
@@ -18,117 +19,163 @@ export interface ServicesContext {
   readonly now: () => number;
 }
 
+const notFound = (what: string): Answer => ({ description: `No such ${what}` });
+const badInput: Answer = { description: "Invalid input; every problem is listed in `errors`, and nothing was changed" };
+const badBody: Record<number, Answer> = { 400: badInput, 413: { description: "Body over 1 MiB" }, 415: { description: "Body is not JSON" } };
+
 export function serviceRoutes(ctx: ServicesContext): Route[] {
   const { store } = ctx;
   return [
     {
       path: "/services",
-      methods: { GET: async () => ({ status: 200, body: { servers: await store.listServers() } }) },
+      methods: {
+        GET: {
+          summary: "List servers, with how many of their services are up, down and unknown",
+          operationId: "listServers",
+          responses: { 200: { description: "The servers, by id", schema: serverListAnswer } },
+          handle: async () => ({ status: 200, body: { servers: await store.listServers() } }),
+        },
+      },
     },
     {
       path: "/services/:serverId",
       methods: {
-        GET: async (req) => {
-          const server = await store.getServer(req.params.serverId!);
-          if (!server) throw noServer(req.params.serverId!);
-          return { status: 200, body: server };
+        GET: {
+          summary: "A server with its services and each service's state",
+          operationId: "getServer",
+          responses: { 200: { description: "The server", schema: serverAnswer }, 404: notFound("server") },
+          handle: async (req) => {
+            const server = await store.getServer(req.params.serverId!);
+            if (!server) throw noServer(req.params.serverId!);
+            return { status: 200, body: server };
+          },
         },
-        PUT: async (req) => {
-          const serverId = pathId(req, "serverId");
-          const body = await req.json();
-          if (body === undefined) throw new HttpError(400, "the body is empty; send a server document", [{ path: "", message: "required" }]);
-          const parsed = validate(serverDocument, body);
-          const errors: FieldError[] = parsed.ok ? [] : [...parsed.errors];
-          const bodyId = (body as { id?: unknown } | null)?.id;
-          if (typeof bodyId === "string" && bodyId !== serverId) {
-            errors.push({ path: "/id", message: `must equal the server id of the path (${serverId}), or be left out` });
-          }
-          if (!parsed.ok || errors.length > 0) throw invalid(errors, "the server document");
-          const result = await store.applyServers(new Map([[serverId, parsed.value]]), { now: ctx.now() });
-          await ctx.scheduleChanged(result.schedule);
-          return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await store.getServer(serverId) };
+        PUT: {
+          summary: "Create or replace a server and its whole set of services",
+          operationId: "putServer",
+          body: { schema: serverDocument, required: true },
+          responses: {
+            200: { description: "Replaced (or unchanged)", schema: serverAnswer },
+            201: { description: "Created", schema: serverAnswer },
+            ...badBody,
+          },
+          handle: async (req) => {
+            const serverId = pathId(req, "serverId");
+            const doc = validated(await req.json(), serverDocument, "server", serverId);
+            const result = await store.applyServers(new Map([[serverId, doc]]), { now: ctx.now() });
+            await ctx.scheduleChanged(result.schedule);
+            return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await store.getServer(serverId) };
+          },
         },
-        DELETE: async (req) => {
-          const serverId = req.params.serverId!;
-          const change = await store.deleteServer(serverId);
-          if (!change) throw noServer(serverId);
-          await ctx.scheduleChanged(change);
-          return { status: 204 };
+        DELETE: {
+          summary: "Delete a server with its services, checks, entries and state",
+          operationId: "deleteServer",
+          responses: { 204: { description: "Deleted" }, 404: notFound("server") },
+          handle: async (req) => {
+            const serverId = req.params.serverId!;
+            const change = await store.deleteServer(serverId);
+            if (!change) throw noServer(serverId);
+            await ctx.scheduleChanged(change);
+            return { status: 204 };
+          },
         },
       },
     },
     {
       path: "/services/:serverId/:serviceId",
       methods: {
-        GET: async (req) => {
-          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-          const service = await store.getService(serverId, serviceId);
-          if (!service) throw await notFound(store, serverId, serviceId);
-          return { status: 200, body: service };
+        GET: {
+          summary: "One service with its check and state",
+          operationId: "getService",
+          responses: { 200: { description: "The service", schema: serviceAnswer }, 404: notFound("server or service") },
+          handle: async (req) => {
+            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+            const service = await store.getService(serverId, serviceId);
+            if (!service) throw await missing(store, serverId, serviceId);
+            return { status: 200, body: service };
+          },
         },
-        PUT: async (req) => {
-          const serverId = pathId(req, "serverId");
-          const serviceId = pathId(req, "serviceId");
-          const body = await req.json();
-          if (body === undefined) throw new HttpError(400, "the body is empty; send a service document", [{ path: "", message: "required" }]);
-          const parsed = validate(serviceInPath, body);
-          const errors: FieldError[] = parsed.ok ? [] : [...parsed.errors];
-          const bodyId = (body as { id?: unknown } | null)?.id;
-          if (typeof bodyId === "string" && bodyId !== serviceId) {
-            errors.push({ path: "/id", message: `must equal the service id of the path (${serviceId}), or be left out` });
-          }
-          if (!parsed.ok || errors.length > 0) throw invalid(errors, "the service document");
-          const result = await store.putService(serverId, { ...parsed.value, id: serviceId }, ctx.now());
-          if (!result) throw noServer(serverId);
-          await ctx.scheduleChanged(result.schedule);
-          return { status: result.outcome === "created" ? 201 : 200, body: await store.getService(serverId, serviceId) };
+        PUT: {
+          summary: "Create or replace one service of an existing server",
+          operationId: "putService",
+          body: { schema: serviceInPath, required: true },
+          responses: {
+            200: { description: "Replaced (or unchanged)", schema: serviceAnswer },
+            201: { description: "Created", schema: serviceAnswer },
+            ...badBody,
+            404: notFound("server"),
+          },
+          handle: async (req) => {
+            const serverId = pathId(req, "serverId");
+            const serviceId = pathId(req, "serviceId");
+            const doc = validated(await req.json(), serviceInPath, "service", serviceId);
+            const result = await store.putService(serverId, { ...doc, id: serviceId }, ctx.now());
+            if (!result) throw noServer(serverId);
+            await ctx.scheduleChanged(result.schedule);
+            return { status: result.outcome === "created" ? 201 : 200, body: await store.getService(serverId, serviceId) };
+          },
         },
-        DELETE: async (req) => {
-          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-          const change = await store.deleteService(serverId, serviceId, ctx.now());
-          if (!change) throw await notFound(store, serverId, serviceId);
-          await ctx.scheduleChanged(change);
-          return { status: 204 };
+        DELETE: {
+          summary: "Delete one service with everything that references it",
+          operationId: "deleteService",
+          responses: { 204: { description: "Deleted" }, 404: notFound("server or service") },
+          handle: async (req) => {
+            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+            const change = await store.deleteService(serverId, serviceId, ctx.now());
+            if (!change) throw await missing(store, serverId, serviceId);
+            await ctx.scheduleChanged(change);
+            return { status: 204 };
+          },
         },
       },
     },
     {
       path: "/services/:serverId/:serviceId/stats",
       methods: {
-        GET: async (req) => {
-          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-          const { window } = parseQuery(statsQuery, req.query);
-          const key = await serviceKey(store, serverId, serviceId);
-          const now = ctx.now();
-          const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
-          const totals = await store.rollupTotals(key, since);
-          const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
-          return {
-            status: 200,
-            body: {
-              window,
-              since: new Date(since).toISOString(),
-              checks: totals.checks,
-              failures: totals.failures,
-              uptime: totals.checks === 0 ? null : (totals.checks - totals.failures) / totals.checks,
-              latencyMs: {
-                mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),
-                p50: round(quantile(totals.sketch, 0.5)),
-                p95: round(quantile(totals.sketch, 0.95)),
+        GET: {
+          summary: "Uptime, latency and counts of a service over a window, from its hourly rollups",
+          operationId: "getServiceStats",
+          query: statsQuery,
+          responses: { 200: { description: "The statistics", schema: statsAnswer }, 400: badInput, 404: notFound("server or service") },
+          handle: async (req) => {
+            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+            const { window } = req.query as z.output<typeof statsQuery>;
+            const key = await serviceKey(store, serverId, serviceId);
+            const since = Math.floor((ctx.now() - windows[window] * hourMs) / hourMs) * hourMs;
+            const totals = await store.rollupTotals(key, since);
+            const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
+            return {
+              status: 200,
+              body: {
+                window,
+                since: new Date(since).toISOString(),
+                checks: totals.checks,
+                failures: totals.failures,
+                uptime: totals.checks === 0 ? null : (totals.checks - totals.failures) / totals.checks,
+                latencyMs: {
+                  mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),
+                  p50: round(quantile(totals.sketch, 0.5)),
+                  p95: round(quantile(totals.sketch, 0.95)),
+                },
               },
-            },
-          };
+            };
+          },
         },
       },
     },
     {
       path: "/services/:serverId/:serviceId/data",
       methods: {
-        GET: async (req) => {
-          const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-          const query = parseQuery(entriesQuery, req.query);
-          const key = await serviceKey(store, serverId, serviceId);
-          return { status: 200, body: await store.readEntries(key, query) };
+        GET: {
+          summary: "The stored entries of a service, newest first, a page at a time",
+          operationId: "listEntries",
+          query: entriesQuery,
+          responses: { 200: { description: "A page of entries", schema: entriesAnswer }, 400: badInput, 404: notFound("server or service") },
+          handle: async (req) => {
+            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+            const key = await serviceKey(store, serverId, serviceId);
+            return { status: 200, body: await store.readEntries(key, req.query as z.output<typeof entriesQuery>) };
+          },
         },
       },
     },
@@ -137,6 +184,19 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
 
 /** A service document as PUT on its own path takes it: the id comes from the path and may be left out. */
 const serviceInPath = serviceDocument.extend({ id: id.optional() });
+
+/** The document, or a 400 listing every problem, the id of the body disagreeing with the path's among them. */
+function validated<S extends z.ZodType>(body: unknown, schema: S, what: "server" | "service", pathId: string): z.output<S> {
+  if (body === undefined) throw new HttpError(400, `the body is empty; send a ${what} document`, [{ path: "", message: "required" }]);
+  const parsed = validate(schema, body);
+  const errors: FieldError[] = parsed.ok ? [] : [...parsed.errors];
+  const bodyId = (body as { id?: unknown } | null)?.id;
+  if (typeof bodyId === "string" && bodyId !== pathId) {
+    errors.push({ path: "/id", message: `must equal the ${what} id of the path (${pathId}), or be left out` });
+  }
+  if (!parsed.ok || errors.length > 0) throw invalid(errors, `the ${what} document`);
+  return parsed.value;
+}
 
 function pathId(req: Request, name: string): string {
   const value = req.params[name]!;
@@ -152,61 +212,64 @@ async function serviceKey(store: Store, serverId: string, serviceId: string): Pr
   return found.key;
 }
 
-async function notFound(store: Store, serverId: string, serviceId: string): Promise<HttpError> {
+async function missing(store: Store, serverId: string, serviceId: string): Promise<HttpError> {
   const found = await store.findService(serverId, serviceId);
   return found.key === undefined && !found.serverExists ? noServer(serverId) : noService(serverId, serviceId);
 }
 
-const noServer = (serverId: string) =>
+export const noServer = (serverId: string) =>
   new HttpError(404, `no server ${JSON.stringify(serverId)}; GET /services lists them, PUT /services/{serverId} creates one`);
-const noService = (serverId: string, serviceId: string) =>
+export const noService = (serverId: string, serviceId: string) =>
   new HttpError(404, `server ${JSON.stringify(serverId)} has no service ${JSON.stringify(serviceId)}; GET /services/${serverId} lists its services`);
 
-const isoTime = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, "must be an ISO 8601 time such as 2026-01-31T12:00:00Z")
-  .transform((text, ctx) => {
-    const ms = Date.parse(text);
-    if (Number.isNaN(ms)) {
-      ctx.addIssue({ code: "custom", message: "is not a real date and time" });
-      return z.NEVER;
-    }
-    return ms;
-  });
+/**
+ * A time in a query string: ISO 8601 with a zone (2026-01-31T12:00:00Z, ...+02:00) or a plain date (midnight
+ * UTC). A `+` sent unencoded arrives as a space; the message says how to send it.
+ */
+export const queryTime = z.string().transform((text, ctx) => {
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(text);
+  const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text);
+  if (!date && !time) {
+    const hint = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2}$/.test(text)
+      ? `; a + in a query string arrives as a space: send it as %2B (${text.replace(" ", "%2B")})`
+      : "";
+    ctx.addIssue({ code: "custom", message: `must be an ISO 8601 date or time such as 2026-01-31 or 2026-01-31T12:00:00Z${hint}` });
+    return z.NEVER;
+  }
+  const ms = Date.parse(date ? `${text}T00:00:00Z` : text);
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: "custom", message: "is not a real date and time" });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 /** Stats windows, in hours. */
-const windows = { "24h": 24, "7d": 168, "30d": 720, "365d": 8760 } as const;
+export const windows = { "24h": 24, "7d": 168, "30d": 720, "365d": 8760 } as const;
 const statsQuery = z.strictObject({
   window: z.enum(Object.keys(windows) as [keyof typeof windows], "must be one of 24h, 7d, 30d, 365d").default("24h"),
 });
 
-const entriesQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^[0-9]+$/, "must be an integer from 1 to 1000")
-    .transform(Number)
-    .pipe(z.number().min(1, "must be an integer from 1 to 1000").max(1000, "must be an integer from 1 to 1000"))
-    .default(100),
-  before: z
-    .string()
-    .refine((c) => decodeCursor(c) !== undefined, "is not a cursor; pass the next value of a previous page")
-    .optional(),
-  since: isoTime.optional(),
-  until: isoTime.optional(),
-  ok: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional(),
-});
-
-/** Query strings are validated like bodies: unknown, repeated and malformed parameters are 400. */
-function parseQuery<S extends z.ZodType>(schema: S, params: URLSearchParams): z.output<S> {
-  const errors: FieldError[] = [];
-  const record: Record<string, string> = {};
-  for (const key of new Set(params.keys())) {
-    const values = params.getAll(key);
-    if (values.length > 1) errors.push({ path: `/${key}`, message: "is given more than once; give it once" });
-    record[key] = values[0]!;
-  }
-  const parsed = validate(schema, record);
-  if (!parsed.ok) errors.push(...parsed.errors);
-  if (errors.length > 0 || !parsed.ok) throw invalid(errors, "the query string");
-  return parsed.value;
-}
+const entriesQuery = z
+  .strictObject({
+    limit: z
+      .string()
+      .regex(/^[0-9]+$/, "must be an integer from 1 to 1000")
+      .transform(Number)
+      .pipe(z.number().min(1, "must be an integer from 1 to 1000").max(1000, "must be an integer from 1 to 1000"))
+      .default(100)
+      .describe("Entries per page, 1 to 1000"),
+    before: z
+      .string()
+      .refine((c) => decodeCursor(c) !== undefined, "is not a cursor; pass the next value of a previous page")
+      .optional()
+      .describe("The `next` of the previous page"),
+    since: queryTime.optional().describe("Only entries checked at or after this time"),
+    until: queryTime.optional().describe("Only entries checked before this time"),
+    ok: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.since !== undefined && q.until !== undefined && q.since > q.until) {
+      ctx.addIssue({ code: "custom", path: ["since"], message: "is later than until; swap them, or leave one out" });
+    }
+  });

@@ -70,8 +70,9 @@ export function ntfyPublisher(options: NtfyOptions): Publisher {
         text = await response.body.text();
       } catch (error) {
         const e = error as NodeJS.ErrnoException;
-        const why = e.name === "TimeoutError" || e.code?.includes("TIMEOUT") ? `no answer within ${timeoutMs} ms` : (e.code ?? e.message);
-        return { ok: false, retryable: true, status: null, error: `could not reach ntfy at ${endpoint.origin}: ${why}` };
+        const hung = e.name === "TimeoutError" || e.code?.includes("TIMEOUT");
+        const why = hung ? `ntfy at ${endpoint.origin} did not answer within ${timeoutMs} ms` : `could not reach ntfy at ${endpoint.origin}: ${e.code ?? e.message}`;
+        return { ok: false, retryable: true, status: null, error: why };
       }
       let body: { id?: unknown; time?: unknown; code?: unknown; error?: unknown } = {};
       try {

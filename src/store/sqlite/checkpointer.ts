@@ -55,8 +55,14 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
     sqlite.pragma("wal_autocheckpoint = 1000");
   };
   worker.on("message", (message: { error?: string }) => message.error && log.warn("checkpoint failed", { error: message.error }));
-  worker.on("error", (error) => fallBack(error.message));
-  worker.on("exit", (code) => code !== 0 && fallBack(`the checkpoint worker exited with ${code}`));
+  worker.on("error", (error) => fallBack(error.message || String(error)));
+  // An exit of its own (it could not open the file, say) must not leave stop() waiting for one.
+  const exited = new Promise<void>((resolve) =>
+    worker.once("exit", (code) => {
+      if (code !== 0) fallBack(`the checkpoint worker exited with ${code}`);
+      resolve();
+    }),
+  );
   return {
     async stop(touchable = true) {
       stopped = true;
@@ -66,7 +72,7 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
         return;
       }
       worker.postMessage("stop");
-      await new Promise((resolve) => worker.once("exit", resolve));
+      await exited;
       sqlite.pragma("wal_autocheckpoint = 1000");
     },
   };

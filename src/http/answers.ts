@@ -1,0 +1,88 @@
+/**
+ * The shapes of the API's answers, as zod schemas: the OpenAPI document describes them, and the tests check
+ * real answers against them, so the description cannot drift from what the daemon says.
+ */
+import { z } from "zod";
+import { errorKinds } from "../model.ts";
+import { checkFields } from "../schema.ts";
+
+const time = z.iso.datetime().describe("ISO 8601 UTC time with milliseconds");
+
+export const entryAnswer = z.strictObject({
+  id: z.string().describe("Opaque; increases as entries are stored"),
+  checkedAt: time,
+  ok: z.boolean(),
+  status: z.int().nullable().describe("The HTTP status; null when no response arrived"),
+  latencyMs: z.number(),
+  errorKind: z.enum(errorKinds).nullable(),
+  error: z.string().nullable(),
+  matched: z.int().nullable().describe("Index of the alternative of `expect` that held"),
+});
+
+export const stateAnswer = z.strictObject({
+  status: z.enum(["up", "down", "unknown"]),
+  consecutiveFailures: z.int(),
+  lastCheckedAt: time.nullable(),
+  lastEntry: entryAnswer.nullable(),
+  incidentOpenSince: time.nullable(),
+});
+
+/** A check as stored and answered: every field present, the notify defaults filled in by the data layer. */
+export const storedCheckAnswer = z.strictObject({
+  ...checkFields,
+  intervalSeconds: z.int().nullable(),
+  cron: z.string().nullable(),
+  notify: z.boolean(),
+  notifyThreshold: z.int(),
+});
+
+export const serviceAnswer = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  check: storedCheckAnswer,
+  state: stateAnswer,
+});
+
+export const serverAnswer = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  createdAt: time,
+  updatedAt: time,
+  services: z.array(serviceAnswer),
+});
+
+export const serverListAnswer = z.strictObject({
+  servers: z.array(
+    z.strictObject({ id: z.string(), name: z.string(), serviceCount: z.int(), up: z.int(), down: z.int(), unknown: z.int() }),
+  ),
+});
+
+export const entriesAnswer = z.strictObject({
+  entries: z.array(entryAnswer),
+  next: z.string().nullable().describe("Pass as `before` for the next page; null on the last"),
+});
+
+export const statsAnswer = z.strictObject({
+  window: z.enum(["24h", "7d", "30d", "365d"]),
+  since: time,
+  checks: z.int(),
+  failures: z.int(),
+  uptime: z.number().min(0).max(1).nullable(),
+  latencyMs: z.strictObject({ mean: z.number().nullable(), p50: z.number().nullable(), p95: z.number().nullable() }),
+});
+
+export const pushAnswer = z.strictObject({ id: z.string().describe("ntfy's message id"), time, topic: z.string() });
+
+export const healthAnswer = z.strictObject({
+  status: z.enum(["ok", "degraded"]),
+  version: z.string(),
+  problems: z.array(z.string()).optional().describe("What is wrong but not fatal, while degraded"),
+});
+
+export const problemAnswer = z.strictObject({
+  type: z.string(),
+  title: z.string(),
+  status: z.int(),
+  detail: z.string(),
+  errors: z.array(z.strictObject({ path: z.string().describe("JSON Pointer into the input"), message: z.string() })).optional(),
+});

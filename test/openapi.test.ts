@@ -1,0 +1,68 @@
+/** The OpenAPI document: made from the route table, valid by Redocly's linter, and true of real answers. */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { test } from "node:test";
+import { promisify } from "node:util";
+import type { z } from "zod";
+import * as answers from "../src/http/answers.ts";
+import { testDaemon } from "./support/daemon.ts";
+import { nextEvent } from "./support/events.ts";
+import { httpTarget } from "./support/targets.ts";
+import { tempDir } from "./support/temp.ts";
+
+const redocly = createRequire(import.meta.url).resolve("@redocly/cli/bin/cli.js");
+
+test("GET /openapi.json passes Redocly's lint with no error and describes every endpoint", async (t) => {
+  const d = await testDaemon(t);
+  const doc = (await d.api("GET", "/openapi.json")).body;
+  const file = join(tempDir(t), "openapi.json");
+  writeFileSync(file, JSON.stringify(doc));
+  const lint = await promisify(execFile)(process.execPath, [redocly, "lint", file, "--format", "json"]).catch((error: { stdout: string; code: number }) => error);
+  const totals = JSON.parse(lint.stdout.slice(lint.stdout.indexOf("{"))).totals;
+  assert.equal(totals.errors, 0, lint.stdout);
+
+  assert.deepEqual(Object.keys(doc.paths).sort(), [
+    "/healthz",
+    "/metrics",
+    "/openapi.json",
+    "/push/topics/{topic}",
+    "/services",
+    "/services/{serverId}",
+    "/services/{serverId}/{serviceId}",
+    "/services/{serverId}/{serviceId}/data",
+    "/services/{serverId}/{serviceId}/stats",
+  ]);
+  const data = doc.paths["/services/{serverId}/{serviceId}/data"].get;
+  assert.deepEqual(data.parameters.map((p: { name: string }) => p.name), ["limit", "before", "since", "until", "ok"]);
+  assert.equal(data.responses["200"].content["application/json"].schema.$ref, "#/components/schemas/EntryPage");
+  assert.ok(data.responses["404"].content["application/problem+json"]);
+  assert.deepEqual(doc.paths["/healthz"].get.security, []);
+  const check = doc.components.schemas.ServerDocument.properties.services.items.properties.check;
+  assert.deepEqual(check.required, ["url"]);
+  assert.equal(check.additionalProperties, false);
+  assert.ok(doc.paths["/push/topics/{topic}"].post.requestBody.content["text/plain"]);
+});
+
+test("real answers match the schemas the document gives them", async (t) => {
+  const target = await httpTarget(t);
+  const d = await testDaemon(t);
+  const conforms = (schema: z.ZodType, body: unknown, what: string) => {
+    const parsed = schema.safeParse(body);
+    assert.ok(parsed.success, `${what}: ${JSON.stringify(parsed.error?.issues)}\n${JSON.stringify(body)}`);
+  };
+  const done = nextEvent(d.events, "check:done");
+  const put = await d.api("PUT", "/services/web", { services: [{ id: "home", check: { url: `${target.url}/ok`, intervalSeconds: 60 } }] });
+  conforms(answers.serverAnswer, put.body, "PUT /services/web");
+  await done;
+  conforms(answers.serverAnswer, (await d.api("GET", "/services/web")).body, "GET /services/web");
+  conforms(answers.serviceAnswer, (await d.api("GET", "/services/web/home")).body, "GET /services/web/home");
+  conforms(answers.serverListAnswer, (await d.api("GET", "/services")).body, "GET /services");
+  conforms(answers.entriesAnswer, (await d.api("GET", "/services/web/home/data")).body, "GET …/data");
+  conforms(answers.statsAnswer, (await d.api("GET", "/services/web/home/stats")).body, "GET …/stats");
+  conforms(answers.healthAnswer, (await d.api("GET", "/healthz")).body, "GET /healthz");
+  conforms(answers.problemAnswer, (await d.api("GET", "/services/nope")).body, "a 404");
+  conforms(answers.problemAnswer, (await d.api("PUT", "/services/web", { services: 3 })).body, "a 400");
+});
