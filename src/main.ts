@@ -1,3 +1,11 @@
 import { run } from "./cli/program.ts";
 
+// A reader that goes away (healthd check --json | head -1) ends the command quietly, as it would a shell tool.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
+}
+
 process.exitCode = await run(process.argv);

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runHealthd, serveHealthd } from "./support/cli.ts";
-import { tempDbPath } from "./support/temp.ts";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { healthdBin, runHealthd, serveHealthd } from "./support/cli.ts";
+import { tempDbPath, tempDir } from "./support/temp.ts";
 
 test("healthd --help lists the commands that work", async () => {
   const { code, stdout } = await runHealthd(["--help"]);
@@ -71,5 +74,21 @@ test("ntfy credentials come whole: a user without a password, or beside a token,
     const run = await runHealthd(["serve", "--port", "0", "--db", "/nonexistent/never/made.db", ...args]);
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, message);
+  }
+});
+
+test("a closed output ends a command quietly; every error line starts with healthd:", async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, "h.db");
+  writeFileSync(join(dir, "s.yaml"), `w:\n  services:\n${Array.from({ length: 40 }, (_, i) => `  - {id: s${i}, check: {url: "http://127.0.0.1:9/${i}"}}\n`).join("")}`);
+  assert.equal((await runHealthd(["apply", join(dir, "s.yaml"), "--db", db])).code, 0);
+  const piped = spawnSync("sh", ["-c", `"${process.execPath}" "${healthdBin}" check --db "${db}" --json | head -1; exit \${PIPESTATUS:-0}`], { encoding: "utf8" });
+  assert.equal(piped.stderr, "", "no EPIPE stack trace");
+  assert.equal(piped.stdout.trim().split("\n").length, 1);
+  for (const args of [["frobnicate"], ["check", "--bogus"], ["--debug", "check", "--concurrency", "x"], ["tail", "nope", "--db", db, "--json"], ["export", "--db", join(dir, "none.db")]]) {
+    const run = await runHealthd(args);
+    assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+    assert.match(run.stderr, /^healthd: /, args.join(" "));
+    assert.doesNotMatch(run.stderr, /\n\s+at /, "no stack trace");
   }
 });

@@ -6,7 +6,8 @@ import { checkInput, validate } from "../schema.ts";
 import type { ScheduledService } from "../model.ts";
 import { exitCodes } from "./exit.ts";
 import { openForReading } from "./database.ts";
-import { argument, dbOption, parseTarget } from "./options.ts";
+import { argument, dbOption } from "./options.ts";
+import { parseTarget, selectTarget } from "./target.ts";
 import { colourWanted, paint } from "./output.ts";
 
 interface CheckFlags {
@@ -126,15 +127,7 @@ function flagOf(path: string): string {
 }
 
 function select(services: readonly ScheduledService[], target: string | undefined): Subject[] {
-  const { serverId, serviceId } = parseTarget(target);
-  const chosen = services.filter((s) => (!serverId || s.serverId === serverId) && (!serviceId || s.serviceId === serviceId));
-  if (target && chosen.length === 0) {
-    const known = services.some((s) => s.serverId === serverId);
-    throw new UsageError(
-      known ? `server ${serverId} has no service ${serviceId}` : `no server ${serverId}; healthd export lists the servers`,
-    );
-  }
-  return chosen.map((s) => ({ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }));
+  return selectTarget(services, parseTarget(target)).map((s) => ({ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }));
 }
 
 async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subject, o: Outcome) => Promise<unknown>): Promise<number> {

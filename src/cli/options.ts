@@ -59,13 +59,3 @@ export function argument<T>(parse: (text: string) => T): (text: string) => T {
     }
   };
 }
-
-/** The SERVER or SERVER/SERVICE argument of check and tail. */
-export function parseTarget(target: string | undefined): { serverId?: string; serviceId?: string } {
-  if (target === undefined) return {};
-  const [serverId, serviceId, extra] = target.split("/");
-  if (extra !== undefined || !serverId || serviceId === "") {
-    throw new UsageError(`the target is SERVER or SERVER/SERVICE (got ${JSON.stringify(target)})`);
-  }
-  return serviceId === undefined ? { serverId } : { serverId, serviceId };
-}

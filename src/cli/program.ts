@@ -14,7 +14,7 @@ import { serveCommand } from "./serve.ts";
 import { tailCommand } from "./tail.ts";
 
 import { exitCodes } from "./exit.ts";
-import { readBooleanEnv } from "./options.ts";
+import { parseBooleanEnv, readBooleanEnv } from "./options.ts";
 
 export function program(): Command {
   const root = new Command("healthd")
@@ -28,22 +28,27 @@ export function program(): Command {
     .addCommand(tailCommand())
     .addCommand(migrateCommand())
     .addCommand(copyCommand())
+    .option("--debug", "show the stack trace of an internal error (also HEALTHD_DEBUG=1)")
     .hook("preAction", (_root, action) => readBooleanEnv(action));
-  // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
-  const exitOverride = (command: Command) => {
+  const everywhere = (command: Command) => {
+    // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
     command.exitOverride((error: CommanderError) => {
       throw error;
     });
-    command.commands.forEach(exitOverride);
+    // Every message healthd prints about itself starts the same way.
+    command.configureOutput({ outputError: (text, write) => write(`healthd: ${text.replace(/^error: /, "")}`) });
+    command.commands.forEach(everywhere);
   };
-  exitOverride(root);
+  everywhere(root);
   return root;
 }
 
 /** Run the command line; answers the exit code instead of exiting, so tests and main decide. */
 export async function run(argv: readonly string[]): Promise<number> {
+  // --debug may stand anywhere on the line, so it is taken out before commander reads the subcommand's flags.
+  const debug = argv.includes("--debug") || parseBooleanEnv("HEALTHD_DEBUG", process.env.HEALTHD_DEBUG ?? "") === true;
   try {
-    await program().parseAsync([...argv]);
+    await program().parseAsync(argv.filter((a, i) => i < 2 || a !== "--debug"));
     // A subcommand that has a verdict (check) leaves it in process.exitCode.
     return Number(process.exitCode ?? exitCodes.ok);
   } catch (error) {
@@ -52,7 +57,12 @@ export async function run(argv: readonly string[]): Promise<number> {
       process.stderr.write(`healthd: ${error.message}\n`);
       return exitCodes.usage;
     }
-    process.stderr.write(`healthd: internal error: ${(error as Error).stack ?? String(error)}\n`);
+    const e = error as Error;
+    process.stderr.write(
+      debug
+        ? `healthd: internal error: ${e.stack ?? String(error)}\n`
+        : `healthd: internal error: ${e.message ?? String(error)} (run again with --debug for the details, and report it)\n`,
+    );
     return exitCodes.internal;
   }
 }

@@ -1,37 +1,47 @@
 /**
  * The terminal UI of `healthd tail`: one row per service (status, last latency, a sparkline of recent
  * latencies with failures marked, consecutive failures, time since its last check) and the recent failures
- * below. `q` quits. Ink re-renders on terminal resize; rows are cut to the terminal's width.
+ * below. It starts from the stored state of every service, then follows new entries. Services that are down
+ * come first; the header stays; rows that do not fit are counted, not scrolled off; narrow terminals lose the
+ * least needed columns first. `q` quits. Colour only when wanted (never with NO_COLOR): status is a word too.
  */
 import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useState } from "react";
 import type { NamedEntry } from "../model.ts";
 
+export interface Row {
+  readonly name: string;
+  /** null before the service's first check. */
+  readonly ok: boolean | null;
+  readonly latencyMs: number | null;
+  readonly consecutiveFailures: number;
+  /** Unix ms of the last check, or null. */
+  readonly lastAt: number | null;
+  /** Latencies of recent checks; negative marks a failure. */
+  readonly recent: readonly number[];
+}
+
 export interface TailViewProps {
+  /** Every service in scope, as stored when tail started. */
+  readonly initial: readonly Row[];
   /** Subscribe to batches of new entries; answers an unsubscribe function. */
   readonly subscribe: (onEntries: (entries: readonly NamedEntry[]) => void) => () => void;
+  /** Colours on (a terminal without NO_COLOR). Default true. */
+  readonly colour?: boolean;
   /** The clock for "time since last check". Default Date.now. */
   readonly now?: () => number;
 }
 
-interface Row {
-  readonly name: string;
-  readonly ok: boolean;
-  readonly latencyMs: number;
-  readonly consecutiveFailures: number;
-  readonly lastAt: number;
-  /** Latencies of recent checks; negative marks a failure. */
-  readonly recent: readonly number[];
+interface State {
+  readonly rows: ReadonlyMap<string, Row>;
+  readonly failures: readonly NamedEntry[];
 }
 
 const sparkWidth = 20;
 const bars = "▁▂▃▄▅▆▇█";
 
 /** Fold a batch of entries into the rows and the recent failures: pure, so it is tested on its own. */
-export function fold(
-  state: { rows: ReadonlyMap<string, Row>; failures: readonly NamedEntry[] },
-  entries: readonly NamedEntry[],
-): { rows: Map<string, Row>; failures: NamedEntry[] } {
+export function fold(state: State, entries: readonly NamedEntry[]): { rows: Map<string, Row>; failures: NamedEntry[] } {
   const rows = new Map(state.rows);
   const failures = [...state.failures];
   for (const e of entries) {
@@ -47,7 +57,13 @@ export function fold(
     });
     if (!e.ok) failures.unshift(e);
   }
-  return { rows, failures: failures.slice(0, 8) };
+  return { rows, failures: failures.slice(0, 5) };
+}
+
+/** Down first, then not yet checked, then up; by name within each. */
+export function order(rows: Iterable<Row>): Row[] {
+  const rank = (r: Row) => (r.ok === false ? 0 : r.ok === null ? 1 : 2);
+  return [...rows].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
 }
 
 export function sparkline(recent: readonly number[]): string {
@@ -60,10 +76,15 @@ function ago(ms: number): string {
   return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.floor(s / 60)}m ago` : `${Math.floor(s / 3600)}h ago`;
 }
 
-export function TailView({ subscribe, now = Date.now }: TailViewProps) {
+/** Which columns fit `width`: the sparkline goes first, then LAST; name, status, latency and FAILS stay. */
+export function columns(width: number): { recent: boolean; last: boolean } {
+  return { recent: width >= 80, last: width >= 56 };
+}
+
+export function TailView({ initial, subscribe, colour = true, now = Date.now }: TailViewProps) {
   const { exit } = useApp();
   const { stdout } = useStdout();
-  const [state, setState] = useState<{ rows: Map<string, Row>; failures: NamedEntry[] }>({ rows: new Map(), failures: [] });
+  const [state, setState] = useState<State>({ rows: new Map(initial.map((r) => [r.name, r])), failures: [] });
   const [, setTick] = useState(0);
 
   useEffect(() => subscribe((entries) => setState((s) => fold(s, entries))), [subscribe]);
@@ -75,33 +96,46 @@ export function TailView({ subscribe, now = Date.now }: TailViewProps) {
     if (input === "q") exit();
   });
 
-  const rows = [...state.rows.values()].sort((a, b) => a.name.localeCompare(b.name));
-  const nameWidth = Math.min(40, Math.max(7, ...rows.map((r) => r.name.length)));
-  // Long lines are truncated to the terminal's width (ink re-renders when it changes).
+  const width = stdout.columns || 80;
+  const show = columns(width);
+  const rows = order(state.rows.values());
+  // Header, the hidden count, the failures with their title and margin, and the footer take the rest.
+  const room = Math.max(1, (stdout.rows || 24) - 3 - (state.failures.length > 0 ? state.failures.length + 2 : 0) - 1);
+  const visible = rows.length > room ? rows.slice(0, room - 1) : rows;
+  const hidden = rows.slice(visible.length);
+  const nameWidth = Math.min(40, Math.max(7, ...rows.map((r) => r.name.length)), Math.max(7, width - 30));
+  const paint = (ok: boolean | null) => (colour && ok !== null ? { color: ok ? "green" : "red" } : {});
   return (
-    <Box flexDirection="column" width={stdout.columns || 80}>
-      <Text bold wrap="truncate">{`${"SERVICE".padEnd(nameWidth)}  STATUS  LATENCY  ${"RECENT".padEnd(sparkWidth)}  FAILS  LAST`}</Text>
-      {rows.length === 0 && <Text dimColor>waiting for checks…</Text>}
-      {rows.map((r) => (
+    <Box flexDirection="column" width={width}>
+      <Text bold wrap="truncate">
+        {`${"SERVICE".padEnd(nameWidth)}  STATUS  LATENCY${show.recent ? `  ${"RECENT".padEnd(sparkWidth)}` : ""}  FAILS${show.last ? "  LAST" : ""}`}
+      </Text>
+      {rows.length === 0 && <Text dimColor={colour}>no services in scope yet; waiting for some…</Text>}
+      {visible.map((r) => (
         <Text key={r.name} wrap="truncate">
-          {r.name.slice(0, nameWidth).padEnd(nameWidth)}
+          {r.name.length > nameWidth ? `${r.name.slice(0, nameWidth - 1)}…` : r.name.padEnd(nameWidth)}
           {"  "}
-          <Text color={r.ok ? "green" : "red"}>{(r.ok ? "up" : "DOWN").padEnd(6)}</Text>
-          {`  ${`${r.latencyMs.toFixed(0)} ms`.padStart(7)}  ${sparkline(r.recent).padEnd(sparkWidth)}  `}
-          {`${String(r.consecutiveFailures).padStart(5)}  ${ago(now() - r.lastAt)}`}
+          <Text {...paint(r.ok)}>{(r.ok === null ? "…" : r.ok ? "up" : "DOWN").padEnd(6)}</Text>
+          {`  ${(r.latencyMs === null ? "" : `${r.latencyMs.toFixed(0)} ms`).padStart(7)}`}
+          {show.recent ? `  ${sparkline(r.recent).padEnd(sparkWidth)}` : ""}
+          {`  ${String(r.consecutiveFailures).padStart(5)}`}
+          {show.last ? `  ${r.lastAt === null ? "never" : ago(now() - r.lastAt)}` : ""}
         </Text>
       ))}
+      {hidden.length > 0 && (
+        <Text dimColor={colour}>{`… ${hidden.length} more service${hidden.length === 1 ? "" : "s"} below (${hidden.filter((r) => r.ok === false).length} down); a taller terminal shows them`}</Text>
+      )}
       {state.failures.length > 0 && (
         <Box flexDirection="column" marginTop={1}>
           <Text bold>RECENT FAILURES</Text>
           {state.failures.map((f) => (
-            <Text key={f.id} color="red" wrap="truncate">
+            <Text key={f.id} wrap="truncate" {...paint(false)}>
               {`${f.checkedAt.slice(11, 19)}  ${f.server}/${f.service}  ${f.errorKind}: ${f.error}`}
             </Text>
           ))}
         </Box>
       )}
-      <Text dimColor>q quits</Text>
+      <Text dimColor={colour}>q quits</Text>
     </Box>
   );
 }

@@ -1,8 +1,12 @@
 import { Command } from "commander";
 import { followEntries } from "../follow.ts";
 import type { NamedEntry } from "../model.ts";
+import type { Store } from "../store/store.ts";
 import { openForReading } from "./database.ts";
-import { dbOption, parseTarget } from "./options.ts";
+import { dbOption } from "./options.ts";
+import { colourWanted } from "./output.ts";
+import type { Row } from "./tail-view.tsx";
+import { parseTarget, selectTarget, type Target } from "./target.ts";
 
 export function tailCommand(): Command {
   return new Command("tail")
@@ -13,20 +17,21 @@ export function tailCommand(): Command {
     .addHelpText(
       "after",
       `
-On a terminal: a live table of services (q quits). Otherwise, or with --json, one JSON line per entry,
-flushed as it comes. Reads the daemon's database beside it, without blocking it.
+On a terminal: a live table of services, starting from their stored state (services that are down first;
+q quits). Otherwise, or with --json, one JSON line per new entry, flushed as it comes. Reads the daemon's
+database beside it, without blocking it. An unknown SERVER or SERVICE is exit 2.
 
 Examples:
   healthd tail
   healthd tail web-01 --json | jq 'select(.ok == false)'`,
     )
     .action(async (target: string | undefined, flags: { db: string; json?: boolean }) => {
-      const { serverId, serviceId } = parseTarget(target);
+      const scope = parseTarget(target);
       const store = await openForReading(flags.db);
-      const after = await store.lastEntryId();
-      const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) =>
-        followEntries(store, after, { serverId, serviceId, onEntries });
       try {
+        if (scope.serverId) selectTarget(await store.scheduledServices(), scope);
+        const after = await store.lastEntryId();
+        const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) => followEntries(store, after, { ...scope, onEntries });
         if (flags.json || !process.stdout.isTTY || !process.stdin.isTTY) {
           const stop = subscribe((entries) => {
             for (const entry of entries) process.stdout.write(JSON.stringify(entry) + "\n");
@@ -39,15 +44,34 @@ Examples:
           stop();
         } else {
           // Loaded only here: ink and React are most of what the other commands would otherwise pay to start.
-          const [{ render }, { createElement }, { TailView }] = await Promise.all([
-            import("ink"),
-            import("react"),
-            import("./tail-view.tsx"),
-          ]);
-          await render(createElement(TailView, { subscribe })).waitUntilExit();
+          const [{ render }, { createElement }, { TailView }] = await Promise.all([import("ink"), import("react"), import("./tail-view.tsx")]);
+          const initial = await storedRows(store, scope);
+          await render(createElement(TailView, { initial, subscribe, colour: colourWanted(process.stdout) })).waitUntilExit();
         }
       } finally {
         await store.close();
       }
     });
+}
+
+/** The services in scope as stored: the table starts from them rather than empty. */
+async function storedRows(store: Store, scope: Target): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const { id } of await store.listServers()) {
+    if (scope.serverId && id !== scope.serverId) continue;
+    for (const service of (await store.getServer(id))?.services ?? []) {
+      if (scope.serviceId && service.id !== scope.serviceId) continue;
+      const { state } = service;
+      const last = state.lastEntry;
+      rows.push({
+        name: `${id}/${service.id}`,
+        ok: state.status === "unknown" ? null : state.status === "up",
+        latencyMs: last?.latencyMs ?? null,
+        consecutiveFailures: state.consecutiveFailures,
+        lastAt: state.lastCheckedAt === null ? null : Date.parse(state.lastCheckedAt),
+        recent: last ? [last.ok ? last.latencyMs : -1] : [],
+      });
+    }
+  }
+  return rows;
 }
