@@ -13,6 +13,8 @@ import * as addServiceStates from "./20261121000700_add_service_states.ts";
 import * as addNotificationOutbox from "./20261121000800_add_notification_outbox.ts";
 import * as addServiceFailingSince from "./20261121000900_add_service_failing_since.ts";
 import * as addServiceRollups from "./20261121001000_add_service_rollups.ts";
+import * as addRollupHourIndex from "./20261123000100_add_rollup_hour_index.ts";
+import * as addRollupRevisions from "./20261123000200_add_rollup_revisions.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -25,4 +27,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000800_add_notification_outbox": addNotificationOutbox,
   "20261121000900_add_service_failing_since": addServiceFailingSince,
   "20261121001000_add_service_rollups": addServiceRollups,
+  "20261123000100_add_rollup_hour_index": addRollupHourIndex,
+  "20261123000200_add_rollup_revisions": addRollupRevisions,
 };

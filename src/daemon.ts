@@ -9,6 +9,7 @@ import { bearerCheck, isLoopback } from "./http/access.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
+import { statusRoutes } from "./http/status.ts";
 import { systemRoutes } from "./http/system.ts";
 import { runCheck } from "./checks/http.ts";
 import { defaults, UsageError } from "./config.ts";
@@ -54,6 +55,8 @@ export interface DaemonOptions {
   readonly token?: string | undefined;
   /** Listen on a non-loopback address without a token (refused otherwise). Default false. */
   readonly allowNoToken?: boolean;
+  /** /status, /status.json and /badges answer without the token, and show no URL or error text. Default false. */
+  readonly publicStatus?: boolean;
 }
 
 export interface DaemonEvents {
@@ -218,6 +221,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const routes: Route[] = [
     ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
     ...pushRoutes(publisher, version),
+    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now: Date.now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];

@@ -25,6 +25,12 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
   assert.equal(totals.errors, 0, lint.stdout);
 
   assert.deepEqual(Object.keys(doc.paths).sort(), [
+    "/",
+    "/badges/{serverId}/status.svg",
+    "/badges/{serverId}/{serviceId}/latency.svg",
+    "/badges/{serverId}/{serviceId}/status.svg",
+    "/badges/{serverId}/{serviceId}/uptime.svg",
+    "/favicon.ico",
     "/healthz",
     "/metrics",
     "/openapi.json",
@@ -34,6 +40,9 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/services/{serverId}/{serviceId}",
     "/services/{serverId}/{serviceId}/data",
     "/services/{serverId}/{serviceId}/stats",
+    "/status",
+    "/status.json",
+    "/status/{serverId}",
   ]);
   const data = doc.paths["/services/{serverId}/{serviceId}/data"].get;
   assert.deepEqual(data.parameters.map((p: { name: string }) => p.name), ["limit", "before", "since", "until", "ok"]);

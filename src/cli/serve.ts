@@ -20,6 +20,7 @@ interface ServeFlags extends LogFlags {
   readonly token?: string;
   readonly tokenFile?: string;
   readonly allowNoToken?: boolean;
+  readonly publicStatus?: boolean;
 }
 
 export function serveCommand(): Command {
@@ -52,6 +53,11 @@ export function serveCommand(): Command {
       ),
     )
     .addOption(new Option("--allow-no-token", "listen on a non-loopback address without a token (not recommended)").env("HEALTHD_ALLOW_NO_TOKEN"))
+    .addOption(
+      new Option("--public-status", "/status, /status.json and /badges answer without the token (names, statuses, uptime and latency only)").env(
+        "HEALTHD_PUBLIC_STATUS",
+      ),
+    )
     .addOption(
       new Option("--ntfy-url <url>", "ntfy server notifications go to")
         .env("HEALTHD_NTFY_URL")
@@ -107,6 +113,7 @@ Examples:
         retentionDays: flags.retentionDays,
         token,
         allowNoToken: flags.allowNoToken ?? false,
+        publicStatus: flags.publicStatus ?? false,
         rollupRetentionDays: flags.rollupRetentionDays,
         ntfy: {
           url: flags.ntfyUrl,

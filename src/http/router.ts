@@ -5,6 +5,7 @@
  * the table, and the query schema it describes is the one the router validates with.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import { validate, type FieldError } from "../schema.ts";
@@ -65,6 +66,9 @@ export interface Route {
   readonly methods: Readonly<Partial<Record<"GET" | "PUT" | "POST" | "DELETE", Operation>>>;
 }
 
+/** Answers larger than this are compressed for clients that accept it. */
+const compressAbove = 8 * 1024;
+
 /** Request bodies larger than this are refused with 413 before they are parsed. */
 export const maxBodyBytes = 1024 * 1024;
 
@@ -78,7 +82,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
 
   function match(pathname: string): { route: Route; params: Record<string, string> } | undefined {
     // An empty segment (`/services//x`) matches nothing: read as `/services/x`, it would change another server.
-    const parts = pathname.split("/").slice(1);
+    const parts = pathname === "/" ? [] : pathname.split("/").slice(1);
     if (parts.at(-1) === "" && parts.length > 1) parts.pop(); // a trailing slash is allowed
     if (parts.includes("")) return undefined;
     outer: for (const { route, segments } of compiled) {
@@ -164,15 +168,26 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
 
 function send(req: IncomingMessage, res: ServerResponse, answer: Response): void {
   const headers: Record<string, string | number> = { ...answer.headers };
-  let payload: string | undefined;
+  let text: string | undefined;
   if (answer.text !== undefined) {
-    payload = answer.text;
+    text = answer.text;
   } else if (answer.body !== undefined) {
-    payload = JSON.stringify(answer.body) + "\n";
+    text = JSON.stringify(answer.body) + "\n";
     const isProblem = answer.status >= 400;
     headers["content-type"] = `application/${isProblem ? "problem+json" : "json"}; charset=utf-8`;
   }
-  if (payload !== undefined) headers["content-length"] = Buffer.byteLength(payload);
+  let payload: Buffer | undefined = text === undefined ? undefined : Buffer.from(text);
+  if (payload && payload.length > compressAbove) {
+    // Pages of a thousand services are megabytes of very repetitive text: compressed they are a few dozen
+    // kilobytes, for a millisecond or two (brotli at quality 1, or gzip at level 3).
+    const accepted = String(req.headers["accept-encoding"] ?? "");
+    const encoding = /\bbr\b/.test(accepted) ? "br" : /\bgzip\b/.test(accepted) ? "gzip" : undefined;
+    if (encoding === "br") payload = brotliCompressSync(payload, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } });
+    if (encoding === "gzip") payload = gzipSync(payload, { level: 3 });
+    if (encoding) headers["content-encoding"] = encoding;
+    headers["vary"] = "accept-encoding";
+  }
+  if (payload !== undefined) headers["content-length"] = payload.length;
   if (!req.complete) {
     // A body we refused unread (413, 415, 404...): close rather than read the rest of it.
     const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;

@@ -3,8 +3,7 @@
  */
 import { z } from "zod";
 import type { ScheduleChange } from "../model.ts";
-import { hourMs } from "../rollup/deltas.ts";
-import { quantile } from "../rollup/sketch.ts";
+import { serviceStats, windows } from "../status/read-model.ts";
 import { id, serverDocument, serviceDocument, validate, type FieldError } from "../schema.ts";
 import { decodeCursor } from "../store/queries/entries.ts";
 import type { Store } from "../store/store.ts";
@@ -141,24 +140,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
             const { window } = req.query as z.output<typeof statsQuery>;
             const key = await serviceKey(store, serverId, serviceId);
-            const since = Math.floor((ctx.now() - windows[window] * hourMs) / hourMs) * hourMs;
-            const totals = await store.rollupTotals(key, since);
-            const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
-            return {
-              status: 200,
-              body: {
-                window,
-                since: new Date(since).toISOString(),
-                checks: totals.checks,
-                failures: totals.failures,
-                uptime: totals.checks === 0 ? null : (totals.checks - totals.failures) / totals.checks,
-                latencyMs: {
-                  mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),
-                  p50: round(quantile(totals.sketch, 0.5)),
-                  p95: round(quantile(totals.sketch, 0.95)),
-                },
-              },
-            };
+            return { status: 200, body: await serviceStats(store, key, window, ctx.now()) };
           },
         },
       },
@@ -206,7 +188,7 @@ function pathId(req: Request, name: string): string {
 }
 
 /** The service's key, or the 404 that says whether its server is missing too. */
-async function serviceKey(store: Store, serverId: string, serviceId: string): Promise<number> {
+export async function serviceKey(store: Store, serverId: string, serviceId: string): Promise<number> {
   const found = await store.findService(serverId, serviceId);
   if (found.key === undefined) throw found.serverExists ? noService(serverId, serviceId) : noServer(serverId);
   return found.key;
@@ -244,11 +226,11 @@ export const queryTime = z.string().transform((text, ctx) => {
   return ms;
 });
 
-/** Stats windows, in hours. */
-export const windows = { "24h": 24, "7d": 168, "30d": 720, "365d": 8760 } as const;
-const statsQuery = z.strictObject({
-  window: z.enum(Object.keys(windows) as [keyof typeof windows], "must be one of 24h, 7d, 30d, 365d").default("24h"),
-});
+export const windowParameter = z
+  .enum(Object.keys(windows) as [keyof typeof windows], "must be one of 24h, 7d, 30d, 365d")
+  .default("24h")
+  .describe("The window: 24h, 7d, 30d or 365d");
+const statsQuery = z.strictObject({ window: windowParameter });
 
 const entriesQuery = z
   .strictObject({

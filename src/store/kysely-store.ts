@@ -7,6 +7,7 @@ import * as entries from "./queries/entries.ts";
 import * as outbox from "./queries/outbox.ts";
 import { recordResults } from "./queries/results.ts";
 import * as servers from "./queries/servers.ts";
+import * as status from "./queries/status.ts";
 import type { Store, WatchOptions } from "./store.ts";
 
 export class KyselyStore implements Store {
@@ -91,6 +92,10 @@ export class KyselyStore implements Store {
   entriesAfter: Store["entriesAfter"] = (afterId, filter, limit) => this.#run(() => entries.entriesAfter(this.#db, afterId, filter, limit));
   lastEntryId = () => this.#run(() => entries.lastEntryId(this.#db));
   rollupTotals = (serviceKey: number, sinceHour: number) => this.#run(() => entries.rollupTotals(this.#db, serviceKey, sinceHour));
+
+  statusServices = (serverId?: string) => this.#run(() => status.statusServices(this.#db, serverId));
+  uptimeCounts: Store["uptimeCounts"] = (since, until, per) => this.#run(() => status.uptimeCounts(this.#db, since, until, per));
+  rollupRevision = () => this.#run(() => status.rollupRevision(this.#db));
 
   dueNotifications = (now: number) => this.#run(() => outbox.dueNotifications(this.#db, now));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));

@@ -25,6 +25,9 @@ import type { Sketch } from "../rollup/sketch.ts";
 
 export type Engine = "sqlite" | "postgres";
 
+/** An hour is settled this long after it ends; results stored later than that move the rollup revision. */
+export const settleMs = 2 * 60_000;
+
 export interface Store {
   readonly engine: Engine;
   /** Where the data lives, fit to print: the file, or the URL without its password. */
@@ -65,6 +68,17 @@ export interface Store {
   lastEntryId(): Promise<number>;
   /** A service's hourly rollups from `sinceHour` (Unix ms) on, added up. */
   rollupTotals(serviceKey: number, sinceHour: number): Promise<RollupTotals>;
+
+  // What status pages and badges show.
+  /** Every service (of one server, or all), by server and then creation order, with its state and last entry. */
+  statusServices(serverId?: string): Promise<StatusService[]>;
+  /** Checks and failures per service and UTC day (or hour) from `since` (Unix ms) to before `until`. */
+  uptimeCounts(since: number, until: number, per: "day" | "hour"): Promise<UptimeCount[]>;
+  /**
+   * A number that moves whenever results are added to an hour that ended more than two minutes ago (results
+   * kept through an outage, or stored late by another node): memory that keeps past hours reads them again.
+   */
+  rollupRevision(): Promise<number>;
 
   // The notification outbox.
   /** What may be sent now: per topic only the oldest pending notification, so a topic stays in order. */
@@ -172,6 +186,31 @@ export interface RollupTotals {
   readonly failures: number;
   readonly latencySum: number;
   readonly sketch: Sketch;
+}
+
+export interface StatusService {
+  readonly key: number;
+  readonly serverId: string;
+  readonly serverName: string;
+  readonly serviceId: string;
+  readonly name: string;
+  readonly url: string;
+  readonly status: "up" | "down" | "unknown";
+  readonly consecutiveFailures: number;
+  /** Unix ms, or null before the first check. */
+  readonly lastCheckedAt: number | null;
+  /** The last entry's latency and error (null when it passed, or before the first check). */
+  readonly latencyMs: number | null;
+  readonly lastError: string | null;
+  readonly incidentOpenSince: number | null;
+}
+
+export interface UptimeCount {
+  readonly serviceKey: number;
+  /** Start of the day or hour, Unix ms. */
+  readonly at: number;
+  readonly checks: number;
+  readonly failures: number;
 }
 
 export type NotificationStatus = "pending" | "delivered" | "failed" | "unsent";

@@ -95,6 +95,11 @@ export interface ServiceRollupsTable {
   sketch: string;
 }
 
+export interface RollupRevisionsTable {
+  id: number;
+  revision: number;
+}
+
 export interface Tables {
   servers: ServersTable;
   services: ServicesTable;
@@ -103,4 +108,5 @@ export interface Tables {
   service_states: ServiceStatesTable;
   notifications: NotificationsTable;
   service_rollups: ServiceRollupsTable;
+  rollup_revisions: RollupRevisionsTable;
 }

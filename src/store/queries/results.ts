@@ -9,7 +9,7 @@ import { initialState, transition, type IncidentState } from "../../notify/incid
 import { renderNotification } from "../../notify/message.ts";
 import { hourMs, rollupDeltas } from "../../rollup/deltas.ts";
 import { merge, type Sketch } from "../../rollup/sketch.ts";
-import type { CheckRun, Engine, RecordedRun } from "../store.ts";
+import { settleMs, type CheckRun, type Engine, type RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { bulkInsert, type BulkInsert } from "./bulk.ts";
 import { entryFromRow, stateFromRow } from "./rows.ts";
@@ -169,4 +169,9 @@ async function addRollups(trx: Db, engine: Engine, finished: Parameters<typeof r
     return [d.serviceKey, d.hour, d.checks + (o?.checks ?? 0), d.failures + (o?.failures ?? 0), d.latencySum + (o?.latency_sum ?? 0), sketch];
   });
   for (let i = 0; i < rows.length; i += chunkSize) await bulkInsert(trx, engine, rollups, rows.slice(i, i + chunkSize));
+  // Results added to a settled hour: whoever keeps past hours in memory must read them again.
+  const settled = Math.floor((Date.now() - settleMs) / hourMs) * hourMs;
+  if (deltas.some((d) => d.hour < settled)) {
+    await trx.updateTable("rollup_revisions").set((eb) => ({ revision: eb("revision", "+", 1) })).where("id", "=", 1).execute();
+  }
 }

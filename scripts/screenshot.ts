@@ -1,0 +1,93 @@
+/**
+ * npm run screenshot — docs/status-page.png (and docs/status-page-phone.png): the status page of a small demo,
+ * rendered by the built executable and photographed in Chromium. The demo's 90 days of history are a fixture
+ * written in the database; today's checks are real, against a local target (one service answers 503).
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { serverDocument } from "../src/schema.ts";
+import { openStore } from "../src/store/open.ts";
+import { rawQuery } from "../src/store/raw.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "healthd-screenshot-"));
+const db = join(dir, "demo.db");
+const target = createServer((req, res) => {
+  res.statusCode = req.url === "/checkout" ? 503 : 200;
+  res.end(req.url === "/checkout" ? "maintenance" : "ok");
+});
+await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+const base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+
+try {
+  const store = await openStore(db, { mode: "write" });
+  const check = (path: string) => ({ url: base + path, intervalSeconds: 5, notifyThreshold: 0 });
+  const servers = new Map([
+    ["web-01", serverDocument.parse({ name: "Web shop", services: [
+      { id: "home", name: "Homepage", check: check("/") },
+      { id: "checkout", name: "Checkout", check: check("/checkout") },
+      { id: "search", name: "Search", check: check("/search") },
+    ] })],
+    ["api-01", serverDocument.parse({ name: "Public API", services: [
+      { id: "v2", name: "API v2", check: check("/v2") },
+      { id: "auth", name: "Sign-in", check: check("/auth") },
+    ] })],
+  ]);
+  await store.applyServers(servers, { now: Date.now() });
+  // 90 days of history: mostly whole days, a few with failures, for the bars to show what they can show.
+  const hourMs = 3_600_000;
+  const from = Math.floor(Date.now() / hourMs) * hourMs - 89 * 24 * hourMs;
+  await rawQuery(
+    store,
+    `INSERT INTO service_rollups (service_key, hour, checks, failures, latency_sum, sketch)
+     SELECT s.key, ${from} + h.n * ${hourMs} - ${24 * hourMs}, 720,
+       CASE WHEN (s.key * 7 + h.n / 24) % 23 = 0 THEN 40 WHEN (s.key * 5 + h.n / 24) % 31 = 0 THEN 2 ELSE 0 END, 720 * 40.0, '{}'
+     FROM services AS s CROSS JOIN (WITH RECURSIVE h(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM h WHERE n < ${89 * 24}) SELECT n FROM h) AS h`,
+  );
+  await store.close();
+
+  const daemon = spawn(process.execPath, [join(root, "bin/healthd"), "serve", "--db", db, "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let log = "";
+      daemon.stderr.on("data", (d: Buffer) => {
+        log += d;
+        const m = /listening url=(\S+)/.exec(log);
+        if (m) resolve(m[1]!);
+      });
+      daemon.once("exit", (code) => reject(new Error(`healthd exited with ${code}: ${log}`)));
+    });
+    // Until every service has been checked today (its first check comes within its interval).
+    for (;;) {
+      const model = (await (await fetch(url + "/status.json")).json()) as { overall: { unknown: number } };
+      if (model.overall.unknown === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const browser = await chromium.launch({
+      executablePath: "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+    });
+    try {
+      for (const [file, viewport] of [["status-page.png", { width: 1100, height: 760 }], ["status-page-phone.png", { width: 375, height: 760 }]] as const) {
+        const page = await browser.newPage({ viewport, colorScheme: "light" });
+        await page.goto(url + "/status");
+        await page.screenshot({ path: join(root, "docs", file), fullPage: true });
+        console.log(`wrote docs/${file}`);
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    daemon.kill("SIGTERM");
+  }
+} finally {
+  target.close();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,287 @@
+/**
+ * The one read model of what healthd shows about services: the status page and its JSON, the badges, and
+ * GET …/stats all come from here, so they never disagree. Built from the store (states, last entries,
+ * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
+ */
+import { hourMs } from "../rollup/deltas.ts";
+import { quantile, type Sketch } from "../rollup/sketch.ts";
+import { settleMs, type Store, type StatusService } from "../store/store.ts";
+
+export const dayMs = 86_400_000;
+/** Days in a service's history bar, today included. */
+export const historyDays = 90;
+
+/** Stats windows, in hours. */
+export const windows = { "24h": 24, "7d": 168, "30d": 720, "365d": 8760 } as const;
+export type Window = keyof typeof windows;
+
+export type ServiceStatusName = "up" | "down" | "unknown";
+
+/** A service's daily uptime over the last 90 days: share of passing checks, 0 to 1, or null without checks. */
+export interface History90 {
+  /** The first day, YYYY-MM-DD (UTC); the last is today. */
+  readonly from: string;
+  readonly uptime: readonly (number | null)[];
+  /** How many of the first days are settled: they will read the same until `historyRevision` moves. */
+  readonly settled: number;
+}
+
+export interface ServiceStatus {
+  readonly serverId: string;
+  readonly id: string;
+  readonly name: string;
+  readonly status: ServiceStatusName;
+  readonly uptime24h: number | null;
+  readonly uptime30d: number | null;
+  /** The last 90 days, oldest first, today last. */
+  readonly history: History90;
+  /** The last check's total response time. */
+  readonly latencyMs: number | null;
+  readonly lastCheckedAt: string | null;
+  readonly incident: { readonly since: string; readonly durationMs: number } | null;
+  /** Only when not public: where the check goes, and its last error. */
+  readonly url?: string;
+  readonly error?: string | null;
+}
+
+export interface ServerStatus {
+  readonly id: string;
+  readonly name: string;
+  /** down when any of its services is down; unknown while none is checked; else up. */
+  readonly status: ServiceStatusName;
+  readonly services: readonly ServiceStatus[];
+}
+
+export interface StatusModel {
+  readonly generatedAt: string;
+  /** Moves whenever a settled day of any history changes (a new day, results stored late). */
+  readonly historyRevision: number;
+  readonly overall: {
+    readonly services: number;
+    readonly up: number;
+    readonly down: number;
+    readonly unknown: number;
+    /** "All 42 services up", "2 of 42 down", ... */
+    readonly summary: string;
+  };
+  /** Services with an open incident, the longest first. */
+  readonly incidents: readonly ServiceStatus[];
+  readonly servers: readonly ServerStatus[];
+}
+
+export interface StatusOptions {
+  readonly serverId?: string;
+  /** For anyone: no URLs, headers, bodies or error texts. */
+  readonly public: boolean;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const dayOf = (ms: number) => Math.floor(ms / dayMs) * dayMs;
+const ratio = (checks: number, failures: number) => (checks === 0 ? null : (checks - failures) / checks);
+
+type Counts = { checks: number; failures: number };
+
+/** What the page needs of every service's rollups at one moment: per-day and per-hour counts. */
+interface Snapshot {
+  /** Moves whenever the settled days change. */
+  readonly revision: number;
+  /** Days before this one (a day's start) are settled. */
+  readonly settledUntil: number;
+  /** Checks and failures of a service on a day (its start, Unix ms), or undefined when it had none. */
+  day(serviceKey: number, day: number): Counts | undefined;
+  /** Checks and failures of a service from `since` (an hour's start) until now. */
+  since(serviceKey: number, since: number): Counts;
+}
+
+/**
+ * The rollups of settled hours and days, per service, kept in memory: a page of 1,000 services then reads
+ * only the last hour or two from the store. An hour is settled two minutes after it ends; results stored
+ * later than that move the store's rollup revision, and then everything is read again, so the store stays
+ * the authority and this only a cache of what it said.
+ */
+export class History {
+  #revision: number | undefined;
+  readonly #days = new Map<number, Map<number, Counts>>();
+  /** Days before this one (a day's start) are loaded. */
+  #daysUntil = 0;
+  readonly #hours = new Map<number, Map<number, Counts>>();
+  /** Settled hours from `#hoursFrom` to before `#hoursUntil` are loaded. */
+  #hoursFrom = 0;
+  #hoursUntil = 0;
+  #updating: Promise<void> | undefined;
+  /** Moves whenever #days changes. */
+  #version = 0;
+
+  /** The counts as of `now`: the settled past from memory (read when it grows), the rest from the store. */
+  async snapshot(store: Store, now: number): Promise<Snapshot> {
+    const hourNow = Math.floor(now / hourMs) * hourMs;
+    const settled = Math.floor((now - settleMs) / hourMs) * hourMs;
+    const [fresh] = await Promise.all([store.uptimeCounts(settled, hourNow + hourMs, "hour"), this.#update(store, now, settled)]);
+    const recent = new Map<number, Map<number, Counts>>();
+    for (const c of fresh) add(recent, c.serviceKey, c.at, c);
+    const daysUntil = this.#daysUntil;
+    return {
+      revision: this.#version,
+      settledUntil: daysUntil,
+      day: (key, day) => {
+        if (day < daysUntil) return this.#days.get(key)?.get(day);
+        const counts = { checks: 0, failures: 0 };
+        for (const hours of [this.#hours.get(key), recent.get(key)]) {
+          for (const [hour, c] of hours ?? []) if (hour >= day && hour < day + dayMs) (counts.checks += c.checks), (counts.failures += c.failures);
+        }
+        return counts.checks === 0 ? undefined : counts;
+      },
+      since: (key, since) => {
+        const counts = { checks: 0, failures: 0 };
+        for (const hours of [this.#hours.get(key), recent.get(key)]) {
+          for (const [hour, c] of hours ?? []) if (hour >= since) (counts.checks += c.checks), (counts.failures += c.failures);
+        }
+        return counts;
+      },
+    };
+  }
+
+  /** One update at a time: concurrent requests wait for the same one. */
+  #update(store: Store, now: number, settled: number): Promise<void> {
+    this.#updating ??= this.#load(store, now, settled).finally(() => (this.#updating = undefined));
+    return this.#updating;
+  }
+
+  async #load(store: Store, now: number, settled: number): Promise<void> {
+    const revision = await store.rollupRevision();
+    if (revision !== this.#revision) {
+      this.#version++;
+      this.#days.clear();
+      this.#hours.clear();
+      this.#daysUntil = this.#hoursFrom = this.#hoursUntil = 0;
+      this.#revision = revision;
+    }
+    // Days whose every hour is settled; the rest of the window comes from hours.
+    const daysUntil = Math.floor(settled / dayMs) * dayMs;
+    const oldestDay = Math.floor(now / dayMs) * dayMs - (historyDays - 1) * dayMs;
+    if (this.#daysUntil < daysUntil) {
+      for (const c of await store.uptimeCounts(Math.max(this.#daysUntil, oldestDay), daysUntil, "day")) add(this.#days, c.serviceKey, c.at, c);
+      this.#daysUntil = daysUntil;
+      this.#version++;
+      for (const days of this.#days.values()) for (const day of days.keys()) if (day < oldestDay) days.delete(day);
+    }
+    // Settled hours of the last 24 and of the days not yet settled as a whole.
+    const hoursFrom = Math.min(daysUntil, Math.floor(now / hourMs) * hourMs - 23 * hourMs);
+    if (this.#hoursUntil < settled) {
+      for (const c of await store.uptimeCounts(Math.max(this.#hoursUntil, hoursFrom), settled, "hour")) add(this.#hours, c.serviceKey, c.at, c);
+      this.#hoursUntil = settled;
+    }
+    if (this.#hoursFrom < hoursFrom) {
+      for (const hours of this.#hours.values()) for (const hour of hours.keys()) if (hour < hoursFrom) hours.delete(hour);
+      this.#hoursFrom = hoursFrom;
+    }
+  }
+}
+
+function add(map: Map<number, Map<number, Counts>>, key: number, at: number, counts: Counts): void {
+  let inner = map.get(key);
+  if (!inner) map.set(key, (inner = new Map()));
+  inner.set(at, { checks: counts.checks, failures: counts.failures });
+}
+
+/** The status of every service (of one server, or all), as of `now`. */
+export async function statusModel(store: Store, history: History, now: number, options: StatusOptions): Promise<StatusModel> {
+  const today = dayOf(now);
+  const since24h = Math.floor(now / hourMs) * hourMs - 23 * hourMs;
+  const [services, snapshot] = await Promise.all([store.statusServices(options.serverId), history.snapshot(store, now)]);
+  // The dates of the history, once for all services.
+  const dates = Array.from({ length: historyDays }, (_, i) => today - (historyDays - 1 - i) * dayMs);
+  const from = iso(dates[0]!).slice(0, 10);
+  const settled = dates.filter((day) => day < snapshot.settledUntil).length;
+
+  const statuses: ServiceStatus[] = [];
+  const grouped = new Map<string, { id: string; name: string; services: ServiceStatus[] }>();
+  for (const s of services) {
+    const status = serviceStatus(s, snapshot, { now, since24h, dates, from, settled }, options.public);
+    statuses.push(status);
+    let server = grouped.get(s.serverId);
+    if (!server) grouped.set(s.serverId, (server = { id: s.serverId, name: s.serverName, services: [] }));
+    server.services.push(status);
+  }
+  const counted = (list: readonly ServiceStatus[], status: ServiceStatusName) => list.filter((s) => s.status === status).length;
+  const servers = [...grouped.values()].map((server): ServerStatus => {
+    const down = counted(server.services, "down");
+    const up = counted(server.services, "up");
+    return { ...server, status: down > 0 ? "down" : up > 0 ? "up" : "unknown", services: orderServices(server.services) };
+  });
+  const total = statuses.length;
+  const [up, down] = [counted(statuses, "up"), counted(statuses, "down")];
+  return {
+    generatedAt: iso(now),
+    historyRevision: snapshot.revision,
+    overall: { services: total, up, down, unknown: total - up - down, summary: summary(total, up, down) },
+    incidents: statuses.filter((s) => s.incident).sort((a, b) => b.incident!.durationMs - a.incident!.durationMs),
+    servers,
+  };
+}
+
+function serviceStatus(
+  s: StatusService,
+  snapshot: Snapshot,
+  at: { now: number; since24h: number; dates: readonly number[]; from: string; settled: number },
+  isPublic: boolean,
+): ServiceStatus {
+  const uptime: (number | null)[] = [];
+  let monthChecks = 0;
+  let monthFailures = 0;
+  at.dates.forEach((day, i) => {
+    const counts = snapshot.day(s.key, day);
+    uptime.push(counts ? round(ratio(counts.checks, counts.failures)) : null);
+    if (counts && i >= at.dates.length - 30) (monthChecks += counts.checks), (monthFailures += counts.failures);
+  });
+  const last24h = snapshot.since(s.key, at.since24h);
+  return {
+    serverId: s.serverId,
+    id: s.serviceId,
+    name: s.name,
+    status: s.status,
+    uptime24h: round(ratio(last24h.checks, last24h.failures)),
+    uptime30d: round(ratio(monthChecks, monthFailures)),
+    history: { from: at.from, uptime, settled: at.settled },
+    latencyMs: s.latencyMs,
+    lastCheckedAt: s.lastCheckedAt === null ? null : iso(s.lastCheckedAt),
+    incident: s.incidentOpenSince === null ? null : { since: iso(s.incidentOpenSince), durationMs: at.now - s.incidentOpenSince },
+    ...(isPublic ? {} : { url: s.url, error: s.lastError }),
+  };
+}
+
+/** Uptime to five places (99.999 %): enough to tell any two pages apart, short enough to send 90 of. */
+const round = (value: number | null) => (value === null ? null : Math.round(value * 100_000) / 100_000);
+
+/** Down first, then unknown, then up; in the order they were created within each. */
+function orderServices(services: readonly ServiceStatus[]): ServiceStatus[] {
+  const rank: Record<ServiceStatusName, number> = { down: 0, unknown: 1, up: 2 };
+  return services.map((s, i) => [s, i] as const).sort(([a, i], [b, j]) => rank[a.status] - rank[b.status] || i - j).map(([s]) => s);
+}
+
+export function summary(total: number, up: number, down: number): string {
+  if (total === 0) return "No services yet";
+  if (down > 0) return `${down} of ${total} down`;
+  if (up === total) return `All ${total} service${total === 1 ? "" : "s"} up`;
+  return `${up} of ${total} up, ${total - up} not checked yet`;
+}
+
+/** GET …/stats and the uptime and latency badges: one service over an hour-aligned window. */
+export async function serviceStats(store: Store, serviceKey: number, window: Window, now: number) {
+  const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
+  const totals = await store.rollupTotals(serviceKey, since);
+  const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
+  const sketch: Sketch = totals.sketch;
+  return {
+    window,
+    since: iso(since),
+    checks: totals.checks,
+    failures: totals.failures,
+    uptime: ratio(totals.checks, totals.failures),
+    latencyMs: {
+      mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),
+      p50: round(quantile(sketch, 0.5)),
+      p95: round(quantile(sketch, 0.95)),
+    },
+  };
+}

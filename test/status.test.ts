@@ -1,0 +1,112 @@
+/** /status, /status.json and the badges without a browser: the policy, public mode, badges, 404s, the token. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { testDaemon } from "./support/daemon.ts";
+import { nextEvent } from "./support/events.ts";
+import { httpTarget } from "./support/targets.ts";
+
+const token = "status-token-0123456789";
+
+async function withServices(t: Parameters<typeof testDaemon>[0], options: Parameters<typeof testDaemon>[1] = {}) {
+  const target = await httpTarget(t);
+  const d = await testDaemon(t, options);
+  const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const done = Promise.all(["home", "teapot"].map((id) => nextEvent(d.events, "check:done", (r: { service: { serviceId: string } }) => r.service.serviceId === id)));
+  await d.api("PUT", "/services/web-01", {
+    name: "Web 01",
+    services: [
+      { id: "home", name: "Homepage", check: { url: `${target.url}/ok?secret-path`, intervalSeconds: 60, headers: { "x-secret-header": "s3cret-value" } } },
+      { id: "teapot", check: { url: `${target.url}/teapot?another-secret`, intervalSeconds: 60, notifyThreshold: 0 } },
+    ],
+  }, auth);
+  await done;
+  return { d, target, auth };
+}
+
+test("the page's Content-Security-Policy is strict: nothing from elsewhere, only its own nonce'd style and script", async (t) => {
+  const { d } = await withServices(t);
+  const answer = await fetch(d.url + "/status");
+  assert.equal(answer.status, 200);
+  assert.equal(answer.headers.get("content-type"), "text/html; charset=utf-8");
+  const csp = answer.headers.get("content-security-policy")!;
+  const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
+  assert.ok(nonce, csp);
+  assert.equal(
+    csp,
+    `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  );
+  const html = await answer.text();
+  assert.equal([...html.matchAll(/<script/g)].length, 1);
+  assert.ok(html.includes(`<script nonce="${nonce}">`) && html.includes(`<style nonce="${nonce}">`));
+  assert.doesNotMatch(html, /\bstyle="|\bon[a-z]+="|https?:\/\/(?!127\.0\.0\.1)/, "no inline style attributes, handlers or other origins");
+  const again = (await fetch(d.url + "/status")).headers.get("content-security-policy")!;
+  assert.notEqual(again, csp, "a fresh nonce each time");
+  const root = await fetch(d.url + "/", { redirect: "manual" });
+  assert.deepEqual([root.status, root.headers.get("location")], [302, "/status"]);
+});
+
+test("--public-status: the page, its JSON and the badges answer without the token and show no URL, header or error text", async (t) => {
+  const { d, target, auth } = await withServices(t, { token, publicStatus: true });
+  const secrets = [target.url, "secret-path", "another-secret", "x-secret-header", "s3cret-value", "418", "teapot was not expected", "I'm a teapot"];
+  for (const path of ["/status", "/status/web-01", "/status.json", "/badges/web-01/status.svg", "/badges/web-01/home/status.svg", "/badges/web-01/home/uptime.svg", "/badges/web-01/teapot/latency.svg?window=7d"]) {
+    const answer = await fetch(d.url + path);
+    assert.equal(answer.status, 200, path);
+    const text = await answer.text();
+    for (const secret of secrets) assert.ok(!text.includes(secret), `${path} shows ${secret}`);
+  }
+  const model = await (await fetch(d.url + "/status.json")).json();
+  assert.equal(model.overall.summary, "1 of 2 down");
+  assert.deepEqual(Object.keys(model.servers[0].services[0]).sort(), ["history", "id", "incident", "lastCheckedAt", "latencyMs", "name", "serverId", "status", "uptime24h", "uptime30d"]);
+  // Everything else still needs the token.
+  for (const path of ["/services", "/services/web-01", "/metrics", "/openapi.json", "/services/web-01/home/data"]) {
+    assert.equal((await fetch(d.url + path)).status, 401, path);
+  }
+  assert.equal((await fetch(d.url + "/services", { headers: auth })).status, 200);
+});
+
+test("without --public-status the page needs the token like the rest, and shows the checks' errors to whoever has it", async (t) => {
+  const { d, auth } = await withServices(t, { token });
+  for (const path of ["/status", "/status.json", "/badges/web-01/status.svg"]) assert.equal((await fetch(d.url + path)).status, 401, path);
+  const page = await (await fetch(d.url + "/status", { headers: auth })).text();
+  assert.match(page, /status 418 was not expected/);
+});
+
+test("badges: well-formed SVG in the flat style with the right text, cached for a minute; 404 for what is not there", async (t) => {
+  const { d } = await withServices(t);
+  const cases: [string, RegExp][] = [
+    ["/badges/web-01/status.svg", /aria-label="Web 01: down"/],
+    ["/badges/web-01/home/status.svg", /aria-label="Homepage: up"/],
+    ["/badges/web-01/teapot/status.svg", /aria-label="teapot: down"/],
+    ["/badges/web-01/home/uptime.svg", /aria-label="uptime 24h: 100%"/],
+    ["/badges/web-01/teapot/uptime.svg?window=30d", /aria-label="uptime 30d: 0\.00%"/],
+    ["/badges/web-01/home/latency.svg?window=365d", /aria-label="latency 365d: \d+ ms"/],
+  ];
+  for (const [path, text] of cases) {
+    const answer = await fetch(d.url + path);
+    assert.equal(answer.status, 200, path);
+    assert.equal(answer.headers.get("content-type"), "image/svg+xml; charset=utf-8");
+    assert.equal(answer.headers.get("cache-control"), "max-age=60");
+    const svg = await answer.text();
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" width="\d+" height="20" role="img"/, path);
+    assert.match(svg, /<\/svg>$/);
+    assert.match(svg, text, path);
+  }
+  for (const path of ["/badges/nope/status.svg", "/badges/web-01/nope/status.svg", "/badges/nope/x/uptime.svg", "/status/nope"]) {
+    assert.equal((await fetch(d.url + path)).status, 404, path);
+  }
+  assert.equal((await fetch(d.url + "/badges/web-01/home/uptime.svg?window=2h")).status, 400);
+});
+
+test("/status.json and /stats agree: one read model", async (t) => {
+  const { d } = await withServices(t);
+  const model = await (await fetch(d.url + "/status.json")).json();
+  const teapot = model.servers[0].services.find((s: { id: string }) => s.id === "teapot");
+  const stats = (await d.api("GET", "/services/web-01/teapot/stats?window=24h")).body;
+  assert.equal(teapot.uptime24h, stats.uptime);
+  assert.equal(teapot.status, "down");
+  assert.equal(model.incidents[0].id, "teapot", "open incidents are listed first");
+  assert.equal(teapot.history.uptime.length, 90);
+  assert.equal(teapot.history.from, new Date(Date.now() - 89 * 86_400_000).toISOString().slice(0, 10));
+  assert.equal(teapot.history.uptime.at(-1), 0);
+  assert.ok(teapot.history.settled >= 88 && teapot.history.settled <= 89);
+});
