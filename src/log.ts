@@ -1,5 +1,6 @@
 /**
- * One line per event on stderr: `level message key=value ...` for people, or one JSON object per line.
+ * One line per event on stderr: `time level message key=value ...` for people (journald stamps its own lines,
+ * so under it the time is left out), or one JSON object per line.
  * The core never calls console; it is handed a Logger, scoped with what it is working on.
  */
 export const levels = ["debug", "info", "warn", "error", "silent"] as const;
@@ -22,11 +23,14 @@ export interface LoggerOptions {
   readonly json?: boolean;
   /** Where lines go. Default process.stderr. */
   readonly write?: (line: string) => void;
+  /** Start text lines with the time. Default: unless journald reads them (JOURNAL_STREAM is set). */
+  readonly timestamps?: boolean;
 }
 
 export function createLogger(options: LoggerOptions = {}, scope: Fields = {}): Logger {
   const threshold = levels.indexOf(options.level ?? "info");
   const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const timestamps = options.timestamps ?? !process.env.JOURNAL_STREAM;
   const log = (level: Level, message: string, fields: Fields = {}) => {
     if (levels.indexOf(level) < threshold) return;
     const all = { ...scope, ...fields };
@@ -34,7 +38,7 @@ export function createLogger(options: LoggerOptions = {}, scope: Fields = {}): L
       write(JSON.stringify({ time: new Date().toISOString(), level, message, ...serialize(all) }) + "\n");
     } else {
       const pairs = Object.entries(serialize(all)).map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`);
-      write([level.padEnd(5), message, ...pairs].join(" ") + "\n");
+      write([...(timestamps ? [new Date().toISOString()] : []), level.padEnd(5), message, ...pairs].join(" ") + "\n");
     }
   };
   return {

@@ -71,10 +71,14 @@ test("boolean environment variables mean what they say: false is off, and a valu
   const on = await serveHealthd(t, ["--db", tempDbPath(t), "--host", "0.0.0.0"], { HEALTHD_ALLOW_NO_TOKEN: "Yes" });
   assert.match(on.log(), /WITHOUT A TOKEN/);
   assert.equal(await on.stop(), 0);
-  // HEALTHD_LOG_JSON=0 logs text; =1 logs JSON.
+  // HEALTHD_LOG_JSON=0 logs text, each line starting with its time; =1 logs JSON.
   const text = await serveHealthd(t, ["--db", tempDbPath(t)], { HEALTHD_LOG_JSON: "0" });
-  assert.match(text.log(), /^info +listening /m);
+  assert.match(text.log(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info +listening /m);
   assert.equal(await text.stop(), 0);
+  // Under journald (which sets JOURNAL_STREAM) the time is journald's to add.
+  const journal = await serveHealthd(t, ["--db", tempDbPath(t)], { JOURNAL_STREAM: "8:12345" });
+  assert.match(journal.log(), /^info +listening /m);
+  assert.equal(await journal.stop(), 0);
   const json = await serveHealthd(t, ["--db", tempDbPath(t)], { HEALTHD_LOG_JSON: "1" });
   assert.match(json.log(), /^\{"time":.*"message":"listening"/m);
   assert.equal(await json.stop(), 0);
