@@ -15,6 +15,9 @@ import * as addServiceFailingSince from "./20261121000900_add_service_failing_si
 import * as addServiceRollups from "./20261121001000_add_service_rollups.ts";
 import * as addRollupHourIndex from "./20261123000100_add_rollup_hour_index.ts";
 import * as addRollupRevisions from "./20261123000200_add_rollup_revisions.ts";
+import * as addAlertingSettings from "./20261123000300_add_alerting_settings.ts";
+import * as addIncidents from "./20261123000400_add_incidents.ts";
+import * as addSilences from "./20261123000500_add_silences.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -29,4 +32,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261121001000_add_service_rollups": addServiceRollups,
   "20261123000100_add_rollup_hour_index": addRollupHourIndex,
   "20261123000200_add_rollup_revisions": addRollupRevisions,
+  "20261123000300_add_alerting_settings": addAlertingSettings,
+  "20261123000400_add_incidents": addIncidents,
+  "20261123000500_add_silences": addSilences,
 };

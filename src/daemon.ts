@@ -6,6 +6,7 @@ import { EventEmitter } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { bearerCheck, isLoopback } from "./http/access.ts";
+import { alertingRoutes } from "./http/alerting.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
@@ -19,12 +20,13 @@ import { Delivery } from "./notify/delivery.ts";
 import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/ntfy.ts";
 import { Recorder, type Recorded } from "./recorder.ts";
 import { pushRoutes } from "./http/push.ts";
-import type { ScheduleChange, ScheduledService } from "./model.ts";
+import type { Entry, ScheduleChange, ScheduledService } from "./model.ts";
 import { Retention } from "./retention.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { Shortages } from "./shortage.ts";
 import { openStore } from "./store/open.ts";
-import type { Notification, Store } from "./store/store.ts";
+import type { IncidentChange, Notification, Store } from "./store/store.ts";
+import { duration } from "./notify/message.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -65,12 +67,15 @@ export interface DaemonEvents {
   /** A check started, `lagMs` after its planned time. */
   "check:started": [ScheduledService, number];
   /** A check's entry and the service's new state are committed to the store. */
-  "check:done": [Recorded];
+  "check:done": [CheckDone];
   /** A notification was delivered to ntfy. */
   "notify:sent": [Notification, PublishResult];
   /** A delivery attempt failed (it is retried, or marked failed when ntfy refused the message). */
   "notify:failed": [Notification, PublishResult];
 }
+
+/** A committed check with its entry (results folded during a store outage have none and are not told). */
+export type CheckDone = Recorded & { readonly entry: Entry };
 
 export interface Daemon {
   /** The API's base URL, e.g. http://127.0.0.1:8080. */
@@ -120,6 +125,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // What was last seen of each service (the state the store decided, the last check): a cache for /metrics,
   // never an authority.
   const facts = new Map<number, ServiceFacts>([...(await store.serviceStates())].map(([key, state]) => [key, { state }]));
+  const incidentLog = log.child({ part: "incidents" });
   const recorder = new Recorder(store, {
     log: log.child({ part: "recorder" }),
     onWriteFailed: () => metrics.storeWriteFailed(),
@@ -128,9 +134,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       for (const recorded of batch) {
         const known = facts.get(recorded.service.key);
         facts.set(recorded.service.key, { ...known, state: recorded.state });
-        events.emit("check:done", recorded);
+        if (recorded.incident) logIncident(incidentLog, recorded.service, recorded.incident, recorded.silenced);
+        if (recorded.entry) events.emit("check:done", recorded as CheckDone);
       }
-      if (batch.some((r) => r.notify !== null)) delivery.wake();
+      if (batch.some((r) => r.notices.length > 0)) delivery.wake();
     },
   });
   const shortages = new Shortages(log.child({ part: "scheduler" }));
@@ -170,7 +177,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   scheduler.replaceAll(await store.scheduledServices(), { soon: false });
   log.info("scheduled", { services: scheduler.size });
-  delivery.wake(); // what was pending when the daemon last stopped
+  // DOWNs kept unsent for want of a topic go out now that there is one (--ntfy-topic, or a notifyTopic given
+  // since); then what was pending when the daemon last stopped.
+  const requeue = async () => {
+    try {
+      const count = await store.requeueUnsent(defaultTopic !== null, Date.now());
+      if (count > 0) log.info("notifications kept unsent now have a topic; sending them", { count });
+    } catch (error) {
+      // Not worth failing a PUT or the start for: the next change or start tries again.
+      log.error("cannot look for unsent notifications that now have a topic", { error });
+    }
+    delivery.wake();
+  };
+  await requeue();
 
   // Another process (healthd apply, another node) may change the configuration. On a change the whole
   // schedule is reconciled, which keeps unchanged services on their phase.
@@ -182,6 +201,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         const keep = new Set(services.map((s) => s.key));
         for (const s of scheduler.services()) if (!keep.has(s.key)) facts.delete(s.key);
         scheduler.replaceAll(services);
+        await requeue();
       })
       .catch((error: unknown) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   };
@@ -206,9 +226,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   retention.start();
 
   const scheduleChanged = async (change: ScheduleChange) => {
-    scheduler.remove(change.stopped);
+    const started = await store.scheduledServices(change.started);
+    // A started service that is not scheduled was paused.
+    const paused = change.started.filter((key) => !started.some((s) => s.key === key));
+    scheduler.remove([...change.stopped, ...paused]);
     for (const key of change.stopped) facts.delete(key);
-    scheduler.upsert(await store.scheduledServices(change.started));
+    scheduler.upsert(started);
+    if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
     events.emit("schedule:changed", change);
   };
   const problems = () => {
@@ -220,6 +244,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
     ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
+    ...alertingRoutes({ store, now: Date.now }),
     ...pushRoutes(publisher, version),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now: Date.now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
@@ -276,6 +301,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         log.info("stopped");
       })()),
   };
+}
+
+/** Every incident opened and closed goes to the log, with or without ntfy. */
+function logIncident(log: Logger, service: ScheduledService, incident: IncidentChange, silenced: boolean): void {
+  const fields = { server: service.serverId, service: service.serviceId, incident: incident.id, error: incident.error };
+  if (incident.opened) log.warn("incident opened", { ...fields, ...(silenced ? { silenced: true } : {}) });
+  if (incident.closedAt !== null) {
+    log.info("incident closed", { ...fields, failures: incident.failures, duration: duration(incident.closedAt - incident.openedAt) });
+  }
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {

@@ -11,8 +11,8 @@
  * The shapes of documents that come from outside (server documents, expectations) are defined once, as zod
  * schemas, in `schema.ts`; their TypeScript types are re-exported here so the core imports one module.
  */
-import type { Check } from "./schema.ts";
-export type { Alternative, Check, CheckInput, ServerDocument, ServiceDocument } from "./schema.ts";
+import type { Check, MaintenanceWindow } from "./schema.ts";
+export type { Alternative, Check, CheckInput, MaintenanceWindow, ServerDocument, ServiceDocument } from "./schema.ts";
 
 /** Why a check failed. `null` on a passing check. */
 export const errorKinds = [
@@ -71,8 +71,31 @@ export interface Entry {
 
 export type ServiceStatus = "up" | "down" | "unknown";
 
+/**
+ * What the API says of a service: the incident machine's status, or paused (its check is paused) or blocked
+ * (it fails while a service it depends on has an open incident, named in blockedBy).
+ */
+export type ShownStatus = ServiceStatus | "paused" | "blocked";
+
+/**
+ * The one rule for what is shown: a paused check is paused whatever it last said; a failing service without
+ * an incident of its own while `blockedBy` (its dependencies with an open incident) is not empty is blocked.
+ */
+export function shownStatus(
+  status: ServiceStatus,
+  paused: boolean,
+  incidentOpen: boolean,
+  blockedBy: readonly string[],
+): { status: ShownStatus; blockedBy?: readonly string[] } {
+  if (paused) return { status: "paused" };
+  if (status === "down" && !incidentOpen && blockedBy.length > 0) return { status: "blocked", blockedBy };
+  return { status };
+}
+
 export interface ServiceState {
-  readonly status: ServiceStatus;
+  readonly status: ShownStatus;
+  /** With status blocked: the services it depends on that have an open incident. */
+  readonly blockedBy?: readonly string[];
   readonly consecutiveFailures: number;
   readonly lastCheckedAt: string | null;
   readonly lastEntry: Entry | null;
@@ -120,6 +143,8 @@ export interface ServerSummary {
   readonly up: number;
   readonly down: number;
   readonly unknown: number;
+  /** Services whose check is paused (counted in none of the above). */
+  readonly paused: number;
 }
 
 export interface ServiceView {
@@ -132,6 +157,7 @@ export interface ServiceView {
 export interface ServerView {
   readonly id: string;
   readonly name: string;
+  readonly maintenance: readonly MaintenanceWindow[];
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly services: readonly ServiceView[];

@@ -9,15 +9,12 @@
  */
 import type { Outcome } from "./checks/http.ts";
 import type { Logger } from "./log.ts";
-import type { Entry, ScheduledService } from "./model.ts";
-import type { IncidentState, Transition } from "./notify/incident.ts";
-import type { CheckRun, Store } from "./store/store.ts";
+import type { ScheduledService } from "./model.ts";
+import type { CheckRun, RecordedRun, Store } from "./store/store.ts";
 
-export interface Recorded {
+/** A committed result: what the store decided of it (entry null for a folded run), with its service. */
+export interface Recorded extends RecordedRun {
   readonly service: ScheduledService;
-  readonly entry: Entry;
-  readonly state: IncidentState;
-  readonly notify: Transition | null;
 }
 
 export interface RecorderOptions {
@@ -130,7 +127,7 @@ export class Recorder {
     const done: Recorded[] = [];
     batch.forEach((p, i) => {
       const r = recorded[i];
-      if (r?.entry) done.push({ service: p.service, entry: r.entry, state: r.state, notify: r.notify });
+      if (r) done.push({ ...r, service: p.service });
     });
     try {
       this.#options.onRecorded?.(done);

@@ -16,13 +16,37 @@ export const limits = {
   nameLength: 200,
   urlLength: 2048,
   patternLength: 1000,
+  dependencies: 32,
+  maintenanceWindows: 32,
 } as const;
 
 /** An integer from `min` to `max`, with a message that says so and gives an example. */
-const integer = (min: number, max: number, example: number) => {
+export const integer = (min: number, max: number, example: number) => {
   const message = `must be an integer from ${min} to ${max} (for example ${example})`;
   return z.int(message).min(min, message).max(max, message);
 };
+
+/**
+ * A time in a query string or a body: ISO 8601 with a zone (2026-01-31T12:00:00Z, ...+02:00) or a plain
+ * date (midnight UTC). A `+` sent unencoded in a query arrives as a space; the message says how to send it.
+ */
+export const time = z.string().transform((text, ctx) => {
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(text);
+  const full = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text);
+  if (!date && !full) {
+    const hint = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2}$/.test(text)
+      ? `; a + in a query string arrives as a space: send it as %2B (${text.replace(" ", "%2B")})`
+      : "";
+    ctx.addIssue({ code: "custom", message: `must be an ISO 8601 date or time such as 2026-01-31 or 2026-01-31T12:00:00Z${hint}` });
+    return z.NEVER;
+  }
+  const ms = Date.parse(date ? `${text}T00:00:00Z` : text);
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: "custom", message: "is not a real date and time" });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 const idPattern = /^[A-Za-z0-9._-]{1,64}$/;
 export const id = z
@@ -138,6 +162,30 @@ const cron = z
     }
   });
 
+/** A service this one depends on: "serverId/serviceId", or "serviceId" of the same server. */
+const dependency = z
+  .string()
+  .regex(/^([A-Za-z0-9._-]{1,64}\/)?[A-Za-z0-9._-]{1,64}$/, 'must be "serverId/serviceId", or "serviceId" of the same server (for example web-01/db)');
+
+/** An IANA time zone such as Europe/Berlin, as the runtime knows them. */
+const timezone = z.string().refine((zone) => {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}, "must be an IANA time zone such as Europe/Berlin or UTC");
+
+/** A recurring window in which a server's services (or some) are silenced. */
+export const maintenanceWindow = z.strictObject({
+  cron,
+  durationMinutes: integer(1, 10_080, 60),
+  services: z.array(id).min(1).max(limits.servicesPerServer).optional(),
+  timezone: timezone.optional(),
+  reason: z.string().max(limits.nameLength).optional(),
+});
+
 const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 
 const url = z
@@ -216,6 +264,16 @@ export const checkFields = {
   notify: z.boolean().optional(),
   notifyThreshold: integer(0, 1000, 2).optional(),
   notifyTopic: topic.nullable().default(null),
+  // Alerting controls (see the README): all optional, with the defaults in brackets there.
+  paused: z.boolean().default(false),
+  recoverThreshold: integer(1, 1000, 3).default(1),
+  remindEveryMinutes: integer(1, 10_080, 60).nullable().default(null),
+  certWarnDays: integer(0, 3650, 14).nullable().default(null),
+  dependsOn: z
+    .array(dependency)
+    .max(limits.dependencies, `holds at most ${limits.dependencies} services`)
+    .refine((refs) => new Set(refs).size === refs.length, "names a service twice; give each once")
+    .default([]),
 };
 
 export const checkInput = z
@@ -273,6 +331,17 @@ export const serverDocument = z.strictObject({
     .max(limits.servicesPerServer, `holds at most ${limits.servicesPerServer} services`)
     .superRefine(uniqueServiceIds, { when: (payload) => Array.isArray(payload.value) })
     .default([]),
+  maintenance: z.array(maintenanceWindow).max(limits.maintenanceWindows, `holds at most ${limits.maintenanceWindows} windows`).default([]),
+}).superRefine((doc, ctx) => {
+  // A window naming a service the server does not have would silence nothing, silently.
+  const ids = new Set(doc.services.map((s) => s.id));
+  doc.maintenance.forEach((window, w) =>
+    window.services?.forEach((serviceId, i) => {
+      if (!ids.has(serviceId)) {
+        ctx.addIssue({ code: "custom", path: ["maintenance", w, "services", i], message: `names ${serviceId}, which is not a service of this server` });
+      }
+    }),
+  );
 });
 
 export type Alternative = z.output<typeof alternative>;
@@ -280,6 +349,7 @@ export type CheckInput = z.input<typeof checkInput>;
 export type Check = z.output<typeof checkInput>;
 export type ServiceDocument = z.output<typeof serviceDocument>;
 export type ServerDocument = z.output<typeof serverDocument>;
+export type MaintenanceWindow = z.output<typeof maintenanceWindow>;
 
 /** One problem with an input document, located by a JSON Pointer (RFC 6901) into it. */
 export interface FieldError {

@@ -7,7 +7,12 @@ import { id, pointer, serverDocument, validate, type ServerDocument } from "./sc
 import type { ServerView } from "./model.ts";
 
 export type ParsedFile =
-  | { readonly ok: true; readonly servers: ReadonlyMap<string, ServerDocument> }
+  | {
+      readonly ok: true;
+      readonly servers: ReadonlyMap<string, ServerDocument>;
+      /** `file:line:column` of a JSON Pointer into the file, for errors found later (by the store). */
+      readonly where: (pointer: string) => string;
+    }
   | { readonly ok: false; readonly errors: readonly string[] };
 
 /** Parse and validate `text`; errors read `file:line:column: /path: message`. */
@@ -28,7 +33,8 @@ export function parseServersFile(text: string, file: string): ParsedFile {
     // An alias to an anchor that does not exist, say: YAML that parses but has no value.
     return { ok: false, errors: [`${at(0)}: ${(error as Error).message.split("\n")[0]}`] };
   }
-  if (data === null || data === undefined) return { ok: true, servers: new Map() };
+  const where = (path: string) => at(locate(doc, path.split("/").slice(1).map(unescape)));
+  if (data === null || data === undefined) return { ok: true, servers: new Map(), where };
   if (typeof data !== "object" || Array.isArray(data)) {
     return { ok: false, errors: [`${at(0)}: the file must map server ids to server documents, e.g. "web-01: {services: [...]}"`] };
   }
@@ -51,7 +57,7 @@ export function parseServersFile(text: string, file: string): ParsedFile {
       }
     } else servers.set(serverId, parsed.value);
   }
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, servers };
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, servers, where };
 }
 
 /** The stored servers as a file that `healthd apply` reads back to the same state. */
@@ -61,6 +67,7 @@ export function renderServersFile(servers: readonly ServerView[], format: "yaml"
     data[server.id] = {
       name: server.name,
       services: server.services.map((s) => ({ id: s.id, name: s.name, check: s.check })),
+      ...(server.maintenance.length > 0 ? { maintenance: server.maintenance } : {}),
     };
   }
   return format === "json" ? JSON.stringify(data, null, 2) + "\n" : stringify(data, { lineWidth: 0 });

@@ -51,6 +51,11 @@ for (const engine of engines) {
       notify: true,
       notifyThreshold: 2,
       notifyTopic: null,
+      paused: false,
+      recoverThreshold: 1,
+      remindEveryMinutes: null,
+      certWarnDays: null,
+      dependsOn: [],
     });
     assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null });
     assert.equal(apiService.check.intervalSeconds, null);
@@ -118,8 +123,8 @@ for (const engine of engines) {
     await storeEntry(d, "b", "api");
     assert.deepEqual((await d.api("GET", "/services")).body, {
       servers: [
-        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0 },
-        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1 },
+        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0, paused: 0 },
+        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1, paused: 0 },
       ],
     });
   });

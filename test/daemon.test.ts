@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { test } from "node:test";
-import type { Recorded } from "../src/recorder.ts";
+import type { CheckDone } from "../src/daemon.ts";
 import { selfSigned } from "./support/certs.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpsTarget, httpTarget } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
 
-const doneFor = (serviceId: string, accept: (r: Recorded) => boolean = () => true) => (r: Recorded) =>
+const doneFor = (serviceId: string, accept: (r: CheckDone) => boolean = () => true) => (r: CheckDone) =>
   r.service.serviceId === serviceId && accept(r);
 
 test("PUT a server, see entries appear, change a URL and see it checked at once, delete and see checks stop", async (t) => {
@@ -19,8 +19,8 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
   const home = { id: "home", check: { url: `${target.url}/ok`, intervalSeconds: 1, expect: [{ bodyContains: "Welcome" }] } };
   const other = { id: "other", check: { url: `${target.url}/teapot`, intervalSeconds: 1 } };
 
-  const firstHome = nextEvent<[Recorded]>(d.events, "check:done", doneFor("home"));
-  const firstOther = nextEvent<[Recorded]>(d.events, "check:done", doneFor("other"));
+  const firstHome = nextEvent<[CheckDone]>(d.events, "check:done", doneFor("home"));
+  const firstOther = nextEvent<[CheckDone]>(d.events, "check:done", doneFor("other"));
   assert.equal((await put([home, other])).status, 201);
   const [homeDone] = await firstHome;
   assert.equal(homeDone.entry.ok, true);
@@ -41,7 +41,7 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
 
   // A changed URL is checked within a second of the PUT, not at the end of the old interval.
   const moved = { ...home, check: { ...home.check, url: `${target.url}/json`, expect: [{ json: { path: "$.status", equals: "up" } }] } };
-  const movedDone = nextEvent<[Recorded]>(d.events, "check:done", doneFor("home", (r) => r.service.check.url.endsWith("/json")));
+  const movedDone = nextEvent<[CheckDone]>(d.events, "check:done", doneFor("home", (r) => r.service.check.url.endsWith("/json")));
   assert.equal((await put([moved, other])).status, 200);
   const [movedResult] = await movedDone;
   assert.equal(movedResult.entry.ok, true);
@@ -50,10 +50,10 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
   assert.equal((await d.api("DELETE", "/services/web-01/home")).status, 204);
   const jsonHits = target.hits.get("/json");
   let homeAfterDelete = 0;
-  d.events.on("check:done", (r: Recorded) => r.service.serviceId === "home" && homeAfterDelete++);
-  const afterDelete = nextEvent<[Recorded]>(d.events, "check:done", doneFor("other"));
+  d.events.on("check:done", (r: CheckDone) => r.service.serviceId === "home" && homeAfterDelete++);
+  const afterDelete = nextEvent<[CheckDone]>(d.events, "check:done", doneFor("other"));
   await afterDelete;
-  await nextEvent<[Recorded]>(d.events, "check:done", doneFor("other"));
+  await nextEvent<[CheckDone]>(d.events, "check:done", doneFor("other"));
   assert.equal(homeAfterDelete, 0);
   assert.equal(target.hits.get("/json"), jsonHits);
 });
@@ -108,7 +108,7 @@ test("GET …/data pages newest first with an opaque cursor and filters", async 
 test("GET /metrics exposes checks, latency, per-service up and the scheduler", async (t) => {
   const target = await httpTarget(t);
   const d = await testDaemon(t);
-  const done = nextEvent<[Recorded]>(d.events, "check:done");
+  const done = nextEvent<[CheckDone]>(d.events, "check:done");
   await d.api("PUT", "/services/web-01", { services: [{ id: "home", check: { url: `${target.url}/ok`, intervalSeconds: 60 } }] });
   await done;
   const answer = await fetch(d.url + "/metrics");
@@ -127,14 +127,14 @@ test("GET /metrics exposes checks, latency, per-service up and the scheduler", a
 test("a restarted daemon resumes its schedule on phase and the services' state", async (t) => {
   const target = await httpTarget(t);
   const first = await testDaemon(t);
-  const failed = nextEvent<[Recorded]>(first.events, "check:done");
+  const failed = nextEvent<[CheckDone]>(first.events, "check:done");
   await first.api("PUT", "/services/s", { services: [{ id: "tea", check: { url: `${target.url}/teapot`, intervalSeconds: 1 } }] });
   await failed;
   await first.stop();
   const second = await testDaemon(t, { db: first.db });
   const stored = (await second.api("GET", "/services/s")).body.services[0].state.consecutiveFailures;
   assert.ok(stored >= 1);
-  const [again] = await nextEvent<[Recorded]>(second.events, "check:done");
+  const [again] = await nextEvent<[CheckDone]>(second.events, "check:done");
   assert.equal(again.state.consecutiveFailures, stored + 1);
 });
 
@@ -144,7 +144,7 @@ test("/metrics passes promtool check metrics, with per-service last check, laten
   const plain = await httpTarget(t);
   const tls = await httpsTarget(t, selfSigned(tempDir(t), 10));
   const d = await testDaemon(t);
-  const both = Promise.all(["plain", "tls"].map((id) => nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === id)));
+  const both = Promise.all(["plain", "tls"].map((id) => nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === id)));
   await d.api("PUT", "/services/web-01", {
     services: [
       { id: "plain", check: { url: `${plain.url}/ok`, intervalSeconds: 60 } },

@@ -24,7 +24,14 @@ async function contents(store: Store) {
     }
     servers.push({ server, services });
   }
-  return { servers, notifications: await store.notifications(), counts: await store.notificationCounts() };
+  const later = Date.parse("2100-01-01T00:00:00Z");
+  return {
+    servers,
+    notifications: await store.notifications(),
+    counts: await store.notificationCounts(),
+    incidents: await store.incidents({ limit: 1000 }, later),
+    silences: await store.silences(0),
+  };
 }
 
 test("copy: SQLite to PostgreSQL and back keeps everything, ids included; a non-empty destination is refused whole", async (t) => {
@@ -32,7 +39,15 @@ test("copy: SQLite to PostgreSQL and back keeps everything, ids included; a non-
   const source = tempDbPath(t);
   // A real history: checks that failed (opening an incident, queuing a DOWN) and then passed.
   const d = await testDaemon(t, { db: source });
-  await d.api("PUT", "/services/web", { services: [{ id: "home", check: { url: target.url, intervalSeconds: 1, notifyThreshold: 0 } }, { id: "other", check: { url: target.url, intervalSeconds: 1 } }] });
+  // With every kind of row: a maintenance window, a dependency, an incident, a silence.
+  await d.api("PUT", "/services/web", {
+    services: [
+      { id: "home", check: { url: target.url, intervalSeconds: 1, notifyThreshold: 0 } },
+      { id: "other", check: { url: target.url, intervalSeconds: 1, dependsOn: ["home"] } },
+    ],
+    maintenance: [{ cron: "0 3 * * 0", durationMinutes: 30, timezone: "Europe/Berlin" }],
+  });
+  assert.equal((await d.api("POST", "/silences", { server: "web", startsAt: "2099-01-01T00:00:00Z", durationSeconds: 60, reason: "later" })).status, 201);
   await nextEvent(d.events, "check:done", (r: { notify: string | null }) => r.notify === "down");
   target.setUp(true);
   await nextEvent(d.events, "check:done", (r: { notify: string | null }) => r.notify === "recovered");
@@ -46,6 +61,7 @@ test("copy: SQLite to PostgreSQL and back keeps everything, ids included; a non-
   assert.equal(rows.services, 2);
   assert.ok(rows.health_check_data_entries >= 3, JSON.stringify(rows));
   assert.equal(rows.notifications, 2);
+  assert.deepEqual([rows.incidents, rows.silences], [1, 1]);
 
   const [from, to] = [await openStore(source, { mode: "read" }), await openStore(pg, { mode: "read" })];
   t.after(() => Promise.all([from.close(), to.close()]));

@@ -1,7 +1,7 @@
 /** Hostile targets, as services of a running daemon: each gives a classified failed entry, and the daemon goes on. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Recorded } from "../src/recorder.ts";
+import type { CheckDone } from "../src/daemon.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpTarget, notTlsUrl } from "./support/targets.ts";
@@ -27,7 +27,7 @@ test("endless, dribbling, looping, bombing, broken, backtracking, resetting, TLS
     ["huge-header", `${target.url}/huge-header`, "size"],
     ["growing-redirects", `${target.url}/grow`, "redirect"],
   ];
-  const firsts = new Map(hostile.map(([id]) => [id, nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === id)]));
+  const firsts = new Map(hostile.map(([id]) => [id, nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === id)]));
   const put = await d.api("PUT", "/services/hostile", {
     services: hostile.map(([id, url, , extra]) => ({ id, check: { url, intervalSeconds: 5, timeoutMs: 1000, ...extra } })),
   });
@@ -40,7 +40,7 @@ test("endless, dribbling, looping, bombing, broken, backtracking, resetting, TLS
     assert.ok(done.entry.error!.length < 1000, `${id}: an error of ${done.entry.error!.length} characters is stored`);
   }
   // HTTP/1.0 without a length is not hostile: it is read to the end.
-  const old = nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serviceId === "http10");
+  const old = nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === "http10");
   await d.api("PUT", "/services/fine", { services: [{ id: "http10", check: { url: `${target.url}/http10` } }] });
   assert.equal((await old)[0].entry.ok, true);
   assert.equal((await d.api("GET", "/healthz")).body.status, "ok");

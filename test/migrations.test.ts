@@ -245,3 +245,41 @@ for (const engine of engines) {
     assert.equal(await count(store, "health_check_data_entries"), 2);
   });
 }
+
+for (const engine of engines) {
+  test(`${engine}: an incident open before the alerting controls gets its record, its DOWN counted as sent at its opening`, async (t) => {
+    const store = await open(t, engine);
+    assert.ok((await migrate(store, "20261123000300_add_alerting_settings")).ok);
+    await exec(
+      store,
+      serverRows,
+      serviceRows,
+      `INSERT INTO http_check_configs (${checkColumns}, expect) VALUES
+        (1, 'https://example.org/', 'GET', '{}', NULL, 60, NULL, 1000, TRUE, TRUE, '[{"status":"2xx"}]'),
+        (2, 'https://example.org/api', 'GET', '{}', NULL, 60, NULL, 1000, TRUE, TRUE, '[{"status":"2xx"}]'),
+        (3, 'http://db/', 'GET', '{}', NULL, 60, NULL, 1000, TRUE, TRUE, '[{"status":"2xx"}]')`,
+      `INSERT INTO service_states (service_key, status, consecutive_failures, last_checked_at, incident_open_since, failing_since)
+       VALUES (1, 'down', 5, 5000, 3000, 1000), (2, 'up', 0, 5000, NULL, NULL)`,
+      `INSERT INTO notifications (created_at, server_id, service_id, kind, topic, message, status, next_attempt_at)
+       VALUES (3000, 'web-01', 'home', 'down', NULL, '{"title":"DOWN: web-01/home"}', 'delivered', 3000)`,
+    );
+    const report = await migrate(store);
+    assert.ok(report.ok, report.ok ? "" : report.error.message);
+    const [incident] = await rows(store, "SELECT id, service_key, server_id, service_id, opened_at, closed_at, failures, notified FROM incidents");
+    assert.deepEqual(
+      [incident!.service_key, incident!.server_id, incident!.service_id, incident!.opened_at, incident!.closed_at, incident!.failures, Boolean(incident!.notified)],
+      [1, "web-01", "home", 3000, null, 5, true],
+    );
+    const states = await rows(store, "SELECT service_key, incident_id, down_sent, last_reminded_at, consecutive_passes FROM service_states ORDER BY service_key");
+    assert.deepEqual(
+      states.map((s) => [s.service_key, s.incident_id, Boolean(s.down_sent), s.last_reminded_at, s.consecutive_passes]),
+      [[1, incident!.id, true, 3000, 0], [2, null, true, null, 0]],
+    );
+    assert.deepEqual(await rows(store, "SELECT kind, status, incident_id FROM notifications"), [{ kind: "down", status: "delivered", incident_id: null }]);
+    // The store reads the incident as open, and a pass closes it with one RECOVERED.
+    const [recorded] = await store.recordResults([
+      { serviceKey: 1, outcome: { ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: 6000 } },
+    ]);
+    assert.deepEqual([recorded?.notify, recorded?.incident?.id, recorded?.incident?.closed], ["recovered", incident!.id, true]);
+  });
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { Recorded } from "../src/recorder.ts";
+import type { CheckDone } from "../src/daemon.ts";
 import type { Notification as NotificationRow } from "../src/store/store.ts";
 import { engines, type TestEngine } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";
@@ -42,7 +42,7 @@ for (const engine of engines) {
     const { target, d, put } = await setup(t, ntfy, { engine });
     const down = nextMessage(ntfy, (m) => m.title === "DOWN: web-01/home");
     const failures: number[] = [];
-    d.events.on("check:done", (r: Recorded) => failures.push(r.state.consecutiveFailures));
+    d.events.on("check:done", (r: CheckDone) => failures.push(r.state.consecutiveFailures));
     await put();
     const [message] = await down;
     assert.deepEqual(failures.slice(0, 2), [1, 2], "DOWN comes with the failure that exceeds threshold 1");
@@ -53,13 +53,13 @@ for (const engine of engines) {
     assert.match(message.message, new RegExp(`^status: status 500 was not expected \\(expected 2xx\\)\\nURL: ${target.url}\\n2 consecutive failed checks since `));
 
     // Further failures publish nothing more.
-    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.state.consecutiveFailures >= 4);
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.state.consecutiveFailures >= 4);
     const recovered = nextMessage(ntfy, (m) => m.title === "RECOVERED: web-01/home");
     target.setUp(true);
     const [back] = await recovered;
     assert.equal(back.priority, 3);
-    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.entry.ok);
-    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.entry.ok);
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.entry.ok);
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.entry.ok);
     assert.deepEqual(ntfy.messages("ops").map((m) => m.title), ["DOWN: web-01/home", "RECOVERED: web-01/home"]);
   });
 
@@ -89,9 +89,9 @@ for (const engine of engines) {
     await put();
     await nextEvent<[NotificationRow]>(d.events, "notify:failed", (row) => row.kind === "down");
     target.setUp(true);
-    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.notify === "recovered");
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.notify === "recovered");
     target.setUp(false);
-    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.notify === "down");
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.notify === "down");
     const third = nextEvent<[NotificationRow]>(d.events, "notify:sent", (row) => row.id === 3);
     await ntfy.start();
     await third;
@@ -123,7 +123,7 @@ for (const engine of engines) {
     const failed = nextEvent<[NotificationRow]>(d.events, "notify:failed");
     await put();
     await failed;
-    await nextEvent<[Recorded]>(d.events, "check:done");
+    await nextEvent<[CheckDone]>(d.events, "check:done");
     const [stored] = await d.store.notifications();
     assert.equal(stored!.status, "failed");
     assert.equal(stored!.attempts, 1);
@@ -159,8 +159,8 @@ for (const engine of engines) {
     await down;
     assert.equal((await d.api("DELETE", "/services/web-01/home")).status, 204);
     await d.api("PUT", "/services/other", { services: [{ id: "x", check: { url: "http://127.0.0.1:9/", intervalSeconds: 1, notify: false } }] });
-    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serverId === "other");
-    await nextEvent<[Recorded]>(d.events, "check:done", (r) => r.service.serverId === "other");
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serverId === "other");
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serverId === "other");
     assert.equal(ntfy.messages("ops").length, 1);
     assert.deepEqual((await d.store.notifications()).map((n) => n.status), ["delivered"]);
   });

@@ -7,6 +7,7 @@ import { test, type TestContext } from "node:test";
 import type { Outcome } from "../src/checks/http.ts";
 import { silentLogger } from "../src/log.ts";
 import { Recorder } from "../src/recorder.ts";
+import { serverDocument } from "../src/schema.ts";
 import { openStore } from "../src/store/open.ts";
 import { rawQuery } from "../src/store/raw.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
@@ -17,7 +18,7 @@ const success = (checkedAt: number): Outcome => ({ ok: true, status: 200, latenc
 async function setup(t: TestContext, engine: TestEngine) {
   const store = await openStore(await testDatabase(t, engine), { mode: "write" });
   t.after(() => store.close());
-  const doc = { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", method: "GET" as const, headers: {}, body: null, intervalSeconds: 1, cron: null, timeoutMs: 1000, followRedirects: true, verifyTls: true, expect: [{ status: "2xx" as const }], notifyThreshold: 2, notifyTopic: null } }] };
+  const doc = serverDocument.parse({ services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 1, timeoutMs: 1000, notifyThreshold: 2 } }] });
   await store.applyServers(new Map([["s", doc]]), { now: Date.now() });
   const [service] = await store.scheduledServices();
   let dropped = 0;

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import type { ScheduledService } from "../src/model.ts";
-import type { Recorded } from "../src/recorder.ts";
+import type { CheckDone } from "../src/daemon.ts";
 import { rawQuery } from "../src/store/raw.ts";
 import { serveHealthd } from "./support/cli.ts";
 import { testDatabase } from "./support/databases.ts";
@@ -87,7 +87,7 @@ for (const outage of outages) {
     const target = await httpTarget(t);
     const lines: string[] = [];
     const { d, refuse, allow } = await outage.start(t, (l) => lines.push(l));
-    const first = nextEvent<[Recorded]>(d.events, "check:done");
+    const first = nextEvent<[CheckDone]>(d.events, "check:done");
     await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: `${target.url}/ok`, intervalSeconds: 1 } }] });
     await first;
     const entries = async () => (await d.api("GET", "/services/s/a/data?limit=1000")).body.entries.length as number;
@@ -116,7 +116,7 @@ for (const outage of outages) {
 
     const stored = startedDuring;
     await allow();
-    while ((await entries()) < before + stored) await nextEvent<[Recorded]>(d.events, "check:done");
+    while ((await entries()) < before + stored) await nextEvent<[CheckDone]>(d.events, "check:done");
     assert.equal((await d.api("GET", "/healthz")).body.status, "ok");
     if (outage.refusal) assert.equal((await d.api("GET", "/services/t")).status, 404, "the refused PUT changed nothing");
     assert.ok(lines.filter((l) => /cannot store check results/.test(l)).length <= 2, "one error line per outage, not one per retry");

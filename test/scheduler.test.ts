@@ -21,6 +21,11 @@ function service(key: number, check: { intervalSeconds?: number | null; cron?: s
     notify: true,
     notifyThreshold: 2,
     notifyTopic: null,
+    paused: false,
+    recoverThreshold: 1,
+    remindEveryMinutes: null,
+    certWarnDays: null,
+    dependsOn: [],
   };
   return { key, serverId: "s", serviceId: `svc-${key}`, check: full, fingerprint: JSON.stringify(full) };
 }

@@ -109,3 +109,31 @@ test("in Chromium: a 375 px phone shows it all without sideways scrolling; the h
     await page.close();
   }
 });
+
+test("in Chromium: blocked and paused services say so in words and pass the accessibility check, light and dark", async (t) => {
+  const down = await switchableTarget(t);
+  const d = await testDaemon(t);
+  const blocked = nextEvent(d.events, "check:done", (r: { service: { serviceId: string }; blockedBy: readonly string[] }) => r.service.serviceId === "app" && r.blockedBy.length > 0);
+  await d.api("PUT", "/services/web-01", {
+    services: [
+      { id: "db", name: "Database", check: { url: down.url, intervalSeconds: 1, notifyThreshold: 0 } },
+      { id: "app", name: "App", check: { url: down.url, intervalSeconds: 1, notifyThreshold: 3, dependsOn: ["db"] } },
+      { id: "old", name: "Old site", check: { url: down.url, intervalSeconds: 1, paused: true } },
+    ],
+  });
+  await blocked;
+  const browser = await launchBrowser(t);
+  for (const colorScheme of ["light", "dark"] as const) {
+    const page = await browser.newPage({ colorScheme });
+    await page.goto(d.url + "/status");
+    assert.equal(await page.locator(".overall").innerText(), "1 of 3 down, 1 blocked, 1 paused");
+    const badges = await page.locator(".service .badge").allInnerTexts();
+    assert.deepEqual(badges, ["Down", "Blocked", "Paused"], "most in need of attention first");
+    assert.equal(await page.locator(".service.blocked .waiting").innerText(), "Waiting on web-01/db, which is down");
+    await page.evaluate(axeSource);
+    const result = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }).axe.run());
+    const serious = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    assert.deepEqual(serious.map((v) => `${colorScheme} ${v.id}: ${v.help}`), []);
+    await page.close();
+  }
+});

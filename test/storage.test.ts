@@ -4,7 +4,7 @@ import { silentLogger } from "../src/log.ts";
 import { Retention } from "../src/retention.ts";
 import { add, quantile, type Sketch } from "../src/rollup/sketch.ts";
 import { rawQuery } from "../src/store/raw.ts";
-import type { Recorded } from "../src/recorder.ts";
+import type { CheckDone } from "../src/daemon.ts";
 import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
@@ -72,7 +72,7 @@ for (const engine of engines) {
   test(`${engine}: the daemon's own checks feed the rollups`, async (t) => {
     const target = await httpTarget(t);
     const d = await testDaemon(t, { engine });
-    const done = nextEvent<[Recorded]>(d.events, "check:done");
+    const done = nextEvent<[CheckDone]>(d.events, "check:done");
     await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: `${target.url}/ok`, intervalSeconds: 60 } }] });
     await done;
     const stats = await d.api("GET", "/services/s/a/stats");

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { UsageError } from "../config.ts";
 import { parseServersFile } from "../servers-file.ts";
-import type { ServerChange } from "../store/store.ts";
+import { DependencyError, type ServerChange } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
 import { dbOption } from "./options.ts";
 
@@ -43,7 +43,14 @@ Examples:
       const store = await openForWriting(flags.db);
       try {
         const dryRun = flags.dryRun ?? false;
-        const result = await store.applyServers(parsed.servers, { now: Date.now(), prune: flags.prune ?? false, dryRun });
+        let result;
+        try {
+          result = await store.applyServers(parsed.servers, { now: Date.now(), prune: flags.prune ?? false, dryRun, keyed: true });
+        } catch (error) {
+          if (!(error instanceof DependencyError)) throw error;
+          const located = error.errors.map((e) => `${parsed.where(e.path)}: ${e.path}: ${e.message}`);
+          throw new UsageError(`${file} cannot be applied; nothing was applied:\n  ${(located.length > 0 ? located : [error.message]).join("\n  ")}`);
+        }
         if (flags.json) {
           // Server ids by outcome (what scripts read first), then each server's changes service by service.
           const ids = (outcome: ServerChange["outcome"]) => result.servers.filter((s) => s.outcome === outcome).map((s) => s.serverId);

@@ -6,7 +6,7 @@ import { defaults, UsageError } from "../config.ts";
 import { levels, type Level } from "../log.ts";
 
 export const dbOption = () =>
-  new Option("--db <path>", "SQLite database file").env("HEALTHD_DB").default(defaults.db);
+  new Option("--db <path>", "the database: a SQLite file, or a postgres:// URL").env("HEALTHD_DB").default(defaults.db);
 
 export const logOptions = () => [
   new Option("--log-level <level>", "least important log lines shown")

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { errorKinds } from "../model.ts";
-import { checkFields } from "../schema.ts";
+import { checkFields, maintenanceWindow } from "../schema.ts";
 
 const time = z.iso.datetime().describe("ISO 8601 UTC time with milliseconds");
 
@@ -20,7 +20,10 @@ export const entryAnswer = z.strictObject({
 });
 
 export const stateAnswer = z.strictObject({
-  status: z.enum(["up", "down", "unknown"]),
+  status: z
+    .enum(["up", "down", "unknown", "paused", "blocked"])
+    .describe("paused: its check is paused; blocked: it fails while a service it depends on has an open incident"),
+  blockedBy: z.array(z.string()).optional().describe('With status blocked: those services, as "serverId/serviceId"'),
   consecutiveFailures: z.int(),
   lastCheckedAt: time.nullable(),
   lastEntry: entryAnswer.nullable(),
@@ -46,6 +49,7 @@ export const serviceAnswer = z.strictObject({
 export const serverAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
+  maintenance: z.array(maintenanceWindow),
   createdAt: time,
   updatedAt: time,
   services: z.array(serviceAnswer),
@@ -53,7 +57,15 @@ export const serverAnswer = z.strictObject({
 
 export const serverListAnswer = z.strictObject({
   servers: z.array(
-    z.strictObject({ id: z.string(), name: z.string(), serviceCount: z.int(), up: z.int(), down: z.int(), unknown: z.int() }),
+    z.strictObject({
+      id: z.string(),
+      name: z.string(),
+      serviceCount: z.int(),
+      up: z.int(),
+      down: z.int(),
+      unknown: z.int(),
+      paused: z.int().describe("Services whose check is paused, counted in none of up, down and unknown"),
+    }),
   ),
 });
 
@@ -67,8 +79,38 @@ export const statsAnswer = z.strictObject({
   since: time,
   checks: z.int(),
   failures: z.int(),
-  uptime: z.number().min(0).max(1).nullable(),
+  silencedChecks: z.int().describe("Of `checks`, those made while silenced (a silence or a maintenance window)"),
+  uptime: z.number().min(0).max(1).nullable().describe("Passing share of the checks not silenced; null without any"),
   latencyMs: z.strictObject({ mean: z.number().nullable(), p50: z.number().nullable(), p95: z.number().nullable() }),
+});
+
+export const silenceAnswer = z.strictObject({
+  id: z.string(),
+  server: z.string(),
+  service: z.string().nullable().describe("null: every service of the server"),
+  startsAt: time,
+  endsAt: time,
+  reason: z.string().nullable(),
+  createdAt: time,
+});
+
+export const silencesAnswer = z.strictObject({ silences: z.array(silenceAnswer) });
+
+export const incidentsAnswer = z.strictObject({
+  incidents: z.array(
+    z.strictObject({
+      id: z.string(),
+      server: z.string(),
+      service: z.string(),
+      openedAt: time,
+      closedAt: time.nullable(),
+      durationMs: z.number().describe("Until it closed, or until now while open"),
+      failures: z.int().describe("Checks that failed while it was open"),
+      firstError: z.string().nullable(),
+      notified: z.boolean().describe("Its DOWN was published"),
+    }),
+  ),
+  next: z.string().nullable().describe("Pass as `before` for the next page; null on the last"),
 });
 
 export const pushAnswer = z.strictObject({ id: z.string().describe("ntfy's message id"), time, topic: z.string() });

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { ScheduleChange } from "../model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
-import { id, serverDocument, serviceDocument, validate, type FieldError } from "../schema.ts";
+import { id, serverDocument, serviceDocument, time, validate, type FieldError } from "../schema.ts";
 import { decodeCursor } from "../store/queries/entries.ts";
 import type { Store } from "../store/store.ts";
 import { entriesAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
@@ -204,28 +204,6 @@ export const noServer = (serverId: string) =>
 export const noService = (serverId: string, serviceId: string) =>
   new HttpError(404, `server ${JSON.stringify(serverId)} has no service ${JSON.stringify(serviceId)}; GET /services/${serverId} lists its services`);
 
-/**
- * A time in a query string: ISO 8601 with a zone (2026-01-31T12:00:00Z, ...+02:00) or a plain date (midnight
- * UTC). A `+` sent unencoded arrives as a space; the message says how to send it.
- */
-export const queryTime = z.string().transform((text, ctx) => {
-  const date = /^\d{4}-\d{2}-\d{2}$/.test(text);
-  const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text);
-  if (!date && !time) {
-    const hint = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2}$/.test(text)
-      ? `; a + in a query string arrives as a space: send it as %2B (${text.replace(" ", "%2B")})`
-      : "";
-    ctx.addIssue({ code: "custom", message: `must be an ISO 8601 date or time such as 2026-01-31 or 2026-01-31T12:00:00Z${hint}` });
-    return z.NEVER;
-  }
-  const ms = Date.parse(date ? `${text}T00:00:00Z` : text);
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: "custom", message: "is not a real date and time" });
-    return z.NEVER;
-  }
-  return ms;
-});
-
 export const windowParameter = z
   .enum(Object.keys(windows) as [keyof typeof windows], "must be one of 24h, 7d, 30d, 365d")
   .default("24h")
@@ -246,8 +224,8 @@ const entriesQuery = z
       .refine((c) => decodeCursor(c) !== undefined, "is not a cursor; pass the next value of a previous page")
       .optional()
       .describe("The `next` of the previous page"),
-    since: queryTime.optional().describe("Only entries checked at or after this time"),
-    until: queryTime.optional().describe("Only entries checked before this time"),
+    since: time.optional().describe("Only entries checked at or after this time"),
+    until: time.optional().describe("Only entries checked before this time"),
     ok: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional(),
   })
   .superRefine((q, ctx) => {

@@ -19,7 +19,7 @@ export interface StatusContext {
   readonly now: () => number;
 }
 
-const badgeColour: Record<ServiceStatusName, string> = { up: "brightgreen", down: "red", unknown: "lightgrey" };
+const badgeColour: Record<ServiceStatusName, string> = { up: "brightgreen", down: "red", unknown: "lightgrey", blocked: "orange", paused: "lightgrey" };
 const badgeQuery = z.strictObject({ window: windowParameter });
 
 /**

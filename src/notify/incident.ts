@@ -1,58 +1,128 @@
 /**
- * The incident state machine: pure. Given a service's state, the result of its latest check and its notify
- * settings, it returns the new state and the notifications that result calls for.
+ * The incident state machine: pure. Given a service's state, the result of its latest check (or a run of
+ * results alike), its alert settings and the facts of the moment (silenced? blocked by a dependency?), it
+ * returns the new state and the notices that result calls for. The store feeds it what its transaction read
+ * and writes what it returns.
  *
- * - A failure counts; when it makes the count exceed `notifyThreshold`, `notify` is on and no incident is
- *   open, an incident opens and one DOWN is due. Further failures add nothing.
- * - A pass resets the count; if an incident is open it closes and one RECOVERED is due (even if `notify` was
- *   turned off meanwhile: whoever was told DOWN is told it is over).
- * Settings changed by a PUT take effect from the next check, because they are read at each transition.
- * A result may stand for `count` consecutive results alike (results the daemon had to drop while the store
- * was down are folded into runs), so that a dropped run of failures still opens its incident.
+ * - A failure counts, unless the service is blocked (a dependency has an open incident): then nothing counts,
+ *   and counting starts again once the dependencies have recovered. When the count exceeds `notifyThreshold`
+ *   and `notify` is on, an incident opens; its DOWN is due at once, or, while silenced, when the silence ends
+ *   (at the first check after it, if the incident is still open).
+ * - A pass resets the count. An open incident closes after `recoverThreshold` passes in a row, with one
+ *   RECOVERED if its DOWN was published (an incident that opened and closed inside a silence says nothing).
+ * - While an incident stays open and its DOWN was published, a REMINDER is due every `remindEveryMinutes`,
+ *   counted from the DOWN (sent late, after a silence, it counts from then) and then from each reminder.
+ * - Nothing is published while silenced. Settings changed by a PUT take effect from the next check.
+ * A result may stand for `count` results alike (results the daemon folded while the store was down).
  */
 import type { ServiceStatus } from "../model.ts";
 
 export interface IncidentState {
   readonly status: ServiceStatus;
   readonly consecutiveFailures: number;
+  /** Passes in a row since the last failure (they close an open incident at recoverThreshold). */
+  readonly consecutivePasses: number;
   /** When the current run of failures began (Unix ms), or null while passing. */
   readonly failingSince: number | null;
   /** When the open incident began (Unix ms), or null. */
   readonly incidentOpenSince: number | null;
+  /** The open incident's DOWN was published (false while it waits for a silence to end). */
+  readonly downSent: boolean;
+  /** When the open incident was last told of (its DOWN, then each reminder): the next reminder counts from it. */
+  readonly lastRemindedAt: number | null;
 }
 
 export const initialState: IncidentState = {
   status: "unknown",
   consecutiveFailures: 0,
+  consecutivePasses: 0,
   failingSince: null,
   incidentOpenSince: null,
+  downSent: true,
+  lastRemindedAt: null,
 };
 
-export interface NotifySettings {
+export interface AlertSettings {
   readonly notify: boolean;
   readonly notifyThreshold: number;
+  /** Default 1. */
+  readonly recoverThreshold?: number;
+  /** null: no reminders. */
+  readonly remindEveryMinutes?: number | null;
+}
+
+export interface AlertFacts {
+  /** A silence or maintenance window covers the service at the result's time. */
+  readonly silenced?: boolean;
+  /** A service it depends on has an open incident. */
+  readonly blocked?: boolean;
 }
 
 export type Transition = "down" | "recovered";
+export type Notice = Transition | "reminder";
+
+export interface Step {
+  readonly state: IncidentState;
+  /** What to publish, in order. */
+  readonly notices: readonly Notice[];
+  readonly opened: boolean;
+  readonly closed: boolean;
+}
 
 export function transition(
   state: IncidentState,
   result: { readonly ok: boolean; readonly checkedAt: number; readonly count?: number },
-  settings: NotifySettings,
-): { state: IncidentState; notify: Transition | null } {
+  settings: AlertSettings,
+  facts: AlertFacts = {},
+): Step {
+  const count = result.count ?? 1;
+  const at = result.checkedAt;
+  const silenced = facts.silenced ?? false;
   if (result.ok) {
-    const next: IncidentState = { status: "up", consecutiveFailures: 0, failingSince: null, incidentOpenSince: null };
-    return { state: next, notify: state.incidentOpenSince === null ? null : "recovered" };
+    const passes = state.consecutivePasses + count;
+    const base = { ...state, status: "up" as const, consecutiveFailures: 0, consecutivePasses: passes, failingSince: null };
+    if (state.incidentOpenSince === null) return { state: base, notices: [], opened: false, closed: false };
+    if (passes < (settings.recoverThreshold ?? 1)) return { state: base, notices: [], opened: false, closed: false };
+    const said = state.downSent && !silenced;
+    return {
+      state: { ...base, incidentOpenSince: null, downSent: true, lastRemindedAt: null },
+      notices: said ? ["recovered"] : [],
+      opened: false,
+      closed: true,
+    };
   }
-  const failures = state.consecutiveFailures + (result.count ?? 1);
-  const opens = state.incidentOpenSince === null && settings.notify && failures > settings.notifyThreshold;
-  return {
-    state: {
-      status: "down",
-      consecutiveFailures: failures,
-      failingSince: state.failingSince ?? result.checkedAt,
-      incidentOpenSince: opens ? result.checkedAt : state.incidentOpenSince,
-    },
-    notify: opens ? "down" : null,
-  };
+  if (facts.blocked && state.incidentOpenSince === null) {
+    // Its dependency's incident explains it: nothing counts, and counting starts afresh once that is over.
+    return { state: { ...state, status: "down", consecutiveFailures: 0, consecutivePasses: 0, failingSince: null }, notices: [], opened: false, closed: false };
+  }
+  const failures = state.consecutiveFailures + count;
+  const failing: IncidentState = { ...state, status: "down", consecutiveFailures: failures, consecutivePasses: 0, failingSince: state.failingSince ?? at };
+  if (state.incidentOpenSince === null) {
+    if (!settings.notify || failures <= settings.notifyThreshold) return { state: failing, notices: [], opened: false, closed: false };
+    const opened = { ...failing, incidentOpenSince: at, downSent: !silenced, lastRemindedAt: silenced ? null : at };
+    return { state: opened, notices: silenced ? [] : ["down"], opened: true, closed: false };
+  }
+  if (silenced) return { state: failing, notices: [], opened: false, closed: false };
+  if (!state.downSent) return { state: { ...failing, downSent: true, lastRemindedAt: at }, notices: ["down"], opened: false, closed: false };
+  const every = settings.remindEveryMinutes;
+  if (every && state.lastRemindedAt !== null && at - state.lastRemindedAt >= every * 60_000) {
+    return { state: { ...failing, lastRemindedAt: at }, notices: ["reminder"], opened: false, closed: false };
+  }
+  return { state: failing, notices: [], opened: false, closed: false };
+}
+
+/**
+ * A CERT warning is due when an https service's certificate has fewer than `warnDays` days left and it is not
+ * the certificate already warned about (a renewed one that falls below it again is warned about again).
+ */
+export function certWarning(
+  warnedExpiry: number | null,
+  certExpiresAt: number | undefined,
+  warnDays: number | null,
+  at: number,
+): { warn: boolean; warnedExpiry: number | null } {
+  if (warnDays === null || certExpiresAt === undefined) return { warn: false, warnedExpiry };
+  const below = certExpiresAt - at < warnDays * 86_400_000;
+  if (!below || warnedExpiry === certExpiresAt) return { warn: false, warnedExpiry };
+  return { warn: true, warnedExpiry: certExpiresAt };
 }

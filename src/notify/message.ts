@@ -1,9 +1,9 @@
 /**
- * What a DOWN or RECOVERED notification says: pure. ntfy's JSON publishing form, so titles and messages
+ * What a DOWN, RECOVERED, reminder or CERT notification says: pure. ntfy's JSON publishing form, so titles and messages
  * travel as UTF-8 whatever they contain.
  */
 import type { CheckResult } from "../model.ts";
-import type { IncidentState, Transition } from "./incident.ts";
+import type { IncidentState, Notice } from "./incident.ts";
 
 /** ntfy's JSON publish body (https://docs.ntfy.sh/publish/#publish-as-json). */
 export interface NtfyMessage {
@@ -25,14 +25,20 @@ export interface Subject {
 }
 
 /** ntfy shows tags that are emoji short codes as emoji in front of the title. */
-const tags = { down: ["rotating_light", "healthd", "down"], recovered: ["white_check_mark", "healthd", "recovered"] };
+const tags = {
+  down: ["rotating_light", "healthd", "down"],
+  recovered: ["white_check_mark", "healthd", "recovered"],
+  reminder: ["hourglass", "healthd", "down"],
+};
 
 export function renderNotification(
-  kind: Transition,
+  kind: Notice,
   subject: Subject,
   result: CheckResult & { readonly checkedAt: number },
   before: IncidentState,
   after: IncidentState,
+  /** The incident's failed checks (RECOVERED says how many); by default the failures in a row before this result. */
+  failures = before.consecutiveFailures,
 ): NotificationBody {
   const name = `${subject.serverId}/${subject.serviceId}`;
   const at = iso(result.checkedAt);
@@ -51,11 +57,26 @@ export function renderNotification(
       click: subject.url,
     };
   }
+  if (kind === "reminder") {
+    const since = after.incidentOpenSince ?? result.checkedAt;
+    return {
+      title: `Still DOWN: ${name}`,
+      message: [
+        `still DOWN for ${duration(result.checkedAt - since)} (${after.consecutiveFailures} consecutive failed checks)`,
+        `${result.errorKind}: ${result.error}`,
+        `URL: ${subject.url}`,
+        `Down since ${iso(since)}, checked at ${at}`,
+      ].join("\n"),
+      priority: 4,
+      tags: tags.reminder,
+      click: subject.url,
+    };
+  }
   const downSince = before.incidentOpenSince ?? before.failingSince ?? result.checkedAt;
   return {
     title: `RECOVERED: ${name}`,
     message: [
-      `Passing again after ${before.consecutiveFailures} failed checks; down for ${duration(result.checkedAt - (before.failingSince ?? downSince))}`,
+      `Passing again after ${failures} failed checks; down for ${duration(result.checkedAt - (before.failingSince ?? downSince))}`,
       `URL: ${subject.url}`,
       `Alerted at ${iso(downSince)}, recovered at ${at}`,
     ].join("\n"),
@@ -74,4 +95,20 @@ export function duration(ms: number): string {
   if (m < 60) return `${m}m ${s % 60}s`;
   const h = Math.floor(m / 60);
   return h < 48 ? `${h}h ${m % 60}m` : `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+/** The warning that a service's TLS certificate expires soon (priority default, tags healthd, certificate). */
+export function renderCertWarning(subject: Subject, expiresAt: number, checkedAt: number, warnDays: number): NotificationBody {
+  const left = expiresAt - checkedAt;
+  return {
+    title: `CERT: ${subject.serverId}/${subject.serviceId} expires in ${duration(Math.max(0, left))}`,
+    message: [
+      `The TLS certificate expires at ${iso(expiresAt)}, fewer than ${warnDays} days from now (certWarnDays).`,
+      `URL: ${subject.url}`,
+      `Checked at ${iso(checkedAt)}`,
+    ].join("\n"),
+    priority: 3,
+    tags: ["healthd", "certificate"],
+    click: subject.url,
+  };
 }

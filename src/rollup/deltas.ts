@@ -13,19 +13,28 @@ export interface RollupDelta {
   readonly failures: number;
   readonly latencySum: number;
   readonly sketch: Sketch;
+  /** Of checks and failures, those made while the service was silenced (uptime leaves them out). */
+  readonly silencedChecks: number;
+  readonly silencedFailures: number;
 }
 
 export function rollupDeltas(
-  finished: Iterable<{ readonly serviceKey: number; readonly checkedAt: number; readonly result: { ok: boolean; latencyMs: number } }>,
+  finished: Iterable<{
+    readonly serviceKey: number;
+    readonly checkedAt: number;
+    readonly result: { ok: boolean; latencyMs: number };
+    readonly silenced?: boolean;
+  }>,
 ): RollupDelta[] {
-  const groups = new Map<string, { serviceKey: number; hour: number; checks: number; failures: number; latencySum: number; sketch: Sketch }>();
+  const groups = new Map<string, { -readonly [K in keyof RollupDelta]: RollupDelta[K] }>();
   for (const f of finished) {
     const hour = Math.floor(f.checkedAt / hourMs) * hourMs;
     const id = `${f.serviceKey}:${hour}`;
     let g = groups.get(id);
-    if (!g) groups.set(id, (g = { serviceKey: f.serviceKey, hour, checks: 0, failures: 0, latencySum: 0, sketch: {} }));
+    if (!g) groups.set(id, (g = { serviceKey: f.serviceKey, hour, checks: 0, failures: 0, latencySum: 0, sketch: {}, silencedChecks: 0, silencedFailures: 0 }));
     g.checks++;
     if (!f.result.ok) g.failures++;
+    if (f.silenced) (g.silencedChecks++, f.result.ok || g.silencedFailures++);
     g.latencySum += f.result.latencyMs;
     add(g.sketch, f.result.latencyMs);
   }

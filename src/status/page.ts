@@ -6,11 +6,11 @@
  */
 import { duration } from "../notify/message.ts";
 import { html, raw, type Html } from "./html.ts";
-import { dayMs, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
+import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
 const percent = (uptime: number | null) =>
   uptime === null ? "no data" : `${uptime === 1 ? "100" : (Math.floor(uptime * 10_000) / 100).toFixed(2)} %`;
-const label = { up: "Up", down: "Down", unknown: "Not checked yet" } as const;
+const label = { up: "Up", down: "Down", unknown: "Not checked yet", blocked: "Blocked", paused: "Paused" } as const;
 
 /** A day's colour class: n (no checks), then by uptime: f (full), h (high), m (middling), l (low). */
 function band(uptime: number | null): string {
@@ -67,7 +67,8 @@ function service(s: ServiceStatus, now: number, dates: readonly string[], revisi
   return html`<li class="service ${s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}">${s.name}</h3><span class="badge ${s.status}">${label[s.status]}</span></div>
 <dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div><div><dt>Latency</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div></dl>
 ${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since <time datetime="${s.incident.since}">${at(s.incident.since)}</time></p>`}
-${s.error && s.status === "down" && html`<p class="error">${s.error}</p>`}
+${s.blockedBy && html`<p class="waiting">Waiting on ${s.blockedBy.join(", ")}, which ${s.blockedBy.length === 1 ? "is" : "are"} down</p>`}
+${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
 <ol class="bar" aria-label="${s.name}: uptime of the last ${dates.length} days">${raw(bar(s, revision, dates))}</ol>
 ${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse(s.lastCheckedAt))} ago</p>`}</li>
 `;
@@ -86,7 +87,7 @@ function content(model: StatusModel): Html {
   const first = model.servers[0]?.services[0];
   const dates = first ? historyDates(first.history) : [];
   const { overall } = model;
-  const state = overall.down > 0 ? "down" : overall.up === overall.services && overall.services > 0 ? "up" : "unknown";
+  const state = worst(overall);
   return html`<div id="content"><p class="overall ${state}" role="status">${overall.summary}</p>
 <p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time></p>
 ${
@@ -160,10 +161,12 @@ const script = `(() => {
 const css = `
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #4d5560; --line: #d8dde3; --card: #f6f8fa;
   --up: #116329; --up-bg: #dafbe1; --down: #a40e26; --down-bg: #ffebe9; --unknown: #4d5560; --unknown-bg: #eaeef2;
+  --blocked: #7d4e00; --blocked-bg: #fff8c5;
   --full: #1a7f37; --high: #4ac26b; --mid: #d4a72c; --low: #cf222e; --none: #d0d7de; --focus: #0969da; }
 @media (prefers-color-scheme: dark) {
   :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9da7b3; --line: #30363d; --card: #161b22;
     --up: #7ee2a8; --up-bg: #0f2e1b; --down: #ffa198; --down-bg: #3c1618; --unknown: #9da7b3; --unknown-bg: #21262d;
+    --blocked: #e3b341; --blocked-bg: #2e2410;
     --full: #2ea043; --high: #56d364; --mid: #e3b341; --low: #f85149; --none: #30363d; --focus: #58a6ff; }
 }
 * { box-sizing: border-box; }
@@ -175,23 +178,27 @@ h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
 .overall { font-size: 1.25rem; font-weight: 600; padding: .75rem 1rem; border-radius: .5rem; margin: 0; }
 .overall.up { background: var(--up-bg); color: var(--up); }
 .overall.down { background: var(--down-bg); color: var(--down); }
-.overall.unknown { background: var(--unknown-bg); color: var(--unknown); }
+.overall.unknown, .overall.paused { background: var(--unknown-bg); color: var(--unknown); }
+.overall.blocked { background: var(--blocked-bg); color: var(--blocked); }
 .updated, .checked, footer { color: var(--muted); font-size: .875rem; }
 .incidents ul { padding-left: 1.25rem; }
 .incidents li { color: var(--down); }
 .services { list-style: none; padding: 0; margin: 0; display: grid; gap: .75rem; grid-template-columns: repeat(auto-fill, minmax(min(100%, 22rem), 1fr)); }
 .service { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; min-width: 0; }
 .service.down { border-color: var(--down); }
+.service.blocked { border-color: var(--blocked); }
 .head { display: flex; justify-content: space-between; align-items: center; gap: .5rem; }
 .badge { font-size: .8rem; font-weight: 600; padding: .1rem .5rem; border-radius: 1rem; white-space: nowrap; }
 .badge.up { background: var(--up-bg); color: var(--up); }
 .badge.down { background: var(--down-bg); color: var(--down); }
-.badge.unknown { background: var(--unknown-bg); color: var(--unknown); }
+.badge.unknown, .badge.paused { background: var(--unknown-bg); color: var(--unknown); }
+.badge.blocked { background: var(--blocked-bg); color: var(--blocked); }
 .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .5rem 0; }
 .facts div { display: flex; gap: .35rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; font-variant-numeric: tabular-nums; }
 .incident, .error { margin: .25rem 0; color: var(--down); overflow-wrap: anywhere; }
+.waiting { margin: .25rem 0; color: var(--blocked); overflow-wrap: anywhere; }
 .bar { display: flex; gap: 1px; list-style: none; padding: 0; margin: .5rem 0 0; height: 1.75rem; position: relative; }
 .bar li { flex: 1 1 0; min-width: 1px; border-radius: 1px; background: var(--none); }
 .bar li.f { background: var(--full); } .bar li.h { background: var(--high); }

@@ -3,6 +3,7 @@
  * GET …/stats all come from here, so they never disagree. Built from the store (states, last entries,
  * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
  */
+import type { ShownStatus } from "../model.ts";
 import { hourMs } from "../rollup/deltas.ts";
 import { quantile, type Sketch } from "../rollup/sketch.ts";
 import { settleMs, type Store, type StatusService } from "../store/store.ts";
@@ -15,7 +16,7 @@ export const historyDays = 90;
 export const windows = { "24h": 24, "7d": 168, "30d": 720, "365d": 8760 } as const;
 export type Window = keyof typeof windows;
 
-export type ServiceStatusName = "up" | "down" | "unknown";
+export type ServiceStatusName = ShownStatus;
 
 /** A service's daily uptime over the last 90 days: share of passing checks, 0 to 1, or null without checks. */
 export interface History90 {
@@ -31,6 +32,8 @@ export interface ServiceStatus {
   readonly id: string;
   readonly name: string;
   readonly status: ServiceStatusName;
+  /** With status blocked: the services it waits on ("serverId/serviceId"), which have an open incident. */
+  readonly blockedBy?: readonly string[];
   readonly uptime24h: number | null;
   readonly uptime30d: number | null;
   /** The last 90 days, oldest first, today last. */
@@ -47,7 +50,7 @@ export interface ServiceStatus {
 export interface ServerStatus {
   readonly id: string;
   readonly name: string;
-  /** down when any of its services is down; unknown while none is checked; else up. */
+  /** The worst of its services: down, blocked, then up; paused when all are paused; unknown while none is checked. */
   readonly status: ServiceStatusName;
   readonly services: readonly ServiceStatus[];
 }
@@ -61,6 +64,8 @@ export interface StatusModel {
     readonly up: number;
     readonly down: number;
     readonly unknown: number;
+    readonly blocked: number;
+    readonly paused: number;
     /** "All 42 services up", "2 of 42 down", ... */
     readonly summary: string;
   };
@@ -203,18 +208,16 @@ export async function statusModel(store: Store, history: History, now: number, o
     if (!server) grouped.set(s.serverId, (server = { id: s.serverId, name: s.serverName, services: [] }));
     server.services.push(status);
   }
-  const counted = (list: readonly ServiceStatus[], status: ServiceStatusName) => list.filter((s) => s.status === status).length;
-  const servers = [...grouped.values()].map((server): ServerStatus => {
-    const down = counted(server.services, "down");
-    const up = counted(server.services, "up");
-    return { ...server, status: down > 0 ? "down" : up > 0 ? "up" : "unknown", services: orderServices(server.services) };
-  });
-  const total = statuses.length;
-  const [up, down] = [counted(statuses, "up"), counted(statuses, "down")];
+  const servers = [...grouped.values()].map((server): ServerStatus => ({
+    ...server,
+    status: worst(counts(server.services)),
+    services: orderServices(server.services),
+  }));
+  const overall = counts(statuses);
   return {
     generatedAt: iso(now),
     historyRevision: snapshot.revision,
-    overall: { services: total, up, down, unknown: total - up - down, summary: summary(total, up, down) },
+    overall: { ...overall, summary: summary(overall) },
     incidents: statuses.filter((s) => s.incident).sort((a, b) => b.incident!.durationMs - a.incident!.durationMs),
     servers,
   };
@@ -240,6 +243,7 @@ function serviceStatus(
     id: s.serviceId,
     name: s.name,
     status: s.status,
+    ...(s.blockedBy ? { blockedBy: s.blockedBy } : {}),
     uptime24h: round(ratio(last24h.checks, last24h.failures)),
     uptime30d: round(ratio(monthChecks, monthFailures)),
     history: { from: at.from, uptime, settled: at.settled },
@@ -253,17 +257,39 @@ function serviceStatus(
 /** Uptime to five places (99.999 %): enough to tell any two pages apart, short enough to send 90 of. */
 const round = (value: number | null) => (value === null ? null : Math.round(value * 100_000) / 100_000);
 
-/** Down first, then unknown, then up; in the order they were created within each. */
+/** Most in need of attention first: down, blocked, unknown, paused, up; in the order they were created within each. */
+const rank: Record<ServiceStatusName, number> = { down: 0, blocked: 1, unknown: 2, paused: 3, up: 4 };
+
 function orderServices(services: readonly ServiceStatus[]): ServiceStatus[] {
-  const rank: Record<ServiceStatusName, number> = { down: 0, unknown: 1, up: 2 };
   return services.map((s, i) => [s, i] as const).sort(([a, i], [b, j]) => rank[a.status] - rank[b.status] || i - j).map(([s]) => s);
 }
 
-export function summary(total: number, up: number, down: number): string {
-  if (total === 0) return "No services yet";
-  if (down > 0) return `${down} of ${total} down`;
-  if (up === total) return `All ${total} service${total === 1 ? "" : "s"} up`;
-  return `${up} of ${total} up, ${total - up} not checked yet`;
+type Counted = { readonly services: number } & Record<ServiceStatusName, number>;
+
+function counts(list: readonly { status: ServiceStatusName }[]): Counted {
+  const counted = { services: list.length, up: 0, down: 0, unknown: 0, blocked: 0, paused: 0 };
+  for (const s of list) counted[s.status]++;
+  return counted;
+}
+
+/** A group's status: the worst of its services, paused only when all are. */
+export function worst(c: Counted): ServiceStatusName {
+  if (c.down > 0) return "down";
+  if (c.blocked > 0) return "blocked";
+  if (c.up > 0) return "up";
+  if (c.paused > 0 && c.paused === c.services) return "paused";
+  return "unknown";
+}
+
+export function summary(c: Counted): string {
+  const plural = (n: number) => `${n} service${n === 1 ? "" : "s"}`;
+  const paused = c.paused > 0 ? `, ${c.paused} paused` : "";
+  if (c.services === 0) return "No services yet";
+  if (c.down > 0) return `${c.down} of ${c.services} down${c.blocked > 0 ? `, ${c.blocked} blocked` : ""}${paused}`;
+  if (c.blocked > 0) return `${c.blocked} of ${c.services} blocked by a dependency${paused}`;
+  if (c.paused === c.services) return `All ${plural(c.services)} paused`;
+  if (c.up + c.paused === c.services) return `All ${plural(c.up)} up${paused}`;
+  return `${c.up} of ${c.services} up, ${c.unknown} not checked yet${paused}`;
 }
 
 /** GET …/stats and the uptime and latency badges: one service over an hour-aligned window. */
@@ -277,7 +303,8 @@ export async function serviceStats(store: Store, serviceKey: number, window: Win
     since: iso(since),
     checks: totals.checks,
     failures: totals.failures,
-    uptime: ratio(totals.checks, totals.failures),
+    silencedChecks: totals.silencedChecks,
+    uptime: ratio(totals.checks - totals.silencedChecks, totals.failures - totals.silencedFailures),
     latencyMs: {
       mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),
       p50: round(quantile(sketch, 0.5)),

@@ -3,6 +3,7 @@
  * that mean "not now" leave here as StoreUnavailable, whichever engine raised them.
  */
 import type { Backend } from "./backend.ts";
+import * as alerting from "./queries/alerting.ts";
 import * as entries from "./queries/entries.ts";
 import * as outbox from "./queries/outbox.ts";
 import { recordResults } from "./queries/results.ts";
@@ -65,6 +66,7 @@ export class KyselyStore implements Store {
     this.#run(() =>
       this.#backend.write(async (trx) => {
         const gone = await servers.deleteServer(trx, serverId);
+        await servers.checkDependencies(trx, () => undefined);
         if (gone) await this.#backend.announce(trx, "config");
         return gone && { started: gone.started, stopped: gone.stopped };
       }),
@@ -73,6 +75,7 @@ export class KyselyStore implements Store {
     this.#run(() =>
       this.#backend.write(async (trx) => {
         const gone = await servers.deleteService(trx, serverId, serviceId, now);
+        await servers.checkDependencies(trx, () => undefined);
         if (gone) await this.#backend.announce(trx, "config");
         return gone;
       }),
@@ -97,6 +100,12 @@ export class KyselyStore implements Store {
   uptimeCounts: Store["uptimeCounts"] = (since, until, per) => this.#run(() => status.uptimeCounts(this.#db, since, until, per));
   rollupRevision = () => this.#run(() => status.rollupRevision(this.#db));
 
+  addSilence: Store["addSilence"] = (silence, now) =>
+    this.#run(() => this.#backend.write((trx) => alerting.addSilence(trx, silence, now)));
+  silences = (now: number) => this.#run(() => alerting.silences(this.#db, now));
+  endSilence = (id: number, now: number) => this.#run(() => this.#backend.write((trx) => alerting.endSilence(trx, id, now)));
+  incidents: Store["incidents"] = (query, now) => this.#run(() => alerting.incidents(this.#db, query, now));
+
   dueNotifications = (now: number) => this.#run(() => outbox.dueNotifications(this.#db, now));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));
   markInFlight = (id: number, now: number) => this.#run(() => outbox.markInFlight(this.#db, id, now));
@@ -104,6 +113,8 @@ export class KyselyStore implements Store {
   markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
   markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
+  requeueUnsent = (defaultTopic: boolean, now: number) =>
+    this.#run(() => this.#backend.write((trx) => outbox.requeueUnsent(trx, defaultTopic, now)));
   notifications = (afterId?: number, limit?: number) => this.#run(() => outbox.notifications(this.#db, afterId, limit));
 
   pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));

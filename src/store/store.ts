@@ -18,6 +18,7 @@ import type {
   ServerView,
   ServiceDocument,
   ServiceView,
+  ShownStatus,
 } from "../model.ts";
 import type { IncidentState, Transition } from "../notify/incident.ts";
 import type { NotificationBody } from "../notify/message.ts";
@@ -72,13 +73,26 @@ export interface Store {
   // What status pages and badges show.
   /** Every service (of one server, or all), by server and then creation order, with its state and last entry. */
   statusServices(serverId?: string): Promise<StatusService[]>;
-  /** Checks and failures per service and UTC day (or hour) from `since` (Unix ms) to before `until`. */
+  /**
+   * Checks and failures per service and UTC day (or hour) from `since` (Unix ms) to before `until`, leaving
+   * out those made while silenced (uptime does not count them).
+   */
   uptimeCounts(since: number, until: number, per: "day" | "hour"): Promise<UptimeCount[]>;
   /**
    * A number that moves whenever results are added to an hour that ended more than two minutes ago (results
    * kept through an outage, or stored late by another node): memory that keeps past hours reads them again.
    */
   rollupRevision(): Promise<number>;
+
+  // Silences and incidents.
+  /** Add a silence; or say which of its server and service does not exist. */
+  addSilence(silence: NewSilence, now: number): Promise<Silence | "no server" | "no service">;
+  /** The silences not ended at `now`: active ones, then future ones, by start. */
+  silences(now: number): Promise<Silence[]>;
+  /** End one now; false when there is no such silence or it is over. */
+  endSilence(id: number, now: number): Promise<boolean>;
+  /** A page of incidents, newest first. */
+  incidents(query: IncidentQuery, now: number): Promise<{ incidents: Incident[]; next: string | null }>;
 
   // The notification outbox.
   /** What may be sent now: per topic only the oldest pending notification, so a topic stays in order. */
@@ -92,6 +106,11 @@ export interface Store {
   /** ntfy refused it (failed), or there is no topic to send it to (unsent). */
   markGivenUp(id: number, status: "failed" | "unsent", error: string): Promise<void>;
   notificationCounts(): Promise<Record<NotificationStatus, number>>;
+  /**
+   * Queue again the DOWN of each open incident kept unsent for want of a topic, now that there is one (its
+   * service's notifyTopic, or the daemon's default when `defaultTopic`). Answers how many.
+   */
+  requeueUnsent(defaultTopic: boolean, now: number): Promise<number>;
   /** Every notification, oldest first (for `healthd copy` and tests). */
   notifications(afterId?: number, limit?: number): Promise<Notification[]>;
 
@@ -127,6 +146,8 @@ export interface ApplyOptions {
   readonly prune?: boolean;
   /** Work out what would change and change nothing. Default false. */
   readonly dryRun?: boolean;
+  /** The documents come from a file keyed by server id: error paths start with it. Default false. */
+  readonly keyed?: boolean;
 }
 
 /** What applying documents changed, server by server, and what the scheduler must follow. */
@@ -162,7 +183,29 @@ export interface RecordedRun {
   /** The stored entry; null for a folded run. */
   readonly entry: Entry | null;
   readonly state: IncidentState;
+  /** The DOWN or RECOVERED it queued, if any. */
   readonly notify: Transition | null;
+  /** Every notification it queued, in order (reminders and CERT warnings included). */
+  readonly notices: readonly NotificationKind[];
+  /** The incident it opened or closed. */
+  readonly incident: IncidentChange | null;
+  /** A silence, a maintenance window or a pause covered it: it queued nothing. */
+  readonly silenced: boolean;
+  /** The services it depends on that had an open incident. */
+  readonly blockedBy: readonly string[];
+}
+
+export interface IncidentChange {
+  readonly id: number;
+  readonly opened: boolean;
+  readonly closed: boolean;
+  /** When it opened, and when it closed (Unix ms). */
+  readonly openedAt: number;
+  readonly closedAt: number | null;
+  /** The error of the result that opened it, or of the last failure before it closed. */
+  readonly error: string | null;
+  /** Checks failed while it was open (so far). */
+  readonly failures: number;
 }
 
 export interface EntryQuery {
@@ -176,6 +219,51 @@ export interface EntryQuery {
   readonly ok?: boolean | undefined;
 }
 
+export interface NewSilence {
+  readonly serverId: string;
+  /** null: every service of the server. */
+  readonly serviceId: string | null;
+  readonly startsAt: number;
+  readonly endsAt: number;
+  readonly reason: string | null;
+}
+
+/** A silence as the API shows it. */
+export interface Silence {
+  readonly id: string;
+  readonly server: string;
+  readonly service: string | null;
+  readonly startsAt: string;
+  readonly endsAt: string;
+  readonly reason: string | null;
+  readonly createdAt: string;
+}
+
+export interface IncidentQuery {
+  readonly limit: number;
+  readonly before?: string | undefined;
+  readonly serverId?: string | undefined;
+  readonly serviceId?: string | undefined;
+  /** true: only open ones; false: only closed ones. */
+  readonly open?: boolean | undefined;
+}
+
+/** An incident as the API shows it. */
+export interface Incident {
+  readonly id: string;
+  readonly server: string;
+  readonly service: string;
+  readonly openedAt: string;
+  readonly closedAt: string | null;
+  /** Until it closed, or until now while it is open. */
+  readonly durationMs: number;
+  /** Checks that failed while it was open. */
+  readonly failures: number;
+  readonly firstError: string | null;
+  /** Its DOWN was published. */
+  readonly notified: boolean;
+}
+
 export interface EntryFilter {
   readonly serverId?: string | undefined;
   readonly serviceId?: string | undefined;
@@ -184,6 +272,9 @@ export interface EntryFilter {
 export interface RollupTotals {
   readonly checks: number;
   readonly failures: number;
+  /** Of checks and failures, those made while silenced. */
+  readonly silencedChecks: number;
+  readonly silencedFailures: number;
   readonly latencySum: number;
   readonly sketch: Sketch;
 }
@@ -195,7 +286,9 @@ export interface StatusService {
   readonly serviceId: string;
   readonly name: string;
   readonly url: string;
-  readonly status: "up" | "down" | "unknown";
+  readonly status: ShownStatus;
+  /** With status blocked: the services it depends on that have an open incident. */
+  readonly blockedBy?: readonly string[];
   readonly consecutiveFailures: number;
   /** Unix ms, or null before the first check. */
   readonly lastCheckedAt: number | null;
@@ -213,6 +306,8 @@ export interface UptimeCount {
   readonly failures: number;
 }
 
+export type NotificationKind = "down" | "recovered" | "reminder" | "cert";
+
 export type NotificationStatus = "pending" | "delivered" | "failed" | "unsent";
 
 export interface Notification {
@@ -220,7 +315,7 @@ export interface Notification {
   readonly createdAt: number;
   readonly serverId: string;
   readonly serviceId: string;
-  readonly kind: Transition;
+  readonly kind: NotificationKind;
   /** The service's notifyTopic; null means the daemon's default topic, resolved when it is sent. */
   readonly topic: string | null;
   readonly message: NotificationBody;
@@ -243,5 +338,19 @@ export class StoreUnavailable extends Error {
     options?: ErrorOptions,
   ) {
     super(message, options);
+  }
+}
+
+/**
+ * A write that would break the graph of dependsOn, refused whole: 400 for the document's own fault (an
+ * unknown reference, a cycle: `errors` locates them), 409 when it would leave other services pointing at nothing.
+ */
+export class DependencyError extends Error {
+  constructor(
+    readonly status: 400 | 409,
+    message: string,
+    readonly errors: readonly { readonly path: string; readonly message: string }[],
+  ) {
+    super(message);
   }
 }

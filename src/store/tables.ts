@@ -13,6 +13,8 @@ export interface ServersTable {
   name: string;
   created_at: number;
   updated_at: number;
+  /** JSON list of recurring maintenance windows. */
+  maintenance: Generated<string>;
 }
 
 export interface ServicesTable {
@@ -41,6 +43,12 @@ export interface HttpCheckConfigsTable {
   notify: ColumnType<boolean | number, boolean | undefined, boolean>;
   notify_threshold: Generated<number>;
   notify_topic: string | null;
+  paused: ColumnType<boolean | number, boolean | undefined, boolean>;
+  recover_threshold: Generated<number>;
+  remind_every_minutes: number | null;
+  cert_warn_days: number | null;
+  /** JSON list of "serverId/serviceId" references. */
+  depends_on: Generated<string>;
 }
 
 export interface HealthCheckDataEntriesTable {
@@ -63,6 +71,39 @@ export interface ServiceStatesTable {
   last_entry_id: number | null;
   incident_open_since: number | null;
   failing_since: number | null;
+  consecutive_passes: Generated<number>;
+  incident_id: number | null;
+  /** Checks failed during the open incident. */
+  incident_failures: Generated<number>;
+  /** The open incident's DOWN was published (false while it waits for a silence to end). */
+  down_sent: ColumnType<boolean | number, boolean | undefined, boolean>;
+  last_reminded_at: number | null;
+  /** The expiry (Unix ms) of the certificate the last CERT warning was about. */
+  cert_warned_expiry: number | null;
+}
+
+export interface IncidentsTable {
+  id: Generated<number>;
+  service_key: number;
+  server_id: string;
+  service_id: string;
+  opened_at: number;
+  closed_at: number | null;
+  failures: number;
+  first_error: string | null;
+  /** Its DOWN was published. */
+  notified: ColumnType<boolean | number, boolean | undefined, boolean>;
+}
+
+export interface SilencesTable {
+  id: Generated<number>;
+  server_id: string;
+  /** null: every service of the server. */
+  service_id: string | null;
+  starts_at: number;
+  ends_at: number;
+  reason: string | null;
+  created_at: number;
 }
 
 export interface NotificationsTable {
@@ -70,7 +111,7 @@ export interface NotificationsTable {
   created_at: number;
   server_id: string;
   service_id: string;
-  kind: "down" | "recovered";
+  kind: "down" | "recovered" | "reminder" | "cert";
   topic: string | null;
   /** JSON of the ntfy message (without its topic). */
   message: string;
@@ -82,6 +123,7 @@ export interface NotificationsTable {
   in_flight_since: number | null;
   delivered_at: number | null;
   ntfy_id: string | null;
+  incident_id: number | null;
 }
 
 export interface ServiceRollupsTable {
@@ -93,6 +135,9 @@ export interface ServiceRollupsTable {
   latency_sum: number;
   /** JSON {bucket: count}: see src/rollup/sketch.ts. */
   sketch: string;
+  /** Of `checks` and `failures`, those made while the service was silenced (left out of uptime). */
+  silenced_checks: Generated<number>;
+  silenced_failures: Generated<number>;
 }
 
 export interface RollupRevisionsTable {
@@ -109,4 +154,6 @@ export interface Tables {
   notifications: NotificationsTable;
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;
+  incidents: IncidentsTable;
+  silences: SilencesTable;
 }

@@ -61,14 +61,16 @@ export async function lastEntryId(db: Db): Promise<number> {
 export async function rollupTotals(db: Db, serviceKey: number, sinceHour: number): Promise<RollupTotals> {
   const rows = await db
     .selectFrom("service_rollups")
-    .select(["checks", "failures", "latency_sum", "sketch"])
+    .select(["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures"])
     .where("service_key", "=", serviceKey)
     .where("hour", ">=", sinceHour)
     .execute();
-  const totals = { checks: 0, failures: 0, latencySum: 0, sketch: {} as Sketch };
+  const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, latencySum: 0, sketch: {} as Sketch };
   for (const r of rows) {
     totals.checks += r.checks;
     totals.failures += r.failures;
+    totals.silencedChecks += r.silenced_checks;
+    totals.silencedFailures += r.silenced_failures;
     totals.latencySum += r.latency_sum;
     merge(totals.sketch, JSON.parse(r.sketch) as Sketch);
   }

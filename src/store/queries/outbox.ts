@@ -75,3 +75,29 @@ export async function notifications(db: Db, afterId = 0, limit = 1000): Promise<
   const rows = await db.selectFrom("notifications").selectAll().where("id", ">", afterId).orderBy("id").limit(limit).execute();
   return rows.map(notificationFromRow);
 }
+
+/**
+ * Queue again the DOWN of every open incident that was kept unsent for want of a topic, now that it has one:
+ * its service's notifyTopic (given since), or the daemon's default when `defaultTopic` is set. Answers how
+ * many. Reminders kept unsent stay so: they spoke of a moment that is over, and the next one comes on time.
+ */
+export async function requeueUnsent(db: Db, defaultTopic: boolean, now: number): Promise<number> {
+  const rows = await db
+    .selectFrom("notifications as n")
+    .innerJoin("incidents as i", "i.id", "n.incident_id")
+    .innerJoin("http_check_configs as c", "c.service_key", "i.service_key")
+    .select(["n.id", "c.notify_topic"])
+    .where("n.status", "=", "unsent")
+    .where("n.kind", "=", "down")
+    .where("i.closed_at", "is", null)
+    .execute();
+  const ready = rows.filter((r) => r.notify_topic !== null || defaultTopic);
+  for (const r of ready) {
+    await db
+      .updateTable("notifications")
+      .set({ status: "pending", topic: r.notify_topic, next_attempt_at: now, attempts: 0, last_error: null })
+      .where("id", "=", r.id)
+      .execute();
+  }
+  return ready.length;
+}

@@ -1,18 +1,23 @@
 /**
  * Storing finished checks: the write path. One transaction per batch stores the entries, decides each
- * service's new state from the state it reads (the incident machine is pure; this feeds it and writes what
- * it returns), adds to the hourly rollups and queues the notifications. A handful of statements per batch,
- * whatever its size: the per-row cost is building values, not round trips.
+ * service's new state from what it reads (its state, its settings, its silences and maintenance windows, the
+ * incidents of the services it depends on: the incident machine is pure, this feeds it and writes what it
+ * returns), records incidents, adds to the hourly rollups and queues the notifications. A handful of
+ * statements per batch, whatever its size: the per-row cost is building values, not round trips.
  */
 import type { Kysely } from "kysely";
-import { initialState, transition, type IncidentState } from "../../notify/incident.ts";
-import { renderNotification } from "../../notify/message.ts";
+import { blockers, qualify, type Upstream } from "../../alerting/dependencies.ts";
+import { silencedAt, type SilenceSpan } from "../../alerting/silence.ts";
+import { certWarning, initialState, transition, type IncidentState } from "../../notify/incident.ts";
+import { renderCertWarning, renderNotification } from "../../notify/message.ts";
 import { hourMs, rollupDeltas } from "../../rollup/deltas.ts";
 import { merge, type Sketch } from "../../rollup/sketch.ts";
-import { settleMs, type CheckRun, type Engine, type RecordedRun } from "../store.ts";
+import type { MaintenanceWindow } from "../../schema.ts";
+import { settleMs, type CheckRun, type Engine, type IncidentChange, type NotificationKind, type RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { bulkInsert, type BulkInsert } from "./bulk.ts";
 import { entryFromRow, stateFromRow } from "./rows.ts";
+import { upstreamOf } from "./servers.ts";
 
 type Db = Kysely<Tables>;
 
@@ -27,52 +32,81 @@ const entries: BulkInsert<"health_check_data_entries"> = {
   ],
   returning: "id",
 };
+const stateColumns = [
+  "status", "consecutive_failures", "consecutive_passes", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since",
+  "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry",
+] as const;
 const states: BulkInsert<"service_states"> = {
   table: "service_states",
   columns: [
-    ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["last_checked_at", "bigint"],
-    ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
+    ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["consecutive_passes", "integer"],
+    ["last_checked_at", "bigint"], ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
+    ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
+    ["cert_warned_expiry", "bigint"],
   ],
-  upsert: {
-    key: ["service_key"],
-    update: ["status", "consecutive_failures", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since"],
-  },
+  upsert: { key: ["service_key"], update: stateColumns },
 };
 const rollups: BulkInsert<"service_rollups"> = {
   table: "service_rollups",
   columns: [
     ["service_key", "bigint"], ["hour", "bigint"], ["checks", "integer"], ["failures", "integer"], ["latency_sum", "double precision"],
-    ["sketch", "text"],
+    ["sketch", "text"], ["silenced_checks", "integer"], ["silenced_failures", "integer"],
   ],
-  upsert: { key: ["service_key", "hour"], update: ["checks", "failures", "latency_sum", "sketch"] },
+  upsert: { key: ["service_key", "hour"], update: ["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures"] },
 };
 const notifications: BulkInsert<"notifications"> = {
   table: "notifications",
   columns: [
     ["created_at", "bigint"], ["server_id", "text"], ["service_id", "text"], ["kind", "text"], ["topic", "text"], ["message", "text"],
-    ["next_attempt_at", "bigint"],
+    ["next_attempt_at", "bigint"], ["incident_id", "bigint"],
   ],
 };
+
+type ServiceRow = Awaited<ReturnType<typeof readServices>>[number];
+
+interface Working {
+  readonly row: ServiceRow;
+  state: IncidentState;
+  lastEntryId: number | null;
+  lastCheckedAt: number;
+  incidentId: number | null;
+  incidentFailures: number;
+  /** The open incident's first error. */
+  incidentError: string | null;
+  certWarnedExpiry: number | null;
+}
 
 export async function recordResults(trx: Db, engine: Engine, runs: readonly CheckRun[]): Promise<(RecordedRun | undefined)[]> {
   if (runs.length === 0) return [];
   const keys = [...new Set(runs.map((r) => r.serviceKey))].sort((a, b) => a - b);
+  const times = runs.map((r) => r.outcome.checkedAt);
   // The hour most of the batch falls in: its rollup rows are read with the states, in the same query.
-  const hour = Math.floor(Math.max(...runs.map((r) => r.outcome.checkedAt)) / hourMs) * hourMs;
+  const hour = Math.floor(Math.max(...times) / hourMs) * hourMs;
   const rows = await readServices(trx, engine, keys, hour);
-  const services = new Map(
-    rows.map((row) => {
-      // A service checked for the first time has no state row yet.
-      const state = row.status === null ? initialState : stateFromRow({ ...row, status: row.status, consecutive_failures: row.consecutive_failures ?? 0 });
-      return [row.key, { row, state, lastEntryId: row.last_entry_id, lastCheckedAt: 0 }];
-    }),
+  const services = new Map<number, Working>(
+    rows.map((row) => [
+      row.key,
+      {
+        row,
+        // A service checked for the first time has no state row yet.
+        state: row.status === null ? initialState : stateFromRow({ ...row, status: row.status, consecutive_failures: row.consecutive_failures ?? 0, consecutive_passes: row.consecutive_passes ?? 0, down_sent: row.down_sent ?? true }),
+        lastEntryId: row.last_entry_id,
+        lastCheckedAt: 0,
+        incidentId: row.incident_id,
+        incidentFailures: row.incident_failures ?? 0,
+        incidentError: row.first_error,
+        certWarnedExpiry: row.cert_warned_expiry,
+      },
+    ]),
   );
   const known = new Map(rows.filter((r) => r.checks !== null).map((r) => [`${r.key}:${hour}`, r as RollupRow]));
+  const silences = await readSilences(trx, [...new Set(rows.map((r) => r.server_id))], Math.min(...times), Math.max(...times));
+  const blockedByOf = await readDependencies(trx, rows, services);
 
   const entryRows: unknown[][] = [];
-  const stored: { index: number; run: CheckRun }[] = [];
-  const notificationRows: unknown[][] = [];
-  const recorded: ({ state: IncidentState; notify: RecordedRun["notify"] } | undefined)[] = [];
+  const stored: { index: number; run: CheckRun; silenced: boolean }[] = [];
+  const queued: { service: Working; notice: NotificationKind; at: number; body: object; incidentId: number | null }[] = [];
+  const recorded: (Omit<RecordedRun, "entry"> | undefined)[] = [];
   for (const run of runs) {
     const service = services.get(run.serviceKey);
     if (!service) {
@@ -81,20 +115,64 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     }
     const { outcome: o } = run;
     const { row } = service;
+    const silenced =
+      Boolean(row.paused) || silencedAt(silences, JSON.parse(row.maintenance) as MaintenanceWindow[], { serverId: row.server_id, serviceId: row.service_id }, o.checkedAt);
+    const blockedBy = blockedByOf(row.key);
     const before = service.state;
-    const settings = { notify: Boolean(row.notify), notifyThreshold: row.notify_threshold };
-    const { state, notify } = transition(before, { ok: o.ok, checkedAt: o.checkedAt, count: run.folded }, settings);
-    service.state = state;
+    const settings = {
+      notify: Boolean(row.notify),
+      notifyThreshold: row.notify_threshold,
+      recoverThreshold: row.recover_threshold,
+      remindEveryMinutes: row.remind_every_minutes,
+    };
+    const step = transition(before, { ok: o.ok, checkedAt: o.checkedAt, count: run.folded }, settings, { silenced, blocked: blockedBy.length > 0 });
+    service.state = step.state;
     service.lastCheckedAt = Math.max(service.lastCheckedAt, o.checkedAt);
+    // An incident's failures are those of the run that opened it, and every one while it stays open.
+    if (step.opened) (service.incidentFailures = step.state.consecutiveFailures), (service.incidentError = o.error);
+    else if (!o.ok && step.state.incidentOpenSince !== null) service.incidentFailures += run.folded ?? 1;
+    const subject = { serverId: row.server_id, serviceId: row.service_id, url: row.url };
+    const notices: NotificationKind[] = [...step.notices];
+    if (step.opened) service.incidentId = await openIncident(trx, row, o.checkedAt, o.error, step.state.downSent);
+    else if (step.notices.includes("down") && service.incidentId !== null) await markNotified(trx, service.incidentId);
+    for (const notice of step.notices) {
+      const body = renderNotification(notice, subject, o, before, step.state, service.incidentFailures);
+      queued.push({ service, notice, at: o.checkedAt, body, incidentId: service.incidentId });
+    }
+    if (step.closed && service.incidentId !== null) {
+      await closeIncident(trx, service.incidentId, o.checkedAt, service.incidentFailures);
+    }
+    const cert = certWarning(service.certWarnedExpiry, o.certExpiresAt, row.cert_warn_days, o.checkedAt);
+    if (cert.warn && !silenced) {
+      service.certWarnedExpiry = cert.warnedExpiry;
+      notices.push("cert");
+      queued.push({ service, notice: "cert", at: o.checkedAt, body: renderCertWarning(subject, o.certExpiresAt!, o.checkedAt, row.cert_warn_days!), incidentId: null });
+    }
     if (run.folded === undefined) {
-      stored.push({ index: recorded.length, run });
+      stored.push({ index: recorded.length, run, silenced });
       entryRows.push([run.serviceKey, o.checkedAt, o.ok, o.status, o.latencyMs, o.errorKind, o.error, o.matched]);
     }
-    if (notify) {
-      const message = renderNotification(notify, { serverId: row.server_id, serviceId: row.service_id, url: row.url }, o, before, state);
-      notificationRows.push([o.checkedAt, row.server_id, row.service_id, notify, row.notify_topic, JSON.stringify(message), o.checkedAt]);
-    }
-    recorded.push({ state, notify });
+    const incident: IncidentChange | null =
+      (step.opened || step.closed) && service.incidentId !== null
+        ? {
+            id: service.incidentId,
+            opened: step.opened,
+            closed: step.closed,
+            openedAt: (step.opened ? step.state : before).incidentOpenSince!,
+            closedAt: step.closed ? o.checkedAt : null,
+            error: service.incidentError,
+            failures: service.incidentFailures,
+          }
+        : null;
+    if (step.closed) (service.incidentId = null), (service.incidentFailures = 0), (service.incidentError = null);
+    recorded.push({
+      state: step.state,
+      notify: step.notices.find((n): n is "down" | "recovered" => n !== "reminder") ?? null,
+      notices,
+      incident,
+      silenced,
+      blockedBy,
+    });
   }
 
   const ids: number[] = [];
@@ -116,40 +194,109 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
 
   const stateRows = [...services]
     .filter(([, s]) => s.lastCheckedAt > 0)
-    .map(([key, s]) => [key, s.state.status, s.state.consecutiveFailures, s.lastCheckedAt, s.lastEntryId, s.state.incidentOpenSince, s.state.failingSince]);
+    .map(([key, s]) => [
+      key, s.state.status, s.state.consecutiveFailures, s.state.consecutivePasses, s.lastCheckedAt, s.lastEntryId, s.state.incidentOpenSince,
+      s.state.failingSince, s.incidentId, s.incidentFailures, s.state.downSent, s.state.lastRemindedAt, s.certWarnedExpiry,
+    ]);
   for (let i = 0; i < stateRows.length; i += chunkSize) await bulkInsert(trx, engine, states, stateRows.slice(i, i + chunkSize));
-  await addRollups(trx, engine, stored.map(({ run }) => ({ serviceKey: run.serviceKey, checkedAt: run.outcome.checkedAt, result: run.outcome })), known);
+  await addRollups(
+    trx,
+    engine,
+    stored.map(({ run, silenced }) => ({ serviceKey: run.serviceKey, checkedAt: run.outcome.checkedAt, result: run.outcome, silenced })),
+    known,
+  );
+  const notificationRows = queued.map(({ service, notice, at, body, incidentId }) => [
+    at, service.row.server_id, service.row.service_id, notice, service.row.notify_topic, JSON.stringify(body), at, incidentId,
+  ]);
   for (let i = 0; i < notificationRows.length; i += chunkSize) await bulkInsert(trx, engine, notifications, notificationRows.slice(i, i + chunkSize));
   return result;
 }
 
 /**
- * The services of a batch with their notify settings, their state, and their rollup of `hour`. On PostgreSQL
- * the services' rows are locked (FOR NO KEY UPDATE, which leaves foreign-key checks free): several nodes may
- * store results of one service at once (several locations), and each must decide from the other's outcome.
+ * The services of a batch with their settings, their state, their server's maintenance windows, and their
+ * rollup of `hour`. On PostgreSQL the services' rows are locked (FOR NO KEY UPDATE, which leaves foreign-key
+ * checks free): several nodes may store results of one service at once (several locations), and each must
+ * decide from the other's outcome.
  */
 async function readServices(trx: Db, engine: Engine, keys: number[], hour: number) {
   let query = trx
     .selectFrom("services as s")
+    .innerJoin("servers as srv", "srv.id", "s.server_id")
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
     .leftJoin("service_states as st", "st.service_key", "s.key")
+    .leftJoin("incidents as i", "i.id", "st.incident_id")
     .leftJoin("service_rollups as r", (join) => join.onRef("r.service_key", "=", "s.key").on("r.hour", "=", hour))
-    .select(["s.key", "s.server_id", "s.id as service_id", "c.url", "c.notify", "c.notify_threshold", "c.notify_topic"])
-    .select(["st.status", "st.consecutive_failures", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
-    .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch"])
+    .select(["s.key", "s.server_id", "s.id as service_id", "srv.maintenance", "c.url", "c.notify", "c.notify_threshold", "c.notify_topic"])
+    .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on"])
+    .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
+    .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error"])
+    .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures"])
     .where("s.key", "in", keys)
     .orderBy("s.key");
   if (engine === "postgres") query = query.forNoKeyUpdate(["s"]);
   return query.execute();
 }
 
-type RollupRow = { checks: number; failures: number; latency_sum: number; sketch: string };
+async function readSilences(trx: Db, servers: string[], from: number, until: number): Promise<SilenceSpan[]> {
+  if (servers.length === 0) return [];
+  const rows = await trx
+    .selectFrom("silences")
+    .select(["server_id", "service_id", "starts_at", "ends_at"])
+    .where("server_id", "in", servers)
+    .where("starts_at", "<=", until)
+    .where("ends_at", ">", from)
+    .execute();
+  return rows.map((r) => ({ serverId: r.server_id, serviceId: r.service_id, startsAt: r.starts_at, endsAt: r.ends_at }));
+}
+
+/**
+ * What blocks a service of the batch: the services upstream of it with an open incident (see blockers()),
+ * read from the store, and from this batch's working state for the services in it (a result earlier in the
+ * batch may have opened or closed an incident).
+ */
+async function readDependencies(trx: Db, rows: readonly ServiceRow[], batch: ReadonlyMap<number, Working>) {
+  const dependsOn = new Map(rows.map((r) => [r.key, (JSON.parse(r.depends_on) as string[]).map((ref) => qualify(ref, r.server_id))]));
+  const refs = [...dependsOn.values()].flat();
+  const stored = refs.length === 0 ? new Map<string, Upstream>() : await upstreamOf(trx, refs);
+  const inBatch = new Map(rows.map((r) => [`${r.server_id}/${r.service_id}`, r.key]));
+  const upstream = (name: string): Upstream | undefined => {
+    const found = stored.get(name);
+    const working = batch.get(inBatch.get(name) ?? -1);
+    if (!found || !working) return found;
+    return { ...found, incidentOpen: working.state.incidentOpenSince !== null, failing: working.state.status === "down" };
+  };
+  return (serviceKey: number): string[] => blockers(dependsOn.get(serviceKey) ?? [], upstream);
+}
+
+async function openIncident(trx: Db, row: ServiceRow, at: number, error: string | null, notified: boolean): Promise<number> {
+  const { id } = await trx
+    .insertInto("incidents")
+    .values({ service_key: row.key, server_id: row.server_id, service_id: row.service_id, opened_at: at, failures: 0, first_error: error, notified })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return id;
+}
+
+async function markNotified(trx: Db, incidentId: number): Promise<void> {
+  await trx.updateTable("incidents").set({ notified: true }).where("id", "=", incidentId).execute();
+}
+
+async function closeIncident(trx: Db, incidentId: number, at: number, failures: number): Promise<void> {
+  await trx.updateTable("incidents").set({ closed_at: at, failures }).where("id", "=", incidentId).execute();
+}
+
+type RollupRow = { checks: number; failures: number; latency_sum: number; sketch: string; silenced_checks: number; silenced_failures: number };
 
 /**
  * Add a batch's checks to their services' hours. The hours' rows are read, merged and written whole; on
  * PostgreSQL the services' rows locked above keep two nodes from merging the same service's hour at once.
  */
-async function addRollups(trx: Db, engine: Engine, finished: Parameters<typeof rollupDeltas>[0], known: Map<string, RollupRow>): Promise<void> {
+async function addRollups(
+  trx: Db,
+  engine: Engine,
+  finished: readonly { serviceKey: number; checkedAt: number; result: { ok: boolean; latencyMs: number }; silenced: boolean }[],
+  known: Map<string, RollupRow>,
+): Promise<void> {
   const deltas = rollupDeltas(finished);
   if (deltas.length === 0) return;
   // Hours other than the one read with the states (a batch across an hour's end): read them now.
@@ -166,7 +313,10 @@ async function addRollups(trx: Db, engine: Engine, finished: Parameters<typeof r
   const rows = deltas.map((d) => {
     const o = known.get(`${d.serviceKey}:${d.hour}`);
     const sketch = JSON.stringify(o ? merge(JSON.parse(o.sketch) as Sketch, d.sketch) : d.sketch);
-    return [d.serviceKey, d.hour, d.checks + (o?.checks ?? 0), d.failures + (o?.failures ?? 0), d.latencySum + (o?.latency_sum ?? 0), sketch];
+    return [
+      d.serviceKey, d.hour, d.checks + (o?.checks ?? 0), d.failures + (o?.failures ?? 0), d.latencySum + (o?.latency_sum ?? 0), sketch,
+      d.silencedChecks + (o?.silenced_checks ?? 0), d.silencedFailures + (o?.silenced_failures ?? 0),
+    ];
   });
   for (let i = 0; i < rows.length; i += chunkSize) await bulkInsert(trx, engine, rollups, rows.slice(i, i + chunkSize));
   // Results added to a settled hour: whoever keeps past hours in memory must read them again.

@@ -28,6 +28,11 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     notify: Boolean(row.notify),
     notifyThreshold: row.notify_threshold,
     notifyTopic: row.notify_topic,
+    paused: Boolean(row.paused),
+    recoverThreshold: row.recover_threshold,
+    remindEveryMinutes: row.remind_every_minutes,
+    certWarnDays: row.cert_warn_days,
+    dependsOn: JSON.parse(row.depends_on) as string[],
   };
 }
 
@@ -48,6 +53,11 @@ export function checkToRow(key: number, check: Check) {
     ...(check.notify === undefined ? {} : { notify: check.notify }),
     ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
     notify_topic: check.notifyTopic,
+    paused: check.paused,
+    recover_threshold: check.recoverThreshold,
+    remind_every_minutes: check.remindEveryMinutes,
+    cert_warn_days: check.certWarnDays,
+    depends_on: JSON.stringify(check.dependsOn),
   };
 }
 
@@ -66,14 +76,20 @@ export function entryFromRow(row: EntryRow): Entry {
   };
 }
 
-type StateRow = Pick<Selectable<ServiceStatesTable>, "status" | "consecutive_failures" | "failing_since" | "incident_open_since">;
+type StateRow = Pick<
+  Selectable<ServiceStatesTable>,
+  "status" | "consecutive_failures" | "consecutive_passes" | "failing_since" | "incident_open_since" | "down_sent" | "last_reminded_at"
+>;
 
 export function stateFromRow(row: StateRow): IncidentState {
   return {
     status: row.status,
     consecutiveFailures: row.consecutive_failures,
+    consecutivePasses: row.consecutive_passes,
     failingSince: row.failing_since,
     incidentOpenSince: row.incident_open_since,
+    downSent: Boolean(row.down_sent),
+    lastRemindedAt: row.last_reminded_at,
   };
 }
 

@@ -4,19 +4,22 @@
 import type { Kysely } from "kysely";
 import {
   fingerprint,
+  shownStatus,
   unknownState,
   type ScheduleChange,
   type ScheduledService,
   type ServerDocument,
   type ServerSummary,
   type ServerView,
+  type MaintenanceWindow,
   type ServiceDocument,
   type ServiceState,
   type ServiceView,
 } from "../../model.ts";
 import type { IncidentState } from "../../notify/incident.ts";
+import { blockers, dependencyProblems, qualify, type Upstream } from "../../alerting/dependencies.ts";
 import { planServerChange } from "../../server-change.ts";
-import type { ApplyOptions, ApplyResult, ServerChange } from "../store.ts";
+import { DependencyError, type ApplyOptions, type ApplyResult, type ServerChange } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { checkFromRow, checkToRow, entryFromRow, iso, stateFromRow } from "./rows.ts";
 
@@ -26,18 +29,28 @@ export async function listServers(db: Db): Promise<ServerSummary[]> {
   const rows = await db
     .selectFrom("servers")
     .leftJoin("services", "services.server_id", "servers.id")
+    .leftJoin("http_check_configs as c", "c.service_key", "services.key")
     .leftJoin("service_states", "service_states.service_key", "services.key")
-    .select(({ fn, eb }) => [
-      "servers.id",
-      "servers.name",
-      fn.count<number>("services.key").as("serviceCount"),
-      fn.count<number>(eb.case().when("service_states.status", "=", "up").then(1).end()).as("up"),
-      fn.count<number>(eb.case().when("service_states.status", "=", "down").then(1).end()).as("down"),
-    ])
+    .select(({ fn, eb }) => {
+      const counted = (status: "up" | "down") =>
+        fn.count<number>(eb.case().when(eb.and([eb("service_states.status", "=", status), eb("c.paused", "=", false)])).then(1).end());
+      return [
+        "servers.id",
+        "servers.name",
+        fn.count<number>("services.key").as("serviceCount"),
+        counted("up").as("up"),
+        counted("down").as("down"),
+        fn.count<number>(eb.case().when("c.paused", "=", true).then(1).end()).as("paused"),
+      ];
+    })
     .groupBy(["servers.id", "servers.name"])
     .orderBy("servers.id")
     .execute();
-  return rows.map((r) => ({ ...r, unknown: r.serviceCount - r.up - r.down }));
+  // count() is bigint on PostgreSQL: numbers out.
+  return rows.map((r) => {
+    const [serviceCount, up, down, paused] = [Number(r.serviceCount), Number(r.up), Number(r.down), Number(r.paused)];
+    return { id: r.id, name: r.name, serviceCount, up, down, unknown: serviceCount - up - down - paused, paused };
+  });
 }
 
 export async function getServer(db: Db, serverId: string): Promise<ServerView | undefined> {
@@ -46,6 +59,7 @@ export async function getServer(db: Db, serverId: string): Promise<ServerView | 
   return {
     id: server.id,
     name: server.name,
+    maintenance: JSON.parse(server.maintenance) as MaintenanceWindow[],
     createdAt: iso(server.created_at),
     updatedAt: iso(server.updated_at),
     services: await serviceViews(db, serverId),
@@ -79,6 +93,7 @@ export async function serviceViews(db: Db, serverId: string, serviceId?: string)
     .where("services.server_id", "=", serverId);
   if (serviceId !== undefined) query = query.where("services.id", "=", serviceId);
   const rows = await query.orderBy("services.key").execute();
+  const upstream = await upstreamOf(db, rows.flatMap((r) => (JSON.parse(r.depends_on) as string[]).map((ref) => qualify(ref, serverId))));
   return rows.map((r) => {
     const lastEntry =
       r.entry_id === null
@@ -93,7 +108,8 @@ export async function serviceViews(db: Db, serverId: string, serviceId?: string)
             error: r.entry_error,
             matched: r.entry_matched,
           });
-    const state: ServiceState =
+    const check = checkFromRow(r);
+    const stored: ServiceState =
       r.status === null || r.last_checked_at === null
         ? unknownState
         : {
@@ -103,8 +119,42 @@ export async function serviceViews(db: Db, serverId: string, serviceId?: string)
             lastEntry,
             incidentOpenSince: r.incident_open_since === null ? null : iso(r.incident_open_since),
           };
-    return { id: r.service_id, name: r.service_name, check: checkFromRow(r), state };
+    const blockedBy = blockers(check.dependsOn.map((ref) => qualify(ref, serverId)), (name) => upstream.get(name));
+    const shown = shownStatus(r.last_checked_at === null ? "unknown" : (r.status ?? "unknown"), check.paused, r.incident_open_since !== null, blockedBy);
+    const state: ServiceState = { ...stored, ...shown };
+    return { id: r.service_id, name: r.service_name, check, state };
   });
+}
+
+/**
+ * What the services named by `refs` ("serverId/serviceId") and everything upstream of them say of
+ * themselves: their dependencies, open incident and last check. Read a server at a time, level by level up
+ * the graph (chains are short; the graph has no cycle).
+ */
+export async function upstreamOf(db: Db, refs: readonly string[]): Promise<Map<string, Upstream>> {
+  const found = new Map<string, Upstream>();
+  const loaded = new Set<string>();
+  let wanted = refs;
+  while (wanted.length > 0) {
+    const servers = [...new Set(wanted.map((ref) => ref.slice(0, ref.indexOf("/"))))].filter((s) => !loaded.has(s));
+    if (servers.length === 0) break;
+    servers.forEach((s) => loaded.add(s));
+    const rows = await db
+      .selectFrom("services as s")
+      .innerJoin("http_check_configs as c", "c.service_key", "s.key")
+      .leftJoin("service_states as st", "st.service_key", "s.key")
+      .select(["s.server_id", "s.id", "c.depends_on", "st.status", "st.incident_open_since"])
+      .where("s.server_id", "in", servers)
+      .execute();
+    const next: string[] = [];
+    for (const r of rows) {
+      const dependsOn = (JSON.parse(r.depends_on) as string[]).map((ref) => qualify(ref, r.server_id));
+      found.set(`${r.server_id}/${r.id}`, { dependsOn, incidentOpen: r.incident_open_since !== null, failing: r.status === "down" });
+      next.push(...dependsOn);
+    }
+    wanted = next;
+  }
+  return found;
 }
 
 export async function findService(db: Db, serverId: string, serviceId: string): Promise<{ key: number } | undefined> {
@@ -153,6 +203,14 @@ export async function applyServers(
           changes.push({ serverId: id, outcome: "deleted", services: { created: [], updated: [], deleted: services } });
         }
       }
+      // The whole graph of dependsOn must hold after the write, or none of it is made.
+      await checkDependencies(trx, (service, index) => {
+        const [serverId, serviceId] = service.split("/") as [string, string];
+        const doc = servers.get(serverId);
+        const position = doc?.services.findIndex((s) => s.id === serviceId) ?? -1;
+        if (position === -1) return undefined;
+        return `${options.keyed ? `/${serverId}` : ""}/services/${position}/check/dependsOn/${index}`;
+      });
       const result = { servers: changes, schedule: { started, stopped } };
       // A dry run does the real work and rolls it back, so it reports exactly what a real one would do.
       if (options.dryRun) throw new DryRun(result);
@@ -166,12 +224,13 @@ export async function applyServers(
 }
 
 async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: number): Promise<{ server: ServerChange; schedule: ScheduleChange }> {
-  const existing = await trx.selectFrom("servers").select("name").where("id", "=", serverId).executeTakeFirst();
+  const existing = await trx.selectFrom("servers").select(["name", "maintenance"]).where("id", "=", serverId).executeTakeFirst();
+  const maintenance = JSON.stringify(doc.maintenance);
   const current = existing
     ? await trx.selectFrom("services").select(["key", "id", "name"]).where("server_id", "=", serverId).orderBy("key").execute()
     : [];
   const plan = planServerChange(serverId, existing && { name: existing.name, services: current }, doc);
-  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, created_at: now, updated_at: now }).execute();
+  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, maintenance, created_at: now, updated_at: now }).execute();
 
   const started: number[] = [];
   const stopped = plan.delete.map((s) => s.key);
@@ -190,8 +249,8 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
     if (fields.length > 0) updated.push({ id: service.id, fields });
   }
 
-  const changed = plan.renamed || created.length + updated.length + stopped.length > 0;
-  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, updated_at: now }).where("id", "=", serverId).execute();
+  const changed = plan.renamed || existing?.maintenance !== maintenance || created.length + updated.length + stopped.length > 0;
+  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, updated_at: now }).where("id", "=", serverId).execute();
   return {
     server: {
       serverId,
@@ -200,6 +259,52 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
     },
     schedule: { started, stopped },
   };
+}
+
+/**
+ * Refuse the write (throw DependencyError) when it leaves the graph of dependsOn broken. `pathOf` says where
+ * in the written documents a service's reference sits; a service it knows nothing of was not written.
+ */
+export async function checkDependencies(trx: Db, pathOf: (service: string, index: number) => string | undefined): Promise<void> {
+  // Only services with dependencies can be in a cycle or point at nothing: usually a few of many.
+  const rows = await trx
+    .selectFrom("services as s")
+    .innerJoin("http_check_configs as c", "c.service_key", "s.key")
+    .select(["s.server_id", "s.id", "c.depends_on"])
+    .where("c.depends_on", "!=", "[]")
+    .execute();
+  if (rows.length === 0) return;
+  const nodes = rows.map((r) => ({ serverId: r.server_id, serviceId: r.id, dependsOn: JSON.parse(r.depends_on) as string[] }));
+  const targets = nodes.flatMap((n) => n.dependsOn.map((ref) => qualify(ref, n.serverId)));
+  const existing = await trx
+    .selectFrom("services")
+    .select(["server_id", "id"])
+    .where("server_id", "in", [...new Set(targets.map((t) => t.slice(0, t.indexOf("/"))))])
+    .execute();
+  const exists = new Set(existing.map((r) => `${r.server_id}/${r.id}`));
+  const problems = dependencyProblems(nodes, (service) => exists.has(service), (service) => pathOf(service, 0) !== undefined);
+  if (problems.length === 0) return;
+  const unknown = problems.flatMap((p) =>
+    p.kind === "unknown" ? [{ path: pathOf(p.service, p.index)!, message: `names ${p.ref}, which does not exist; create it, or remove it from dependsOn` }] : [],
+  );
+  const cycle = problems.find((p) => p.kind === "cycle");
+  if (unknown.length > 0 || cycle) {
+    const errors = [...unknown];
+    if (cycle) {
+      // Told from a service the write named, which is where the reader will look.
+      const ring = cycle.cycle.slice(0, -1);
+      const at = Math.max(0, ring.findIndex((service) => pathOf(service, 0) !== undefined));
+      const path = [...ring.slice(at), ...ring.slice(0, at), ring[at]!];
+      errors.push({
+        path: pathOf(path[0]!, 0)?.replace(/\/\d+$/, "") ?? "",
+        message: `makes a cycle: ${path.join(" -> ")}; a service cannot depend on itself, even through others`,
+      });
+    }
+    throw new DependencyError(400, `dependsOn is invalid: ${errors[0]!.message}`, errors);
+  }
+  const dangling = problems.filter((p) => p.kind === "dangling");
+  const named = dangling.map((p) => `${p.dependents.join(", ")} ${p.dependents.length === 1 ? "depends" : "depend"} on ${p.missing}`);
+  throw new DependencyError(409, `${named.join("; ")}: remove it from their dependsOn first`, []);
 }
 
 /** PUT of one service of an existing server: the whole-server PUT's rules for that one. Undefined: no such server. */
@@ -219,6 +324,7 @@ export async function putService(
     result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
   }
   if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
+  await checkDependencies(trx, (name, index) => (name === `${serverId}/${service.id}` ? `/check/dependsOn/${index}` : undefined));
   return result;
 }
 
@@ -279,7 +385,8 @@ export async function scheduledServices(db: Db, keys?: readonly number[]): Promi
     .selectAll("c")
     .select(["services.server_id", "services.id as service_id"]);
   if (keys) query = query.where("services.key", "in", keys);
-  const rows = await query.orderBy("services.key").execute();
+  // A paused check is not run.
+  const rows = (await query.orderBy("services.key").execute()).filter((r) => !r.paused);
   return rows.map((r) => {
     const check = checkFromRow(r);
     return { key: r.service_key, serverId: r.server_id, serviceId: r.service_id, check, fingerprint: fingerprint(check) };
@@ -289,7 +396,7 @@ export async function scheduledServices(db: Db, keys?: readonly number[]): Promi
 export async function serviceStates(db: Db): Promise<Map<number, IncidentState>> {
   const rows = await db
     .selectFrom("service_states")
-    .select(["service_key", "status", "consecutive_failures", "failing_since", "incident_open_since"])
+    .select(["service_key", "status", "consecutive_failures", "consecutive_passes", "failing_since", "incident_open_since", "down_sent", "last_reminded_at"])
     .execute();
   return new Map(rows.map((r) => [r.service_key, stateFromRow(r)]));
 }
