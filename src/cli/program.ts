@@ -11,6 +11,7 @@ import { copyCommand } from "./copy.ts";
 import { exportCommand } from "./export.ts";
 import { migrateCommand } from "./migrate.ts";
 import { serveCommand } from "./serve.ts";
+import { silenceCommand } from "./silence.ts";
 import { tailCommand } from "./tail.ts";
 
 import { exitCodes } from "./exit.ts";
@@ -24,6 +25,7 @@ export function program(): Command {
     .addCommand(serveCommand())
     .addCommand(checkCommand())
     .addCommand(applyCommand())
+    .addCommand(silenceCommand())
     .addCommand(exportCommand())
     .addCommand(tailCommand())
     .addCommand(migrateCommand())

@@ -1,0 +1,141 @@
+/**
+ * `healthd silence`: add, list and end silences in the database, like `apply` (a running daemon reads them
+ * with every result it stores). With a command it wraps a backup or a deploy: the silence lasts while the
+ * command runs (at most --for), ends when it exits, and healthd exits with the command's code.
+ */
+import { spawn } from "node:child_process";
+import { constants } from "node:os";
+import { Command, Option } from "commander";
+import { UsageError } from "../config.ts";
+import { maxSilenceSeconds } from "../http/alerting.ts";
+import type { Silence, Store } from "../store/store.ts";
+import { openForWriting } from "./database.ts";
+import { argument, dbOption } from "./options.ts";
+import { parseTarget } from "./target.ts";
+
+const units = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/** "90s", "30m", "2h", "1d", or several at once ("1h30m"), in seconds: at least a second, at most a year. */
+export function parseDuration(text: string): number {
+  const parts = [...text.matchAll(/(\d+)([smhd])/g)];
+  const seconds = parts.reduce((sum, [, n, unit]) => sum + Number(n) * units[unit as keyof typeof units], 0);
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text || seconds < 1 || seconds > maxSilenceSeconds) {
+    throw new UsageError(`--for takes a duration from 1s to 366d such as 90s, 30m, 2h or 1h30m (got ${JSON.stringify(text)})`);
+  }
+  return seconds;
+}
+
+interface Flags {
+  readonly db: string;
+  readonly for?: number;
+  readonly reason?: string;
+  readonly list?: boolean;
+  readonly end?: string;
+  readonly json?: boolean;
+}
+
+export function silenceCommand(): Command {
+  return new Command("silence")
+    .description("silence a server or one service for a while: checks run and are stored, nothing is published")
+    .argument("[target]", "SERVER or SERVER/SERVICE")
+    .argument("[command...]", "run this (after --) and keep the silence only while it runs")
+    .addOption(dbOption())
+    .addOption(new Option("--for <duration>", "how long: 90s, 30m, 2h, 1d (with a command: at most this long)").argParser(argument(parseDuration)))
+    .option("--reason <text>", "why, shown in GET /silences")
+    .option("--list", "list the silences that have not ended")
+    .option("--end <id>", "end a silence now")
+    .option("--json", "print JSON")
+    .addHelpText(
+      "after",
+      `
+A running daemon on the same database follows at once. A notification that falls in a silence is not
+published; a service still down when the silence ends publishes its DOWN then.
+
+Examples:
+  healthd silence web-01 --for 2h --reason "kernel upgrade"
+  healthd silence web-01/db --for 1h --reason backup -- pg_dump -f /backup/db.sql app
+  healthd silence --list
+  healthd silence --end 7`,
+    )
+    .action(async (target: string | undefined, command: string[], flags: Flags) => {
+      const modes = [flags.list, flags.end !== undefined, target !== undefined].filter(Boolean).length;
+      if (modes !== 1) throw new UsageError("give SERVER[/SERVICE] --for DURATION, or --list, or --end ID (one of them)");
+      if (flags.list) return list(flags);
+      if (flags.end !== undefined) return end(flags.end, flags);
+      if (flags.for === undefined) throw new UsageError("--for is required: how long the silence lasts, such as 30m or 2h");
+      const { serverId, serviceId } = parseTarget(target);
+      const silence = await withStore(flags.db, (store) => add(store, serverId!, serviceId ?? null, flags.for!, flags.reason ?? null));
+      if (command.length === 0) {
+        process.stdout.write(flags.json ? JSON.stringify(silence) + "\n" : `silenced ${target} until ${silence.endsAt} (id ${silence.id})\n`);
+        return;
+      }
+      process.exitCode = await runWhileSilenced(command, silence, flags.db);
+    });
+}
+
+async function withStore<T>(db: string, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openForWriting(db);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function add(store: Store, serverId: string, serviceId: string | null, seconds: number, reason: string | null): Promise<Silence> {
+  const now = Date.now();
+  const silence = await store.addSilence({ serverId, serviceId, startsAt: now, endsAt: now + seconds * 1000, reason }, now);
+  if (silence === "no server") throw new UsageError(`no server ${serverId}; healthd export lists the servers`);
+  if (silence === "no service") throw new UsageError(`server ${serverId} has no service ${serviceId}; healthd export lists its services`);
+  return silence;
+}
+
+async function list(flags: Flags): Promise<void> {
+  const silences = await withStore(flags.db, (store) => store.silences(Date.now()));
+  if (flags.json) {
+    process.stdout.write(JSON.stringify({ silences }) + "\n");
+    return;
+  }
+  if (silences.length === 0) {
+    process.stdout.write("no silences\n");
+    return;
+  }
+  const rows = [["ID", "TARGET", "STARTS", "ENDS", "REASON"]].concat(
+    silences.map((s) => [s.id, s.service ? `${s.server}/${s.service}` : s.server, s.startsAt, s.endsAt, s.reason ?? ""]),
+  );
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const row of rows) process.stdout.write(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd() + "\n");
+}
+
+async function end(id: string, flags: Flags): Promise<void> {
+  const ended = /^[0-9]{1,15}$/.test(id) && (await withStore(flags.db, (store) => store.endSilence(Number(id), Date.now())));
+  if (!ended) throw new UsageError(`no silence ${JSON.stringify(id)} that has not ended; healthd silence --list shows them`);
+  if (!flags.json) process.stdout.write(`ended silence ${id}\n`);
+}
+
+/** Signals a wrapper passes on: the command decides what they mean, and healthd waits for it to exit. */
+const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"] as const;
+
+/**
+ * Run `command` with the terminal and environment of healthd; end the silence when it exits. Answers its
+ * exit code (128 + the signal's number when a signal ended it, as shells do; 127 when it cannot be started).
+ */
+async function runWhileSilenced(command: readonly string[], silence: Silence, db: string): Promise<number> {
+  const child = spawn(command[0]!, command.slice(1), { stdio: "inherit" });
+  const pass = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const signal of forwarded) process.on(signal, pass);
+  const code = await new Promise<number>((resolve) => {
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      process.stderr.write(`healthd: cannot run ${command[0]}: ${error.code === "ENOENT" ? "not found" : error.message}\n`);
+      resolve(error.code === "ENOENT" ? 127 : 126);
+    });
+    child.once("exit", (status, signal) => resolve(status ?? 128 + (signal ? constants.signals[signal] : 0)));
+  });
+  for (const signal of forwarded) process.off(signal, pass);
+  try {
+    await withStore(db, (store) => store.endSilence(Number(silence.id), Date.now()));
+  } catch (error) {
+    process.stderr.write(`healthd: cannot end silence ${silence.id} (${(error as Error).message}); it ends by itself at ${silence.endsAt}\n`);
+  }
+  return code;
+}
