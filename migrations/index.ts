@@ -18,6 +18,7 @@ import * as addRollupRevisions from "./20261123000200_add_rollup_revisions.ts";
 import * as addAlertingSettings from "./20261123000300_add_alerting_settings.ts";
 import * as addIncidents from "./20261123000400_add_incidents.ts";
 import * as addSilences from "./20261123000500_add_silences.ts";
+import * as addNodes from "./20261123000600_add_nodes.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -35,4 +36,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261123000300_add_alerting_settings": addAlertingSettings,
   "20261123000400_add_incidents": addIncidents,
   "20261123000500_add_silences": addSilences,
+  "20261123000600_add_nodes": addNodes,
 };

@@ -2,7 +2,7 @@
  * Every default in one place. Layers, lowest first: these defaults, then HEALTHD_* environment variables,
  * then command-line flags (commander reads the environment for each option; see cli/options.ts).
  */
-import { topic } from "./schema.ts";
+import { locationName, topic } from "./schema.ts";
 
 export const defaults = {
   /** SQLite file. Env HEALTHD_DB. */
@@ -28,6 +28,10 @@ export const defaults = {
   retentionDays: 30,
   /** Hourly rollups (GET …/stats) older than this many days are deleted. Env HEALTHD_ROLLUP_RETENTION_DAYS. */
   rollupRetentionDays: 365,
+  /** Where a node probes from. Env HEALTHD_LOCATION. */
+  location: "default",
+  /** A node that has not been heard from for this long is dead; others take over its checks. Env HEALTHD_LEASE_SECONDS. */
+  leaseSeconds: 15,
 } as const;
 
 /** Thrown for bad flags, environment or configuration: the CLI exits 2 with its message. */
@@ -62,6 +66,15 @@ export function parseHttpUrl(name: string): (text: string) => string {
     if (url.protocol !== "http:" && url.protocol !== "https:") {
       throw new UsageError(`${name} must be an http or https URL (got ${url.protocol.slice(0, -1)})`);
     }
+    return text;
+  };
+}
+
+/** --node and --location: names as checks and /nodes show them. */
+export function parseName(flag: string): (text: string) => string {
+  return (text) => {
+    const parsed = locationName.safeParse(text);
+    if (!parsed.success) throw new UsageError(`${flag} ${parsed.error.issues[0]!.message} (got ${JSON.stringify(text)})`);
     return text;
   };
 }

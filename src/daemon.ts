@@ -27,6 +27,9 @@ import { Shortages } from "./shortage.ts";
 import { openStore } from "./store/open.ts";
 import type { IncidentChange, Notification, Store } from "./store/store.ts";
 import { duration } from "./notify/message.ts";
+import { ClusterNode } from "./cluster/node.ts";
+import { clusterRoutes } from "./http/nodes.ts";
+import { hostname } from "node:os";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -59,6 +62,12 @@ export interface DaemonOptions {
   readonly allowNoToken?: boolean;
   /** /status, /status.json and /badges answer without the token, and show no URL or error text. Default false. */
   readonly publicStatus?: boolean;
+  /** This node's name among the nodes sharing the database. Default: the host name. */
+  readonly node?: string;
+  /** Where this node probes from. Default "default". */
+  readonly location?: string;
+  /** A node not heard from for this long is dead and its checks are taken over. Default 15 s. */
+  readonly leaseMs?: number;
 }
 
 export interface DaemonEvents {
@@ -83,6 +92,8 @@ export interface Daemon {
   readonly store: Store;
   readonly retention: Retention;
   readonly events: EventEmitter<DaemonEvents>;
+  /** This node in the cluster of daemons sharing the database. */
+  readonly cluster: ClusterNode;
   /** Stop accepting requests, finish those in flight, close the database. */
   stop(): Promise<void>;
 }
@@ -116,8 +127,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     log.warn("no ntfy topic configured: notifications of services without notifyTopic are kept as unsent (set --ntfy-topic)");
   }
   const publisher = ntfyPublisher(options.ntfy);
+  const cluster = new ClusterNode(store, {
+    name: options.node ?? hostname(),
+    location: options.location ?? defaults.location,
+    leaseMs: options.leaseMs ?? defaults.leaseSeconds * 1000,
+    version,
+    log: log.child({ part: "cluster" }),
+    onOwnership: () => void reconcile(false),
+    onFenced: () => scheduler.replaceAll([]),
+  });
   const delivery = new Delivery(store, publisher, {
     log: log.child({ part: "notify" }),
+    instance: cluster.instance,
     defaultTopic,
     retryBaseMs: options.notifyRetryBaseMs,
     onAttempt: (row, result) => events.emit(result.ok ? "notify:sent" : "notify:failed", row, result),
@@ -128,6 +149,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const incidentLog = log.child({ part: "incidents" });
   const recorder = new Recorder(store, {
     log: log.child({ part: "recorder" }),
+    location: cluster.location,
     onWriteFailed: () => metrics.storeWriteFailed(),
     onDropped: (count) => metrics.resultsDropped(count),
     onRecorded: (batch) => {
@@ -140,6 +162,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       if (batch.some((r) => r.notices.length > 0)) delivery.wake();
     },
   });
+  // Every check says which healthd and which location asks (a site may answer one location differently).
+  const userAgent = `healthd/${version} (location ${cluster.location})`;
   const shortages = new Shortages(log.child({ part: "scheduler" }));
   // The metrics read the scheduler only when scraped, so they can be made before it.
   const metrics = createMetrics({
@@ -148,12 +172,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     inFlight: () => scheduler.inFlight,
     notifications: () => store.notificationCounts(),
     storeWritable: () => recorder.writeError === null,
+    nodes: () => cluster.live,
   }, version);
   const scheduler = new Scheduler({
     log: log.child({ part: "scheduler" }),
     maxInFlight: options.maxInFlight,
     run: async (service, signal) => {
-      const outcome = await runCheck(service.check, { signal });
+      const outcome = await runCheck(service.check, { signal, userAgent });
       if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
       if (!outcome.ok && outcome.shortage) {
         shortages.seen(outcome.shortage, outcome.error);
@@ -175,8 +200,27 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
     onSkip: () => metrics.skipped(),
   });
-  scheduler.replaceAll(await store.scheduledServices(), { soon: false });
-  log.info("scheduled", { services: scheduler.size });
+  // What this node runs: the checks it owns, read again whenever ownership or the configuration changes. A
+  // check new to this node runs soon only if it was never checked; one taken over from another node keeps
+  // its phase (its next planned time is at most an interval away), so it is never run twice in an interval.
+  let reconciling = Promise.resolve();
+  const reconcile = (configChanged: boolean) =>
+    (reconciling = reconciling
+      .then(async () => {
+        const owned = await store.scheduledServices(cluster.name);
+        const keep = new Set(owned.map((s) => s.key));
+        for (const s of scheduler.services()) if (!keep.has(s.key)) facts.delete(s.key);
+        scheduler.replaceAll(owned, { soon: (s, known) => (known ? configChanged : s.lastCheckedAt == null) });
+      })
+      .catch((error: unknown) => log.error("cannot read the checks this node runs; the schedule stays as it was", { error })));
+  try {
+    await cluster.start();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  await reconcile(false);
+  log.info("scheduled", { services: scheduler.size, node: cluster.name, location: cluster.location });
   // DOWNs kept unsent for want of a topic go out now that there is one (--ntfy-topic, or a notifyTopic given
   // since); then what was pending when the daemon last stopped.
   const requeue = async () => {
@@ -197,10 +241,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const reload = () => {
     reloading = reloading
       .then(async () => {
-        const services = await store.scheduledServices();
-        const keep = new Set(services.map((s) => s.key));
-        for (const s of scheduler.services()) if (!keep.has(s.key)) facts.delete(s.key);
-        scheduler.replaceAll(services);
+        await cluster.rebalance(); // services created or deleted elsewhere get or lose their owners
+        await reconcile(true);
         await requeue();
       })
       .catch((error: unknown) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
@@ -218,6 +260,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }, 5000);
 
   const retention = new Retention(store, {
+    isHousekeeper: () => cluster.isHousekeeper(),
     entriesDays: options.retentionDays ?? 30,
     rollupDays: options.rollupRetentionDays ?? 365,
     log: log.child({ part: "retention" }),
@@ -226,12 +269,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   retention.start();
 
   const scheduleChanged = async (change: ScheduleChange) => {
-    const started = await store.scheduledServices(change.started);
-    // A started service that is not scheduled was paused.
-    const paused = change.started.filter((key) => !started.some((s) => s.key === key));
-    scheduler.remove([...change.stopped, ...paused]);
+    scheduler.remove(change.stopped);
     for (const key of change.stopped) facts.delete(key);
-    scheduler.upsert(started);
+    await cluster.rebalance().catch((error: unknown) => log.error("cannot rebalance the checks after a change", { error }));
+    await reconcile(true);
     if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
     events.emit("schedule:changed", change);
   };
@@ -248,6 +289,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ...pushRoutes(publisher, version),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now: Date.now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
+    ...clusterRoutes({ store, cluster, now: Date.now }),
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];
   /** Stop everything but the HTTP server, in the order data flows: nothing is written after its store closes. */
@@ -256,8 +298,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     clearInterval(problemWatch);
     await reloading;
     await retention.stop();
+    await reconciling;
     await scheduler.stop();
     await recorder.flushAll();
+    // No check starts here any more, and the last results are stored: the others take over at once.
+    await cluster.stop();
     await delivery.stop();
     await publisher.close();
     await store.close();
@@ -291,6 +336,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     store,
     retention,
     events,
+    cluster,
     stop: () =>
       (stopping ??= (async () => {
         await new Promise<void>((resolve) => {

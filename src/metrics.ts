@@ -25,6 +25,8 @@ export interface MetricSources {
   inFlight(): number;
   notifications(): Promise<Record<NotificationStatus, number>>;
   storeWritable(): boolean;
+  /** The live nodes sharing the database, as of the last heartbeat. */
+  nodes(): readonly { readonly location: string }[];
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -65,6 +67,26 @@ export function createMetrics(sources: MetricSources, version: string) {
     registers,
     collect() {
       this.set(sources.inFlight());
+    },
+  });
+  new Gauge({
+    name: "healthd_node_services",
+    help: "Checks this node runs (its share of the cluster's)",
+    registers,
+    collect() {
+      this.set(sources.services().length);
+    },
+  });
+  new Gauge({
+    name: "healthd_cluster_nodes",
+    help: "Live nodes sharing the database, by location",
+    labelNames: ["location"] as const,
+    registers,
+    collect() {
+      this.reset();
+      const counts = new Map<string, number>();
+      for (const node of sources.nodes()) counts.set(node.location, (counts.get(node.location) ?? 0) + 1);
+      for (const [location, count] of counts) this.set({ location }, count);
     },
   });
   new Gauge({

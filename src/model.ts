@@ -67,6 +67,8 @@ export interface Entry {
   readonly errorKind: ErrorKind | null;
   readonly error: string | null;
   readonly matched: number | null;
+  /** The location of the node that ran it. */
+  readonly location: string;
 }
 
 export type ServiceStatus = "up" | "down" | "unknown";
@@ -96,6 +98,8 @@ export interface ServiceState {
   readonly status: ShownStatus;
   /** With status blocked: the services it depends on that have an open incident. */
   readonly blockedBy?: readonly string[];
+  /** With check.locations: each location's latest result; unmonitored while no live node is there. */
+  readonly locations?: Readonly<Record<string, { readonly status: "up" | "down" | "unmonitored"; readonly lastCheckedAt: string | null }>>;
   readonly consecutiveFailures: number;
   readonly lastCheckedAt: string | null;
   readonly lastEntry: Entry | null;
@@ -128,6 +132,8 @@ export interface ScheduledService {
   readonly serviceId: string;
   readonly check: StoredCheck;
   readonly fingerprint: string;
+  /** When it was last checked (by any node), as the store knew when this was read; not part of the fingerprint. */
+  readonly lastCheckedAt?: number | null;
 }
 
 /** What a write changed, for the scheduler: services to (re)start and services to stop. */

@@ -19,6 +19,8 @@ export interface Recorded extends RecordedRun {
 
 export interface RecorderOptions {
   readonly log: Logger;
+  /** The location of this node, which runs the checks it is handed. Default: the default location. */
+  readonly location?: string;
   /** Told of each batch once it is committed. */
   readonly onRecorded?: (batch: readonly Recorded[]) => void;
   /** Longest a finished check waits to be written. Default 100 ms (the promise is within one second). */
@@ -68,7 +70,8 @@ export class Recorder {
 
   /** Take a finished check; it is stored with the others of its batch, in the order checks finish. */
   push(service: ScheduledService, outcome: Outcome): void {
-    this.#pending.push({ service, run: { serviceKey: service.key, outcome } });
+    const { location } = this.#options;
+    this.#pending.push({ service, run: { serviceKey: service.key, outcome, ...(location === undefined ? {} : { location }) } });
     const max = this.#options.maxPending ?? 50_000;
     if (this.#pending.length > max) this.#fold(this.#pending.length - max);
     // While the store is failing, the retry timer alone writes: no attempt per finished check.

@@ -21,6 +21,8 @@ export interface RetentionOptions {
   readonly log: Logger;
   /** Told of each batch with how long it held the event loop (ms). */
   readonly onBatch?: (ms: number, deleted: number) => void;
+  /** Whether this node does the cluster's housekeeping now (nodes sharing a database prune once). Default: yes. */
+  readonly isHousekeeper?: () => boolean;
 }
 
 export interface RetentionPass {
@@ -46,7 +48,7 @@ export class Retention {
   start(): void {
     const every = this.#options.everyMs ?? 600_000;
     const pass = () => {
-      void this.runOnce()
+      void (this.#options.isHousekeeper?.() === false ? Promise.resolve() : this.runOnce())
         .catch((error: unknown) => this.#options.log.error("retention pass failed; next one in a while", { error }))
         .finally(() => {
           if (!this.#stopped) this.#timer = setTimeout(pass, every);

@@ -17,6 +17,7 @@ export const limits = {
   urlLength: 2048,
   patternLength: 1000,
   dependencies: 32,
+  locations: 16,
   maintenanceWindows: 32,
 } as const;
 
@@ -162,6 +163,9 @@ const cron = z
     }
   });
 
+/** Where a node probes from (--location), as checks name it. */
+export const locationName = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example eu-west)");
+
 /** A service this one depends on: "serverId/serviceId", or "serviceId" of the same server. */
 const dependency = z
   .string()
@@ -274,18 +278,32 @@ export const checkFields = {
     .max(limits.dependencies, `holds at most ${limits.dependencies} services`)
     .refine((refs) => new Set(refs).size === refs.length, "names a service twice; give each once")
     .default([]),
+  // Several locations (see "Locations and quorum" in the README): null runs it once on any node.
+  locations: z
+    .array(locationName)
+    .min(1, "names at least one location, or is null")
+    .max(limits.locations, `holds at most ${limits.locations} locations`)
+    .refine((names) => new Set(names).size === names.length, "names a location twice; give each once")
+    .nullable()
+    .default(null),
+  quorum: integer(1, limits.locations, 2).nullable().default(null),
 };
 
 export const checkInput = z
   .strictObject(checkFields)
   .superRefine(
-    (c: { cron?: unknown; intervalSeconds?: unknown }, ctx) => {
+    (c: { cron?: unknown; intervalSeconds?: unknown; locations?: unknown; quorum?: unknown }, ctx) => {
       if (c.cron != null && c.intervalSeconds != null) {
         ctx.addIssue({
           code: "custom",
           path: ["cron"],
           message: "set either intervalSeconds or cron, not both (set the other to null)",
         });
+      }
+      if (typeof c.quorum === "number") {
+        const count = Array.isArray(c.locations) ? c.locations.length : 0;
+        if (count === 0) ctx.addIssue({ code: "custom", path: ["quorum"], message: "needs locations; list them, or set quorum to null" });
+        else if (c.quorum > count) ctx.addIssue({ code: "custom", path: ["quorum"], message: `must be from 1 to the number of locations (${count})` });
       }
     },
     // Say it even when other fields are wrong too, so one round trip shows every problem.

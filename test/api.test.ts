@@ -56,6 +56,8 @@ for (const engine of engines) {
       remindEveryMinutes: null,
       certWarnDays: null,
       dependsOn: [],
+      locations: null,
+      quorum: null,
     });
     assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null });
     assert.equal(apiService.check.intervalSeconds, null);

@@ -32,7 +32,7 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
   assert.equal(data.status, 200);
   const stored = data.body.entries.find((e: { id: string }) => e.id === homeDone.entry.id);
   assert.deepEqual(stored, homeDone.entry);
-  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched"]);
+  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location"]);
   const server = (await d.api("GET", "/services/web-01")).body;
   const otherState = server.services.find((s: { id: string }) => s.id === "other").state;
   assert.equal(otherState.status, "down");

@@ -34,6 +34,7 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/healthz",
     "/incidents",
     "/metrics",
+    "/nodes",
     "/openapi.json",
     "/push/topics/{topic}",
     "/services",

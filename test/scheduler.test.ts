@@ -26,6 +26,8 @@ function service(key: number, check: { intervalSeconds?: number | null; cron?: s
     remindEveryMinutes: null,
     certWarnDays: null,
     dependsOn: [],
+    locations: null,
+    quorum: null,
   };
   return { key, serverId: "s", serviceId: `svc-${key}`, check: full, fingerprint: JSON.stringify(full) };
 }

@@ -21,6 +21,7 @@ const entry = (service: string, ok: boolean, latencyMs: number, secondsAgo = 0):
   errorKind: ok ? null : "status",
   error: ok ? null : "status 503 was not expected (expected 2xx)",
   matched: ok ? 0 : null,
+  location: "default",
 });
 const stored = (name: string, ok: boolean | null, consecutiveFailures = 0): Row => ({
   name,

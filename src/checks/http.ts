@@ -28,6 +28,8 @@ export interface ControllerOptions {
   readonly now?: () => number;
   /** Aborts the check (the daemon is stopping); the result then reports a timeout and should be dropped. */
   readonly signal?: AbortSignal;
+  /** Sent unless the check's headers set one. Default `healthd/<version>`. */
+  readonly userAgent?: string;
 }
 
 /** What the controller needs of a check (the schedule and notification settings are not its business). */
@@ -80,7 +82,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   let stage: Stage = "connecting";
   try {
     for (;;) {
-      const exchange = await send(url, method, headersFor(check), body, check, deadline.signal, (s) => (stage = s));
+      const exchange = await send(url, method, headersFor(check, options.userAgent), body, check, deadline.signal, (s) => (stage = s));
       const { statusCode, headers } = exchange.response;
       const location = headers.location;
       if (check.followRedirects && isRedirect(statusCode) && typeof location === "string") {
@@ -216,10 +218,10 @@ async function send(
   }
 }
 
-function headersFor(check: CheckRequest): Record<string, string> {
+function headersFor(check: CheckRequest, userAgent = `healthd/${version}`): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(check.headers)) headers[name.toLowerCase()] = value;
-  headers["user-agent"] ??= `healthd/${version}`;
+  headers["user-agent"] ??= userAgent;
   headers["accept-encoding"] ??= "gzip, deflate, br";
   return headers;
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
 import { readFileSync } from "node:fs";
-import { defaults, parseHttpUrl, parsePort, parsePositiveInt, parseTopic, UsageError } from "../config.ts";
+import { defaults, parseHttpUrl, parseName, parsePort, parsePositiveInt, parseTopic, UsageError } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
 
@@ -21,6 +21,9 @@ interface ServeFlags extends LogFlags {
   readonly tokenFile?: string;
   readonly allowNoToken?: boolean;
   readonly publicStatus?: boolean;
+  readonly node?: string;
+  readonly location: string;
+  readonly leaseSeconds: number;
 }
 
 export function serveCommand(): Command {
@@ -73,6 +76,23 @@ export function serveCommand(): Command {
     .addOption(new Option("--ntfy-user <user>", "ntfy user, with --ntfy-password, when no token is given").env("HEALTHD_NTFY_USER"))
     .addOption(new Option("--ntfy-password <password>", "ntfy password").env("HEALTHD_NTFY_PASSWORD"))
     .addOption(
+      new Option("--node <name>", "this node's name among the daemons sharing a PostgreSQL database (default: the host name)")
+        .env("HEALTHD_NODE")
+        .argParser(argument(parseName("--node"))),
+    )
+    .addOption(
+      new Option("--location <name>", "where this node probes from; checks with locations run on nodes of each")
+        .env("HEALTHD_LOCATION")
+        .default(defaults.location)
+        .argParser(argument(parseName("--location"))),
+    )
+    .addOption(
+      new Option("--lease-seconds <s>", "a node not heard from for this long is dead; the others take over its checks")
+        .env("HEALTHD_LEASE_SECONDS")
+        .default(defaults.leaseSeconds)
+        .argParser(argument(parsePositiveInt("--lease-seconds", 3600))),
+    )
+    .addOption(
       new Option("--retention-days <days>", "delete entries older than this")
         .env("HEALTHD_RETENTION_DAYS")
         .default(defaults.retentionDays)
@@ -91,6 +111,7 @@ Examples:
   healthd serve                              # ./healthd.db, http://127.0.0.1:8080
   healthd serve --db /var/lib/healthd/healthd.db --port 9000
   healthd serve --ntfy-url https://ntfy.example.org --ntfy-topic ops-alerts
+  healthd serve --db postgres://healthd@db/healthd --node web-1 --location eu-west   # one of several nodes
   HEALTHD_PORT=9000 healthd serve            # every flag also reads HEALTHD_*`,
     )
     .action(async (flags: ServeFlags) => {
@@ -115,6 +136,9 @@ Examples:
         allowNoToken: flags.allowNoToken ?? false,
         publicStatus: flags.publicStatus ?? false,
         rollupRetentionDays: flags.rollupRetentionDays,
+        node: flags.node,
+        location: flags.location,
+        leaseMs: flags.leaseSeconds * 1000,
         ntfy: {
           url: flags.ntfyUrl,
           topic: flags.ntfyTopic,

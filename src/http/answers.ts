@@ -17,6 +17,7 @@ export const entryAnswer = z.strictObject({
   errorKind: z.enum(errorKinds).nullable(),
   error: z.string().nullable(),
   matched: z.int().nullable().describe("Index of the alternative of `expect` that held"),
+  location: z.string().describe("The location of the node that ran it"),
 });
 
 export const stateAnswer = z.strictObject({
@@ -24,6 +25,10 @@ export const stateAnswer = z.strictObject({
     .enum(["up", "down", "unknown", "paused", "blocked"])
     .describe("paused: its check is paused; blocked: it fails while a service it depends on has an open incident"),
   blockedBy: z.array(z.string()).optional().describe('With status blocked: those services, as "serverId/serviceId"'),
+  locations: z
+    .record(z.string(), z.strictObject({ status: z.enum(["up", "down", "unmonitored"]), lastCheckedAt: time.nullable() }))
+    .optional()
+    .describe("With check.locations: each location's latest result; unmonitored while no live node is there"),
   consecutiveFailures: z.int(),
   lastCheckedAt: time.nullable(),
   lastEntry: entryAnswer.nullable(),
@@ -111,6 +116,21 @@ export const incidentsAnswer = z.strictObject({
     }),
   ),
   next: z.string().nullable().describe("Pass as `before` for the next page; null on the last"),
+});
+
+export const nodesAnswer = z.strictObject({
+  nodes: z.array(
+    z.strictObject({
+      name: z.string(),
+      location: z.string(),
+      version: z.string(),
+      startedAt: time,
+      lastSeenAt: time,
+      services: z.int().describe("How many checks it runs now (0 when it is not live)"),
+      self: z.boolean().describe("It is the node that answers"),
+      live: z.boolean().describe("Its heartbeat is younger than its lease"),
+    }),
+  ),
 });
 
 export const pushAnswer = z.strictObject({ id: z.string().describe("ntfy's message id"), time, topic: z.string() });

@@ -1,7 +1,9 @@
 /**
  * The delivery loop: publishes the outbox to ntfy. It runs beside the checks and never holds them up (all it
  * shares with them is the database, in short transactions). Per topic, notifications go out in order: a
- * topic's oldest pending notification blocks the ones after it until it is delivered or given up.
+ * topic's oldest pending notification blocks the ones after it until it is delivered or given up. Nodes
+ * sharing a database share one outbox: each notification is claimed by one of them, and the claim (committed
+ * before the publish) is also the mark a crash leaves behind.
  * A failed delivery is retried with capped exponential backoff, across restarts, until ntfy takes it; a
  * notification that ntfy refuses as invalid is marked failed with ntfy's error and not retried.
  */
@@ -11,6 +13,8 @@ import type { Publisher, PublishResult } from "./ntfy.ts";
 
 export interface DeliveryOptions {
   readonly log: Logger;
+  /** This process, as the nodes table knows it: claims of notifications name it. */
+  readonly instance: string;
   /** The topic of notifications whose service has no notifyTopic; null when none is configured. */
   readonly defaultTopic: string | null;
   /** First retry delay; each later one doubles. Default 1000 ms. */
@@ -90,7 +94,7 @@ export class Delivery {
   }
 
   async #pass(): Promise<void> {
-    const due = await this.#store.dueNotifications(this.#now());
+    const due = await this.#store.claimNotifications(this.#options.instance, this.#now());
     await Promise.all(due.map((row) => this.#deliver(row)));
     // A delivered head lets the next notification of its topic go at once.
     if (due.length > 0 && !this.#stopped) this.#again = true;
@@ -108,7 +112,7 @@ export class Delivery {
       return;
     }
     if (row.inFlightSince !== null) {
-      // The daemon died while publishing this: ntfy may have it already. Look before sending it twice.
+      // A daemon died while publishing this: ntfy may have it already. Look before sending it twice.
       const since = Math.floor(row.inFlightSince / 1000) - 1;
       const found = await this.#publisher.findCached(topic, since, (m) => m.title === body.title && m.message === body.message);
       if (found) {
@@ -118,7 +122,6 @@ export class Delivery {
         return;
       }
     }
-    await this.#store.markInFlight(row.id, this.#now());
     const result = await this.#publisher.publish({ ...body, topic });
     if (result.ok) {
       await this.#store.markDelivered(row.id, result.id, this.#now());

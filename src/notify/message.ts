@@ -2,7 +2,7 @@
  * What a DOWN, RECOVERED, reminder or CERT notification says: pure. ntfy's JSON publishing form, so titles and messages
  * travel as UTF-8 whatever they contain.
  */
-import type { CheckResult } from "../model.ts";
+import type { ErrorKind } from "../model.ts";
 import type { IncidentState, Notice } from "./incident.ts";
 
 /** ntfy's JSON publish body (https://docs.ntfy.sh/publish/#publish-as-json). */
@@ -17,6 +17,14 @@ export interface NtfyMessage {
 }
 
 export type NotificationBody = Omit<NtfyMessage, "topic">;
+
+/** What a notification says of the result (or, with several locations, the verdict) that called for it. */
+export interface Judged {
+  readonly ok: boolean;
+  readonly checkedAt: number;
+  readonly errorKind: ErrorKind | null;
+  readonly error: string | null;
+}
 
 export interface Subject {
   readonly serverId: string;
@@ -34,7 +42,7 @@ const tags = {
 export function renderNotification(
   kind: Notice,
   subject: Subject,
-  result: CheckResult & { readonly checkedAt: number },
+  result: Judged,
   before: IncidentState,
   after: IncidentState,
   /** The incident's failed checks (RECOVERED says how many); by default the failures in a row before this result. */

@@ -39,3 +39,10 @@ export function hash(text: string): number {
   }
   return h >>> 0;
 }
+
+/** The time between two runs near `at`: the interval, or for a cron pattern the gap between its next two runs. */
+export function periodOf(check: { intervalSeconds: number | null; cron: string | null }, at: number): number {
+  if (check.cron === null) return (check.intervalSeconds ?? 60) * 1000;
+  const [first, second] = new Cron(check.cron, { paused: true }).nextRuns(2, new Date(at));
+  return first && second ? second.getTime() - first.getTime() : 60_000;
+}

@@ -34,6 +34,9 @@ interface Job {
 // Timers further out than this are re-armed, not trusted (setTimeout overflows past 2^31 ms).
 const maxTimerMs = 3_600_000;
 
+/** Whether a new or changed service is first checked soon, or at its next planned time. */
+export type Soon = boolean | ((service: ScheduledService, known: boolean) => boolean);
+
 export class Scheduler {
   readonly #options: SchedulerOptions;
   readonly #clock: Clock;
@@ -69,6 +72,11 @@ export class Scheduler {
     return this.#skipped;
   }
 
+  /** Whether a service is scheduled. */
+  has(key: number): boolean {
+    return this.#jobs.has(key);
+  }
+
   /** The services scheduled now, for metrics. */
   services(): ScheduledService[] {
     return Array.from(this.#jobs.values(), (job) => job.service);
@@ -78,8 +86,9 @@ export class Scheduler {
    * Schedule these services. A service whose check is unchanged (same fingerprint) keeps its plan. A new or
    * changed one is first checked within a second, then on its schedule; with `soon: false` (the daemon
    * starting) it waits for its next planned time instead, so a restart is not a burst of every check at once.
+   * `soon` may decide per service; `known` says whether it was scheduled already (its check changed).
    */
-  upsert(services: readonly ScheduledService[], { soon = true }: { soon?: boolean } = {}): void {
+  upsert(services: readonly ScheduledService[], { soon = true }: { soon?: Soon } = {}): void {
     if (this.#stop.signal.aborted) return;
     const now = this.#clock.now();
     for (const service of services) {
@@ -87,7 +96,8 @@ export class Scheduler {
       if (old && old.service.fingerprint === service.fingerprint) continue;
       const identity = `${service.serverId}/${service.serviceId}`;
       const schedule = scheduleOf(service.check, identity);
-      const plannedAt = soon ? firstRun(identity, now) : nextRun(schedule, now);
+      const early = typeof soon === "function" ? soon(service, old !== undefined) : soon;
+      const plannedAt = early ? firstRun(identity, now) : nextRun(schedule, now);
       const job: Job = { service, schedule, plannedAt };
       this.#jobs.set(service.key, job);
       if (plannedAt !== undefined) this.#heap.push(plannedAt, job);
@@ -101,7 +111,7 @@ export class Scheduler {
   }
 
   /** Make the schedule exactly `services`: what is absent is removed. */
-  replaceAll(services: readonly ScheduledService[], options?: { soon?: boolean }): void {
+  replaceAll(services: readonly ScheduledService[], options?: { soon?: Soon }): void {
     const keep = new Set(services.map((s) => s.key));
     this.remove([...this.#jobs.keys()].filter((key) => !keep.has(key)));
     this.upsert(services, options);

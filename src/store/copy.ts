@@ -17,7 +17,10 @@ interface TableCopy<T extends keyof Tables> extends BulkInsert<T> {
 
 const table = <T extends keyof Tables>(copy: TableCopy<T>) => copy as unknown as TableCopy<keyof Tables>;
 
-/** Every table, parents before children. A new table is added here with its migration. */
+/**
+ * Every table, parents before children. A new table is added here with its migration. Not copied: nodes and
+ * service_owners, which say which running processes share the database now (the copy's own nodes register).
+ */
 const tables = [
   table({
     table: "servers",
@@ -37,7 +40,7 @@ const tables = [
       ["service_key", "bigint"], ["url", "text"], ["method", "text"], ["headers", "text"], ["body", "text"], ["interval_seconds", "integer"],
       ["cron", "text"], ["timeout_ms", "integer"], ["follow_redirects", "boolean"], ["verify_tls", "boolean"], ["expect", "text"],
       ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"], ["paused", "boolean"], ["recover_threshold", "integer"],
-      ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"],
+      ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"], ["locations", "text"], ["quorum", "integer"],
     ],
   }),
   table({
@@ -65,7 +68,7 @@ const tables = [
       ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["last_checked_at", "bigint"],
       ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"], ["consecutive_passes", "integer"],
       ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
-      ["cert_warned_expiry", "bigint"],
+      ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"],
     ],
   }),
   table({
@@ -74,7 +77,7 @@ const tables = [
     identity: "id",
     columns: [
       ["id", "bigint"], ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"],
-      ["latency_ms", "double precision"], ["error_kind", "text"], ["error", "text"], ["matched", "integer"],
+      ["latency_ms", "double precision"], ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"],
     ],
   }),
   table({
@@ -92,8 +95,13 @@ const tables = [
     columns: [
       ["id", "bigint"], ["created_at", "bigint"], ["server_id", "text"], ["service_id", "text"], ["kind", "text"], ["topic", "text"],
       ["message", "text"], ["status", "text"], ["attempts", "integer"], ["next_attempt_at", "bigint"], ["last_error", "text"],
-      ["in_flight_since", "bigint"], ["delivered_at", "bigint"], ["ntfy_id", "text"], ["incident_id", "bigint"],
+      ["in_flight_since", "bigint"], ["delivered_at", "bigint"], ["ntfy_id", "text"], ["incident_id", "bigint"], ["claimed_by", "text"],
     ],
+  }),
+  table({
+    table: "location_results",
+    key: ["service_key", "location"],
+    columns: [["service_key", "bigint"], ["location", "text"], ["checked_at", "bigint"], ["ok", "boolean"], ["error_kind", "text"], ["error", "text"]],
   }),
 ];
 

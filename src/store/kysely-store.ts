@@ -5,6 +5,7 @@
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
 import * as entries from "./queries/entries.ts";
+import * as cluster from "./queries/nodes.ts";
 import * as outbox from "./queries/outbox.ts";
 import { recordResults } from "./queries/results.ts";
 import * as servers from "./queries/servers.ts";
@@ -80,7 +81,7 @@ export class KyselyStore implements Store {
         return gone;
       }),
     );
-  scheduledServices = (keys?: readonly number[]) => this.#run(() => servers.scheduledServices(this.#db, keys));
+  scheduledServices = (node?: string) => this.#run(() => servers.scheduledServices(this.#db, node));
   serviceStates = () => this.#run(() => servers.serviceStates(this.#db));
 
   recordResults: Store["recordResults"] = (runs) =>
@@ -100,15 +101,36 @@ export class KyselyStore implements Store {
   uptimeCounts: Store["uptimeCounts"] = (since, until, per) => this.#run(() => status.uptimeCounts(this.#db, since, until, per));
   rollupRevision = () => this.#run(() => status.rollupRevision(this.#db));
 
+  registerNode: Store["registerNode"] = (node, now, replacing) =>
+    this.#run(() => this.#backend.write((trx) => cluster.registerNode(trx, node, now, replacing)));
+  heartbeat = (name: string, instance: string, now: number) => this.#run(() => cluster.heartbeat(this.#db, name, instance, now));
+  leaveNode = (name: string, instance: string) =>
+    this.#run(() =>
+      this.#backend.write(async (trx) => {
+        await cluster.leaveNode(trx, name, instance);
+        await this.#backend.announce(trx, "cluster");
+      }),
+    );
+  nodes = (now: number) => this.#run(() => cluster.listNodes(this.#db, now));
+  liveNodes = (now: number) => this.#run(() => cluster.liveNodes(this.#db, now));
+  rebalance = (now: number) =>
+    this.#run(() =>
+      this.#backend.write(async (trx) => {
+        const moved = await cluster.rebalance(trx, this.#backend.engine, now);
+        if (moved > 0) await this.#backend.announce(trx, "cluster");
+        return moved;
+      }),
+    );
+
   addSilence: Store["addSilence"] = (silence, now) =>
     this.#run(() => this.#backend.write((trx) => alerting.addSilence(trx, silence, now)));
   silences = (now: number) => this.#run(() => alerting.silences(this.#db, now));
   endSilence = (id: number, now: number) => this.#run(() => this.#backend.write((trx) => alerting.endSilence(trx, id, now)));
   incidents: Store["incidents"] = (query, now) => this.#run(() => alerting.incidents(this.#db, query, now));
 
-  dueNotifications = (now: number) => this.#run(() => outbox.dueNotifications(this.#db, now));
+  claimNotifications = (instance: string, now: number) =>
+    this.#run(() => this.#backend.write((trx) => outbox.claimNotifications(trx, this.#backend.engine, instance, now)));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));
-  markInFlight = (id: number, now: number) => this.#run(() => outbox.markInFlight(this.#db, id, now));
   markDelivered = (id: number, ntfyId: string, now: number) => this.#run(() => outbox.markDelivered(this.#db, id, ntfyId, now));
   markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
   markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));

@@ -49,8 +49,8 @@ export interface Store {
   putService(serverId: string, service: ServiceDocument, now: number): Promise<{ outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange } | undefined>;
   deleteServer(serverId: string): Promise<ScheduleChange | undefined>;
   deleteService(serverId: string, serviceId: string, now: number): Promise<ScheduleChange | undefined>;
-  /** The checks to schedule: all of them, or those of some services. */
-  scheduledServices(keys?: readonly number[]): Promise<ScheduledService[]>;
+  /** The checks to run (not paused): all of them, or those `node` owns. */
+  scheduledServices(node?: string): Promise<ScheduledService[]>;
   /** Every service's stored state, by key (for metrics, which cache it). */
   serviceStates(): Promise<Map<number, IncidentState>>;
 
@@ -94,13 +94,32 @@ export interface Store {
   /** A page of incidents, newest first. */
   incidents(query: IncidentQuery, now: number): Promise<{ incidents: Incident[]; next: string | null }>;
 
+  // Nodes: every `healthd serve` on the database, and who runs which check.
+  /**
+   * Register this node; answers the live node of the same name when that is another process (nothing is
+   * written then), unless it is the instance `replacing` (a process known to be gone).
+   */
+  registerNode(node: NodeRecord, now: number, replacing?: string): Promise<NodeRecord | undefined>;
+  /** Answers false when the node's row is no longer this process's. */
+  heartbeat(name: string, instance: string, now: number): Promise<boolean>;
+  /** A clean stop: the row and the node's ownerships go. */
+  leaveNode(name: string, instance: string): Promise<void>;
+  /** Every registered node seen in the last day, with how many checks each owns. */
+  nodes(now: number): Promise<(NodeRecord & { readonly services: number })[]>;
+  liveNodes(now: number): Promise<NodeRecord[]>;
+  /** Spread the checks over the live nodes of their pools (one rebalancing at a time); answers how many moved. */
+  rebalance(now: number): Promise<number>;
+
   // The notification outbox.
-  /** What may be sent now: per topic only the oldest pending notification, so a topic stays in order. */
-  dueNotifications(now: number): Promise<Notification[]>;
+  /**
+   * Claim what may be sent now for `instance` (a node process): per topic only the oldest pending
+   * notification, so a topic stays in order, and none that a live node is publishing. The claim is committed
+   * (in flight since `now`) before the answer; each comes back as it was before the claim, so that an
+   * in-flight mark left by a process that died says the delivery is in doubt.
+   */
+  claimNotifications(instance: string, now: number): Promise<Notification[]>;
   /** When the next pending notification is due, if any. */
   nextNotificationAt(): Promise<number | undefined>;
-  /** A publish is starting: committed first, so that a crash before its answer is known leaves a trace. */
-  markInFlight(id: number, now: number): Promise<void>;
   markDelivered(id: number, ntfyId: string, now: number): Promise<void>;
   markRetry(id: number, error: string, nextAt: number): Promise<void>;
   /** ntfy refused it (failed), or there is no topic to send it to (unsent). */
@@ -137,8 +156,24 @@ export interface WatchOptions {
   readonly everyMs?: number;
 }
 
-/** What a watcher follows: changes of configuration, or stored results. */
-export type Channel = "config" | "entries";
+/** What a watcher follows: changes of configuration, stored results, or nodes and who runs which check. */
+export type Channel = "config" | "entries" | "cluster";
+
+/** A `healthd serve` process as the nodes table knows it. */
+export interface NodeRecord {
+  readonly name: string;
+  /** This process, among the processes that have had the name. */
+  readonly instance: string;
+  /** Where the process runs, and its pid there. */
+  readonly host: string;
+  readonly pid: number;
+  readonly location: string;
+  readonly version: string;
+  readonly startedAt: number;
+  readonly lastSeenAt: number;
+  /** Live while lastSeenAt + leaseMs is in the future. */
+  readonly leaseMs: number;
+}
 
 export interface ApplyOptions {
   readonly now: number;
@@ -177,6 +212,8 @@ export interface CheckRun {
    * or close its incident, but are not stored as entries.
    */
   readonly folded?: number;
+  /** The location of the node that ran it. Default: the default location. */
+  readonly location?: string;
 }
 
 export interface RecordedRun {

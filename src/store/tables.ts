@@ -49,6 +49,10 @@ export interface HttpCheckConfigsTable {
   cert_warn_days: number | null;
   /** JSON list of "serverId/serviceId" references. */
   depends_on: Generated<string>;
+  /** JSON list of location names, or null: any node runs it. */
+  locations: string | null;
+  /** Locations that must see it failing; null: a majority. */
+  quorum: number | null;
 }
 
 export interface HealthCheckDataEntriesTable {
@@ -61,6 +65,8 @@ export interface HealthCheckDataEntriesTable {
   error_kind: string | null;
   error: string | null;
   matched: number | null;
+  /** The location that ran it; null: the default location (most entries, so nothing is stored for them). */
+  location: string | null;
 }
 
 export interface ServiceStatesTable {
@@ -80,6 +86,38 @@ export interface ServiceStatesTable {
   last_reminded_at: number | null;
   /** The expiry (Unix ms) of the certificate the last CERT warning was about. */
   cert_warned_expiry: number | null;
+  /** When the last verdict of a check with locations was made (once per interval). */
+  last_verdict_at: number | null;
+}
+
+export interface NodesTable {
+  name: string;
+  /** Tells a restarted node from the process it replaces. */
+  instance: string;
+  host: string;
+  pid: number;
+  location: string;
+  version: string;
+  started_at: number;
+  last_seen_at: number;
+  /** The node is live while last_seen_at + lease_ms is in the future. */
+  lease_ms: number;
+}
+
+export interface ServiceOwnersTable {
+  service_key: number;
+  /** A location, or "*" for checks without locations. */
+  pool: string;
+  node: string;
+}
+
+export interface LocationResultsTable {
+  service_key: number;
+  location: string;
+  checked_at: number;
+  ok: Bool;
+  error_kind: string | null;
+  error: string | null;
 }
 
 export interface IncidentsTable {
@@ -124,6 +162,8 @@ export interface NotificationsTable {
   delivered_at: number | null;
   ntfy_id: string | null;
   incident_id: number | null;
+  /** The node instance publishing it (while in_flight_since is set). */
+  claimed_by: string | null;
 }
 
 export interface ServiceRollupsTable {
@@ -156,4 +196,7 @@ export interface Tables {
   rollup_revisions: RollupRevisionsTable;
   incidents: IncidentsTable;
   silences: SilencesTable;
+  nodes: NodesTable;
+  service_owners: ServiceOwnersTable;
+  location_results: LocationResultsTable;
 }

@@ -211,3 +211,27 @@ export async function switchableTarget(t: TestContext): Promise<{ url: string; s
     hits: () => hits,
   };
 }
+
+export interface Hit {
+  readonly path: string;
+  readonly at: number;
+  readonly userAgent: string;
+}
+
+/**
+ * A target that records every request (path, time, User-Agent) and answers 500 when `fails(hit)` says so,
+ * else 200. It emits "hit" with each one.
+ */
+export async function recordingTarget(t: TestContext): Promise<{ url: string; hits: Hit[]; events: EventEmitter; fails: (hit: Hit) => boolean }> {
+  const events = new EventEmitter();
+  const target = { url: "", hits: [] as Hit[], events, fails: (_hit: Hit) => false };
+  const server = createHttpServer((req, res) => {
+    const hit = { path: req.url ?? "/", at: Date.now(), userAgent: req.headers["user-agent"] ?? "" };
+    target.hits.push(hit);
+    res.statusCode = target.fails(hit) ? 500 : 200;
+    res.end();
+    events.emit("hit", hit);
+  });
+  target.url = `http://127.0.0.1:${await serveOnLoopback(t, server)}`;
+  return target;
+}

@@ -11,7 +11,7 @@ import type { Tables } from "../tables.ts";
 import { describe, type PostgresTarget } from "./target.ts";
 
 /** The NOTIFY channels, by what they announce. */
-const channels = { config: "healthd_config", entries: "healthd_entries" } as const;
+const channels = { config: "healthd_config", entries: "healthd_entries", cluster: "healthd_cluster" } as const;
 
 // bigint (int8) and the counts PostgreSQL answers as bigint: numbers, as on SQLite. Every value healthd keeps
 // in a bigint (Unix ms, row ids, counts) stays far below 2^53.
@@ -43,6 +43,9 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
   };
   const pool = new pg.Pool(config);
   pool.on("error", (error) => options.onIdleError?.(error));
+  // pg-pool listens for errors only on idle clients: a connection that dies during a query would emit an
+  // 'error' nobody hears, which ends the process. The query itself fails with the error, which is what counts.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   const location = describe(target);
   const listeners = new Set<{ client: pg.Client | undefined; stopped: boolean }>();

@@ -21,7 +21,7 @@ export function decodeCursor(cursor: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched"] as const;
+const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location"] as const;
 
 /** A page of a service's entries, newest first. Walks the (service_key, id) index backwards. */
 export async function readEntries(db: Db, serviceKey: number, q: EntryQuery): Promise<{ entries: Entry[]; next: string | null }> {

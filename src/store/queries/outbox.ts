@@ -2,28 +2,43 @@
  * The notification outbox. Rows are written with the check result that calls for them (results.ts) and moved
  * along by the delivery loop.
  */
-import type { Kysely } from "kysely";
-import type { Notification, NotificationStatus } from "../store.ts";
+import { sql, type Kysely } from "kysely";
+import type { Engine, Notification, NotificationStatus } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { notificationFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
-/** Per topic only the oldest pending row, so that a topic stays in order. */
-export async function dueNotifications(db: Db, now: number): Promise<Notification[]> {
-  const heads = db
+/**
+ * Claim, for `instance`, per topic only the oldest pending row that is due (so that a topic stays in order)
+ * and not being published by another live process; mark each in flight, committed before it is sent. On
+ * PostgreSQL, rows another node is claiming this very moment are skipped (SKIP LOCKED); SQLite's write lock
+ * serializes claims. Answers the rows as they were before the claim.
+ */
+export async function claimNotifications(trx: Db, engine: Engine, instance: string, now: number): Promise<Notification[]> {
+  const heads = trx
     .selectFrom("notifications")
     .select((eb) => eb.fn.min("id").as("id"))
     .where("status", "=", "pending")
     .groupBy("topic");
-  const rows = await db
+  const liveInstances = trx.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
+  let query = trx
     .selectFrom("notifications")
     .selectAll()
     .where("status", "=", "pending")
     .where("next_attempt_at", "<=", now)
     .where("id", "in", heads)
-    .orderBy("id")
-    .execute();
+    .where((eb) => eb.or([eb("claimed_by", "is", null), eb("claimed_by", "=", instance), eb("claimed_by", "not in", liveInstances)]))
+    .orderBy("id");
+  if (engine === "postgres") query = query.forUpdate().skipLocked();
+  const rows = await query.execute();
+  if (rows.length > 0) {
+    await trx
+      .updateTable("notifications")
+      .set((eb) => ({ in_flight_since: now, claimed_by: instance, attempts: eb("attempts", "+", 1) }))
+      .where("id", "in", rows.map((r) => r.id))
+      .execute();
+  }
   return rows.map(notificationFromRow);
 }
 
@@ -36,28 +51,24 @@ export async function nextNotificationAt(db: Db): Promise<number | undefined> {
   return row?.at ?? undefined;
 }
 
-export async function markInFlight(db: Db, id: number, now: number): Promise<void> {
-  await db
-    .updateTable("notifications")
-    .set((eb) => ({ in_flight_since: now, attempts: eb("attempts", "+", 1) }))
-    .where("id", "=", id)
-    .execute();
-}
-
 export async function markDelivered(db: Db, id: number, ntfyId: string, now: number): Promise<void> {
   await db
     .updateTable("notifications")
-    .set({ status: "delivered", ntfy_id: ntfyId, delivered_at: now, last_error: null, in_flight_since: null })
+    .set({ status: "delivered", ntfy_id: ntfyId, delivered_at: now, last_error: null, in_flight_since: null, claimed_by: null })
     .where("id", "=", id)
     .execute();
 }
 
 export async function markRetry(db: Db, id: number, error: string, nextAt: number): Promise<void> {
-  await db.updateTable("notifications").set({ last_error: error, next_attempt_at: nextAt, in_flight_since: null }).where("id", "=", id).execute();
+  await db
+    .updateTable("notifications")
+    .set({ last_error: error, next_attempt_at: nextAt, in_flight_since: null, claimed_by: null })
+    .where("id", "=", id)
+    .execute();
 }
 
 export async function markGivenUp(db: Db, id: number, status: "failed" | "unsent", error: string): Promise<void> {
-  await db.updateTable("notifications").set({ status, last_error: error, in_flight_since: null }).where("id", "=", id).execute();
+  await db.updateTable("notifications").set({ status, last_error: error, in_flight_since: null, claimed_by: null }).where("id", "=", id).execute();
 }
 
 export async function notificationCounts(db: Db): Promise<Record<NotificationStatus, number>> {
@@ -95,7 +106,7 @@ export async function requeueUnsent(db: Db, defaultTopic: boolean, now: number):
   for (const r of ready) {
     await db
       .updateTable("notifications")
-      .set({ status: "pending", topic: r.notify_topic, next_attempt_at: now, attempts: 0, last_error: null })
+      .set({ status: "pending", topic: r.notify_topic, next_attempt_at: now, attempts: 0, last_error: null, claimed_by: null })
       .where("id", "=", r.id)
       .execute();
   }

@@ -6,17 +6,22 @@
  * statements per batch, whatever its size: the per-row cost is building values, not round trips.
  */
 import type { Kysely } from "kysely";
+import type { Outcome } from "../../checks/http.ts";
+import { verdict, verdictDue, type LocationResult } from "../../cluster/quorum.ts";
+import { defaults } from "../../config.ts";
+import type { ErrorKind } from "../../model.ts";
+import { periodOf } from "../../scheduler/plan.ts";
 import { blockers, qualify, type Upstream } from "../../alerting/dependencies.ts";
 import { silencedAt, type SilenceSpan } from "../../alerting/silence.ts";
 import { certWarning, initialState, transition, type IncidentState } from "../../notify/incident.ts";
-import { renderCertWarning, renderNotification } from "../../notify/message.ts";
+import { renderCertWarning, renderNotification, type Judged } from "../../notify/message.ts";
 import { hourMs, rollupDeltas } from "../../rollup/deltas.ts";
 import { merge, type Sketch } from "../../rollup/sketch.ts";
 import type { MaintenanceWindow } from "../../schema.ts";
 import { settleMs, type CheckRun, type Engine, type IncidentChange, type NotificationKind, type RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { bulkInsert, type BulkInsert } from "./bulk.ts";
-import { entryFromRow, stateFromRow } from "./rows.ts";
+import { entryFromRow, locationToRow, stateFromRow } from "./rows.ts";
 import { upstreamOf } from "./servers.ts";
 
 type Db = Kysely<Tables>;
@@ -28,13 +33,13 @@ const entries: BulkInsert<"health_check_data_entries"> = {
   table: "health_check_data_entries",
   columns: [
     ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"], ["latency_ms", "double precision"],
-    ["error_kind", "text"], ["error", "text"], ["matched", "integer"],
+    ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"],
   ],
   returning: "id",
 };
 const stateColumns = [
   "status", "consecutive_failures", "consecutive_passes", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since",
-  "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry",
+  "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry", "last_verdict_at",
 ] as const;
 const states: BulkInsert<"service_states"> = {
   table: "service_states",
@@ -42,9 +47,14 @@ const states: BulkInsert<"service_states"> = {
     ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["consecutive_passes", "integer"],
     ["last_checked_at", "bigint"], ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
     ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
-    ["cert_warned_expiry", "bigint"],
+    ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"],
   ],
   upsert: { key: ["service_key"], update: stateColumns },
+};
+const locationResults: BulkInsert<"location_results"> = {
+  table: "location_results",
+  columns: [["service_key", "bigint"], ["location", "text"], ["checked_at", "bigint"], ["ok", "boolean"], ["error_kind", "text"], ["error", "text"]],
+  upsert: { key: ["service_key", "location"], update: ["checked_at", "ok", "error_kind", "error"] },
 };
 const rollups: BulkInsert<"service_rollups"> = {
   table: "service_rollups",
@@ -74,6 +84,9 @@ interface Working {
   /** The open incident's first error. */
   incidentError: string | null;
   certWarnedExpiry: number | null;
+  lastVerdictAt: number | null;
+  /** With locations: each location's latest result. */
+  readonly latest: Map<string, LocationResult>;
 }
 
 export async function recordResults(trx: Db, engine: Engine, runs: readonly CheckRun[]): Promise<(RecordedRun | undefined)[]> {
@@ -96,12 +109,16 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
         incidentFailures: row.incident_failures ?? 0,
         incidentError: row.first_error,
         certWarnedExpiry: row.cert_warned_expiry,
+        lastVerdictAt: row.last_verdict_at,
+        latest: new Map(),
       },
     ]),
   );
   const known = new Map(rows.filter((r) => r.checks !== null).map((r) => [`${r.key}:${hour}`, r as RollupRow]));
   const silences = await readSilences(trx, [...new Set(rows.map((r) => r.server_id))], Math.min(...times), Math.max(...times));
   const blockedByOf = await readDependencies(trx, rows, services);
+  await readLocationResults(trx, services);
+  const locationRows = new Map<string, unknown[]>();
 
   const entryRows: unknown[][] = [];
   const stored: { index: number; run: CheckRun; silenced: boolean }[] = [];
@@ -125,18 +142,32 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
       recoverThreshold: row.recover_threshold,
       remindEveryMinutes: row.remind_every_minutes,
     };
-    const step = transition(before, { ok: o.ok, checkedAt: o.checkedAt, count: run.folded }, settings, { silenced, blocked: blockedBy.length > 0 });
+    const location = run.location ?? defaults.location;
+    // What the incident machine judges: this result, or for a check with locations the verdict it calls for.
+    let judged: Judged | undefined = o;
+    if (row.locations !== null) {
+      const listed = JSON.parse(row.locations) as string[];
+      if (listed.includes(location)) {
+        const latest: LocationResult = { location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error };
+        service.latest.set(location, latest);
+        locationRows.set(`${row.key}:${location}`, [row.key, location, o.checkedAt, o.ok, o.errorKind, o.error]);
+      }
+      judged = judge(service, listed, row, o);
+    }
+    const step = judged
+      ? transition(before, { ok: judged.ok, checkedAt: o.checkedAt, count: run.folded }, settings, { silenced, blocked: blockedBy.length > 0 })
+      : { state: before, notices: [], opened: false, closed: false };
     service.state = step.state;
     service.lastCheckedAt = Math.max(service.lastCheckedAt, o.checkedAt);
     // An incident's failures are those of the run that opened it, and every one while it stays open.
-    if (step.opened) (service.incidentFailures = step.state.consecutiveFailures), (service.incidentError = o.error);
-    else if (!o.ok && step.state.incidentOpenSince !== null) service.incidentFailures += run.folded ?? 1;
+    if (step.opened) (service.incidentFailures = step.state.consecutiveFailures), (service.incidentError = judged!.error);
+    else if (judged && !judged.ok && step.state.incidentOpenSince !== null) service.incidentFailures += run.folded ?? 1;
     const subject = { serverId: row.server_id, serviceId: row.service_id, url: row.url };
     const notices: NotificationKind[] = [...step.notices];
-    if (step.opened) service.incidentId = await openIncident(trx, row, o.checkedAt, o.error, step.state.downSent);
+    if (step.opened) service.incidentId = await openIncident(trx, row, o.checkedAt, judged!.error, step.state.downSent);
     else if (step.notices.includes("down") && service.incidentId !== null) await markNotified(trx, service.incidentId);
     for (const notice of step.notices) {
-      const body = renderNotification(notice, subject, o, before, step.state, service.incidentFailures);
+      const body = renderNotification(notice, subject, judged!, before, step.state, service.incidentFailures);
       queued.push({ service, notice, at: o.checkedAt, body, incidentId: service.incidentId });
     }
     if (step.closed && service.incidentId !== null) {
@@ -150,7 +181,7 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     }
     if (run.folded === undefined) {
       stored.push({ index: recorded.length, run, silenced });
-      entryRows.push([run.serviceKey, o.checkedAt, o.ok, o.status, o.latencyMs, o.errorKind, o.error, o.matched]);
+      entryRows.push([run.serviceKey, o.checkedAt, o.ok, o.status, o.latencyMs, o.errorKind, o.error, o.matched, locationToRow(location)]);
     }
     const incident: IncidentChange | null =
       (step.opened || step.closed) && service.incidentId !== null
@@ -188,7 +219,10 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     const o = run.outcome;
     result[index] = {
       ...recorded[index]!,
-      entry: entryFromRow({ id, checked_at: o.checkedAt, ok: o.ok, status: o.status, latency_ms: o.latencyMs, error_kind: o.errorKind, error: o.error, matched: o.matched }),
+      entry: entryFromRow({
+        id, checked_at: o.checkedAt, ok: o.ok, status: o.status, latency_ms: o.latencyMs, error_kind: o.errorKind, error: o.error, matched: o.matched,
+        location: locationToRow(run.location ?? defaults.location),
+      }),
     };
   });
 
@@ -196,9 +230,11 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     .filter(([, s]) => s.lastCheckedAt > 0)
     .map(([key, s]) => [
       key, s.state.status, s.state.consecutiveFailures, s.state.consecutivePasses, s.lastCheckedAt, s.lastEntryId, s.state.incidentOpenSince,
-      s.state.failingSince, s.incidentId, s.incidentFailures, s.state.downSent, s.state.lastRemindedAt, s.certWarnedExpiry,
+      s.state.failingSince, s.incidentId, s.incidentFailures, s.state.downSent, s.state.lastRemindedAt, s.certWarnedExpiry, s.lastVerdictAt,
     ]);
   for (let i = 0; i < stateRows.length; i += chunkSize) await bulkInsert(trx, engine, states, stateRows.slice(i, i + chunkSize));
+  const located = [...locationRows.values()];
+  for (let i = 0; i < located.length; i += chunkSize) await bulkInsert(trx, engine, locationResults, located.slice(i, i + chunkSize));
   await addRollups(
     trx,
     engine,
@@ -219,7 +255,7 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
  * decide from the other's outcome.
  */
 async function readServices(trx: Db, engine: Engine, keys: number[], hour: number) {
-  let query = trx
+  const query = trx
     .selectFrom("services as s")
     .innerJoin("servers as srv", "srv.id", "s.server_id")
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
@@ -228,13 +264,49 @@ async function readServices(trx: Db, engine: Engine, keys: number[], hour: numbe
     .leftJoin("service_rollups as r", (join) => join.onRef("r.service_key", "=", "s.key").on("r.hour", "=", hour))
     .select(["s.key", "s.server_id", "s.id as service_id", "srv.maintenance", "c.url", "c.notify", "c.notify_threshold", "c.notify_topic"])
     .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on"])
+    .select(["c.locations", "c.quorum", "c.interval_seconds", "c.cron", "st.last_verdict_at"])
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
     .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error"])
     .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures"])
     .where("s.key", "in", keys)
     .orderBy("s.key");
-  if (engine === "postgres") query = query.forNoKeyUpdate(["s"]);
+  if (engine === "postgres") {
+    // Lock first, read after: a SELECT ... FOR UPDATE that waits for another transaction's lock re-reads only
+    // the locked rows when it gets it, and would join them with the state as it was before that transaction.
+    await trx.selectFrom("services").select("key").where("key", "in", keys).orderBy("key").forNoKeyUpdate().execute();
+  }
   return query.execute();
+}
+
+/**
+ * For a check with locations, the verdict a result calls for, as the outcome the incident machine judges (a
+ * failing verdict speaks with its newest failing location's error); undefined when no verdict is due yet.
+ */
+function judge(service: Working, listed: readonly string[], row: ServiceRow, o: Outcome): Judged | undefined {
+  const intervalMs = periodOf({ intervalSeconds: row.interval_seconds, cron: row.cron }, o.checkedAt);
+  if (!verdictDue(service.lastVerdictAt, o.checkedAt, intervalMs)) return undefined;
+  service.lastVerdictAt = o.checkedAt;
+  const v = verdict(listed, row.quorum, service.latest, o.checkedAt, intervalMs);
+  if (!v.failing) return { ok: true, checkedAt: o.checkedAt, errorKind: null, error: null };
+  const first = v.failures[0]!;
+  const error = `${v.failures.length} of ${listed.length} locations fail; ${first.location}: ${first.error}`;
+  return { ok: false, checkedAt: o.checkedAt, errorKind: first.errorKind, error };
+}
+
+/** The latest result of each location, for the services of the batch that run in several. */
+async function readLocationResults(trx: Db, services: ReadonlyMap<number, Working>): Promise<void> {
+  const keys = [...services.values()].filter((s) => s.row.locations !== null).map((s) => s.row.key);
+  if (keys.length === 0) return;
+  const rows = await trx.selectFrom("location_results").selectAll().where("service_key", "in", keys).execute();
+  for (const r of rows) {
+    services.get(r.service_key)!.latest.set(r.location, {
+      location: r.location,
+      checkedAt: r.checked_at,
+      ok: Boolean(r.ok),
+      errorKind: r.error_kind as ErrorKind | null,
+      error: r.error,
+    });
+  }
 }
 
 async function readSilences(trx: Db, servers: string[], from: number, until: number): Promise<SilenceSpan[]> {

@@ -3,6 +3,7 @@
  * stored 0/1 or PostgreSQL true/false, and JSON text is parsed in one place.
  */
 import type { Selectable } from "kysely";
+import { defaults } from "../../config.ts";
 import type { Check, Entry, ErrorKind, StoredCheck } from "../../model.ts";
 import type { IncidentState } from "../../notify/incident.ts";
 import type { NotificationBody } from "../../notify/message.ts";
@@ -33,6 +34,8 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     remindEveryMinutes: row.remind_every_minutes,
     certWarnDays: row.cert_warn_days,
     dependsOn: JSON.parse(row.depends_on) as string[],
+    locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
+    quorum: row.quorum,
   };
 }
 
@@ -58,10 +61,16 @@ export function checkToRow(key: number, check: Check) {
     remind_every_minutes: check.remindEveryMinutes,
     cert_warn_days: check.certWarnDays,
     depends_on: JSON.stringify(check.dependsOn),
+    locations: check.locations === null ? null : JSON.stringify(check.locations),
+    quorum: check.quorum,
   };
 }
 
 export type EntryRow = Omit<Selectable<HealthCheckDataEntriesTable>, "service_key">;
+
+/** Entries keep the location that ran them; null stands for the default one, which most are. */
+export const locationOf = (stored: string | null) => stored ?? defaults.location;
+export const locationToRow = (location: string) => (location === defaults.location ? null : location);
 
 export function entryFromRow(row: EntryRow): Entry {
   return {
@@ -73,6 +82,7 @@ export function entryFromRow(row: EntryRow): Entry {
     errorKind: row.error_kind as ErrorKind | null,
     error: row.error,
     matched: row.matched,
+    location: locationOf(row.location),
   };
 }
 

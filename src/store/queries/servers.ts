@@ -21,6 +21,7 @@ import { blockers, dependencyProblems, qualify, type Upstream } from "../../aler
 import { planServerChange } from "../../server-change.ts";
 import { DependencyError, type ApplyOptions, type ApplyResult, type ServerChange } from "../store.ts";
 import type { Tables } from "../tables.ts";
+import { liveNodes } from "./nodes.ts";
 import { checkFromRow, checkToRow, entryFromRow, iso, stateFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
@@ -89,11 +90,13 @@ export async function serviceViews(db: Db, serverId: string, serviceId?: string)
       "e.error_kind as entry_error_kind",
       "e.error as entry_error",
       "e.matched as entry_matched",
+      "e.location as entry_location",
     ])
     .where("services.server_id", "=", serverId);
   if (serviceId !== undefined) query = query.where("services.id", "=", serviceId);
   const rows = await query.orderBy("services.key").execute();
   const upstream = await upstreamOf(db, rows.flatMap((r) => (JSON.parse(r.depends_on) as string[]).map((ref) => qualify(ref, serverId))));
+  const located = await locationsOf(db, rows.filter((r) => r.locations !== null).map((r) => r.service_key));
   return rows.map((r) => {
     const lastEntry =
       r.entry_id === null
@@ -107,6 +110,7 @@ export async function serviceViews(db: Db, serverId: string, serviceId?: string)
             error_kind: r.entry_error_kind,
             error: r.entry_error,
             matched: r.entry_matched,
+            location: r.entry_location,
           });
     const check = checkFromRow(r);
     const stored: ServiceState =
@@ -121,9 +125,33 @@ export async function serviceViews(db: Db, serverId: string, serviceId?: string)
           };
     const blockedBy = blockers(check.dependsOn.map((ref) => qualify(ref, serverId)), (name) => upstream.get(name));
     const shown = shownStatus(r.last_checked_at === null ? "unknown" : (r.status ?? "unknown"), check.paused, r.incident_open_since !== null, blockedBy);
-    const state: ServiceState = { ...stored, ...shown };
+    const state: ServiceState = { ...stored, ...shown, ...(check.locations ? { locations: located(r.service_key, check.locations) } : {}) };
     return { id: r.service_id, name: r.service_name, check, state };
   });
+}
+
+/**
+ * Each listed location's latest result of the services `keys`: up or down, or unmonitored while no live node
+ * is in that location (or none has checked it yet).
+ */
+async function locationsOf(db: Db, keys: readonly number[]) {
+  type Shown = NonNullable<ServiceState["locations"]>;
+  if (keys.length === 0) return (): Shown => ({});
+  const now = Date.now();
+  const [results, nodes] = await Promise.all([
+    db.selectFrom("location_results").selectAll().where("service_key", "in", keys).execute(),
+    liveNodes(db, now),
+  ]);
+  const live = new Set(nodes.map((n) => n.location));
+  return (key: number, locations: readonly string[]): Shown =>
+    Object.fromEntries(
+      locations.map((name) => {
+        const r = results.find((x) => x.service_key === key && x.location === name);
+        const lastCheckedAt = r ? iso(r.checked_at) : null;
+        const status = !live.has(name) || !r ? "unmonitored" : r.ok ? "up" : "down";
+        return [name, { status, lastCheckedAt }];
+      }),
+    );
 }
 
 /**
@@ -377,19 +405,20 @@ export async function deleteService(trx: Db, serverId: string, serviceId: string
   return { started: [], stopped: [service.key] };
 }
 
-export async function scheduledServices(db: Db, keys?: readonly number[]): Promise<ScheduledService[]> {
-  if (keys && keys.length === 0) return [];
+export async function scheduledServices(db: Db, node?: string): Promise<ScheduledService[]> {
   let query = db
     .selectFrom("services")
     .innerJoin("http_check_configs as c", "c.service_key", "services.key")
+    .leftJoin("service_states as st", "st.service_key", "services.key")
     .selectAll("c")
-    .select(["services.server_id", "services.id as service_id"]);
-  if (keys) query = query.where("services.key", "in", keys);
+    .select(["services.server_id", "services.id as service_id", "st.last_checked_at"]);
+  // A node runs what it owns (in whichever pool: a service is in one of a node's pools at most).
+  if (node !== undefined) query = query.where("services.key", "in", (eb) => eb.selectFrom("service_owners").select("service_key").where("node", "=", node));
   // A paused check is not run.
   const rows = (await query.orderBy("services.key").execute()).filter((r) => !r.paused);
   return rows.map((r) => {
     const check = checkFromRow(r);
-    return { key: r.service_key, serverId: r.server_id, serviceId: r.service_id, check, fingerprint: fingerprint(check) };
+    return { key: r.service_key, serverId: r.server_id, serviceId: r.service_id, check, fingerprint: fingerprint(check), lastCheckedAt: r.last_checked_at };
   });
 }
 

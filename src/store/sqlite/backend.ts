@@ -50,7 +50,9 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
       if (typeof code !== "string" || !unavailableCodes.test(code)) return undefined;
       return new StoreUnavailable(`the database cannot take this now (${code}: ${(error as Error).message})`, code, { cause: error });
     },
-    watch(_channel, listener, everyMs) {
+    watch(channel, listener, everyMs) {
+      // One daemon serves a SQLite file, so no other node can change who runs what: nothing to follow.
+      if (channel === "cluster") return () => {};
       // data_version moves only when another connection commits (anything, whatever the channel): cheap to
       // poll, and silent for this connection's own writes.
       const dataVersion = () => {

@@ -1,0 +1,68 @@
+/**
+ * Who runs which check: pure. Each pool (a location, or "*" for checks that may run anywhere) spreads its
+ * services over its live nodes so that every node has its share, give or take one, and moves as few
+ * services as it can: a live owner keeps what it has up to its share, and only the excess and the services
+ * without a live owner are handed out, to the nodes furthest below their share.
+ */
+
+/** The pool of checks without locations: every live node takes part. */
+export const anywhere = "*";
+
+export interface Pool {
+  /** The pool's services, by key. */
+  readonly services: readonly number[];
+  /** Its live nodes, by name. */
+  readonly nodes: readonly string[];
+  /** The current owner of each service that has one (live or not). */
+  readonly owners: ReadonlyMap<number, string>;
+}
+
+/** The owner each service of the pool should have; a service is left out when the pool has no live node. */
+export function assign(pool: Pool): Map<number, string> {
+  const result = new Map<number, string>();
+  const nodes = [...pool.nodes].sort();
+  if (nodes.length === 0) return result;
+  const services = [...pool.services].sort((a, b) => a - b);
+  const held = new Map<string, number[]>(nodes.map((n) => [n, []]));
+  const free: number[] = [];
+  for (const key of services) {
+    const owner = pool.owners.get(key);
+    const list = owner === undefined ? undefined : held.get(owner);
+    if (list) list.push(key);
+    else free.push(key);
+  }
+  // Shares: everyone gets `base`, and `extra` nodes one more; those that already hold the most get the extra
+  // ones, so that fewer services move.
+  const base = Math.floor(services.length / nodes.length);
+  const extra = services.length % nodes.length;
+  const byHolding = [...nodes].sort((a, b) => held.get(b)!.length - held.get(a)!.length || (a < b ? -1 : 1));
+  const share = new Map(byHolding.map((n, i) => [n, base + (i < extra ? 1 : 0)]));
+  for (const node of nodes) {
+    const keys = held.get(node)!;
+    // The excess goes back to the pool: the newest services (largest keys) move, the oldest stay put.
+    free.push(...keys.splice(share.get(node)!));
+    for (const key of keys) result.set(key, node);
+  }
+  free.sort((a, b) => a - b);
+  for (const key of free) {
+    let best = nodes[0]!;
+    let room = -Infinity;
+    for (const node of nodes) {
+      const left = share.get(node)! - held.get(node)!.length;
+      if (left > room) (best = node), (room = left);
+    }
+    held.get(best)!.push(key);
+    result.set(key, best);
+  }
+  return result;
+}
+
+/** The pools a check belongs to: each of its locations, or the pool of checks that may run anywhere. */
+export function poolsOf(locations: readonly string[] | null): readonly string[] {
+  return locations ?? [anywhere];
+}
+
+/** The pools a node takes part in: its location's, and the one of checks that may run anywhere. */
+export function poolsOfNode(location: string): readonly string[] {
+  return [anywhere, location];
+}

@@ -1,0 +1,140 @@
+/**
+ * Nodes and who runs which check. Every `healthd serve` registers a row and heartbeats it; a node is live
+ * while its heartbeat is younger than its lease. Ownership (service_owners) is rebalanced in one transaction
+ * that holds the cluster's rebalancing lock (PostgreSQL: an advisory lock; SQLite: its write lock), from the
+ * live nodes and the services, by the pure assignment of src/cluster/assign.ts.
+ */
+import { sql, type Kysely } from "kysely";
+import { anywhere, assign, poolsOf } from "../../cluster/assign.ts";
+import type { Engine, NodeRecord } from "../store.ts";
+import type { Tables } from "../tables.ts";
+
+type Db = Kysely<Tables>;
+
+/** A key for pg_advisory_xact_lock: "healthd" in ASCII, so that it is recognisable in pg_locks. */
+const rebalanceLock = 0x6865616c746864;
+
+function recordFromRow(r: Tables["nodes"]): NodeRecord {
+  return {
+    name: r.name,
+    instance: r.instance,
+    host: r.host,
+    pid: r.pid,
+    location: r.location,
+    version: r.version,
+    startedAt: r.started_at,
+    lastSeenAt: r.last_seen_at,
+    leaseMs: r.lease_ms,
+  };
+}
+
+const live = (now: number) => sql<boolean>`last_seen_at + lease_ms > ${now}`;
+
+/**
+ * Register `node`, unless a live node of the same name is another process: then answer that one. A dead
+ * node's row (or this node's own, from before a restart) is taken over.
+ */
+export async function registerNode(trx: Db, node: NodeRecord, now: number, replacing?: string): Promise<NodeRecord | undefined> {
+  const existing = await trx.selectFrom("nodes").selectAll().where("name", "=", node.name).executeTakeFirst();
+  const other = existing && existing.instance !== node.instance && existing.instance !== replacing;
+  if (other && existing.last_seen_at + existing.lease_ms > now) return recordFromRow(existing);
+  const row = {
+    name: node.name,
+    instance: node.instance,
+    host: node.host,
+    pid: node.pid,
+    location: node.location,
+    version: node.version,
+    started_at: node.startedAt,
+    last_seen_at: now,
+    lease_ms: node.leaseMs,
+  };
+  if (existing) await trx.updateTable("nodes").set(row).where("name", "=", node.name).execute();
+  else await trx.insertInto("nodes").values(row).execute();
+  // A node's location may have changed across the restart: what it owned elsewhere goes back to the pools.
+  await trx.deleteFrom("service_owners").where("node", "=", node.name).where("pool", "not in", [anywhere, node.location]).execute();
+  return undefined;
+}
+
+/** Answers false when the row is no longer this process's (another took the name after this one was dead). */
+export async function heartbeat(db: Db, name: string, instance: string, now: number): Promise<boolean> {
+  const result = await db.updateTable("nodes").set({ last_seen_at: now }).where("name", "=", name).where("instance", "=", instance).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** A clean stop: the node's checks go back to the pools at once. */
+export async function leaveNode(trx: Db, name: string, instance: string): Promise<void> {
+  const mine = await trx.selectFrom("nodes").select("name").where("name", "=", name).where("instance", "=", instance).executeTakeFirst();
+  if (!mine) return;
+  await trx.deleteFrom("service_owners").where("node", "=", name).execute();
+  await trx.deleteFrom("nodes").where("name", "=", name).execute();
+}
+
+/** Every registered node (live or not), by name. Rows dead for more than a day are forgotten first. */
+export async function listNodes(db: Db, now: number): Promise<(NodeRecord & { readonly services: number })[]> {
+  const rows = await db
+    .selectFrom("nodes as n")
+    .leftJoin("service_owners as o", "o.node", "n.name")
+    .selectAll("n")
+    .select((eb) => eb.fn.count<number>("o.service_key").as("services"))
+    .where(sql<boolean>`n.last_seen_at + n.lease_ms > ${now - 86_400_000}`)
+    .groupBy(["n.name", "n.instance", "n.host", "n.pid", "n.location", "n.version", "n.started_at", "n.last_seen_at", "n.lease_ms"])
+    .orderBy("n.name")
+    .execute();
+  return rows.map((r) => ({ ...recordFromRow(r), services: Number(r.services) }));
+}
+
+export async function liveNodes(db: Db, now: number): Promise<NodeRecord[]> {
+  const rows = await db.selectFrom("nodes").selectAll().where(live(now)).orderBy("name").execute();
+  return rows.map(recordFromRow);
+}
+
+/**
+ * Give every check an owner among the live nodes of its pool, evenly, moving as few as possible; drop the
+ * ownership of checks that are paused, gone from a pool, or whose pool has no live node. Answers how many
+ * ownerships changed. One rebalancing at a time in the cluster.
+ */
+export async function rebalance(trx: Db, engine: Engine, now: number): Promise<number> {
+  if (engine === "postgres") await sql`select pg_advisory_xact_lock(${rebalanceLock})`.execute(trx);
+  const nodes = await liveNodes(trx, now);
+  const services = await trx
+    .selectFrom("services as s")
+    .innerJoin("http_check_configs as c", "c.service_key", "s.key")
+    .select(["s.key", "c.locations", "c.paused"])
+    .execute();
+  const owners = await trx.selectFrom("service_owners").selectAll().execute();
+
+  const pools = new Map<string, number[]>();
+  for (const s of services) {
+    if (s.paused) continue;
+    for (const pool of poolsOf(s.locations === null ? null : (JSON.parse(s.locations) as string[]))) {
+      let list = pools.get(pool);
+      if (!list) pools.set(pool, (list = []));
+      list.push(s.key);
+    }
+  }
+  const current = new Map(owners.map((o) => [`${o.service_key}:${o.pool}`, o.node]));
+  const wanted = new Map<string, string>();
+  for (const [pool, keys] of pools) {
+    const members = nodes.filter((n) => pool === anywhere || n.location === pool).map((n) => n.name);
+    const poolOwners = new Map<number, string>();
+    for (const key of keys) {
+      const owner = current.get(`${key}:${pool}`);
+      if (owner !== undefined) poolOwners.set(key, owner);
+    }
+    for (const [key, node] of assign({ services: keys, nodes: members, owners: poolOwners })) wanted.set(`${key}:${pool}`, node);
+  }
+
+  const gone = owners.filter((o) => wanted.get(`${o.service_key}:${o.pool}`) === undefined);
+  const moved = [...wanted].filter(([id, node]) => current.get(id) !== node);
+  for (const o of gone) await trx.deleteFrom("service_owners").where("service_key", "=", o.service_key).where("pool", "=", o.pool).execute();
+  for (const [id, node] of moved) {
+    const [key, pool] = [Number(id.slice(0, id.indexOf(":"))), id.slice(id.indexOf(":") + 1)];
+    await trx
+      .insertInto("service_owners")
+      .values({ service_key: key, pool, node })
+      .onConflict((oc) => oc.columns(["service_key", "pool"]).doUpdateSet({ node }))
+      .execute();
+  }
+  return gone.length + moved.length;
+}
