@@ -30,6 +30,7 @@ import { duration } from "./notify/message.ts";
 import { ClusterNode } from "./cluster/node.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { hostname } from "node:os";
+import { periodOf } from "./scheduler/plan.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -201,8 +202,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     onSkip: () => metrics.skipped(),
   });
   // What this node runs: the checks it owns, read again whenever ownership or the configuration changes. A
-  // check new to this node runs soon only if it was never checked; one taken over from another node keeps
-  // its phase (its next planned time is at most an interval away), so it is never run twice in an interval.
+  // check new to this node runs soon when it is overdue (never checked, or it missed a run: its node died);
+  // one handed over by a live node keeps its phase, so it is not run twice in an interval.
   let reconciling = Promise.resolve();
   const reconcile = (configChanged: boolean) =>
     (reconciling = reconciling
@@ -210,7 +211,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         const owned = await store.scheduledServices(cluster.name);
         const keep = new Set(owned.map((s) => s.key));
         for (const s of scheduler.services()) if (!keep.has(s.key)) facts.delete(s.key);
-        scheduler.replaceAll(owned, { soon: (s, known) => (known ? configChanged : s.lastCheckedAt == null) });
+        const now = Date.now();
+        const overdue = (s: ScheduledService) => s.lastCheckedAt == null || now - s.lastCheckedAt > 1.5 * periodOf(s.check, now);
+        scheduler.replaceAll(owned, { soon: (s, known) => (known ? configChanged : overdue(s)) });
       })
       .catch((error: unknown) => log.error("cannot read the checks this node runs; the schedule stays as it was", { error })));
   try {
