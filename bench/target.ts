@@ -5,7 +5,8 @@
  *
  * Requests to /svc/{serverId}/{serviceId}?i={intervalSeconds} also measure scheduling lag from outside the
  * daemon: arrival time minus the planned time, which the bench knows because the plan is a pure function of
- * the service's identity (src/scheduler/plan.ts). The parent asks for the lags with {lags: true}.
+ * the service's identity (src/scheduler/plan.ts). The parent asks for the lags with {lags: true}, and for
+ * the number of requests since it last asked with {count: true}.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,7 +15,9 @@ import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 
 const body = Buffer.from('{"status":"up"}');
 let lags: number[] = [];
+let count = 0;
 const server = createServer({ keepAliveTimeout: 1000 }, (req, res) => {
+  count++;
   const arrived = performance.timeOrigin + performance.now();
   const m = /^\/svc\/([^/]+)\/([^/?]+)\?i=(\d+)$/.exec(req.url ?? "");
   if (m) {
@@ -30,10 +33,14 @@ const server = createServer({ keepAliveTimeout: 1000 }, (req, res) => {
 server.listen(0, "127.0.0.1", () => {
   process.send?.({ port: (server.address() as AddressInfo).port });
 });
-process.on("message", (message: { lags?: boolean }) => {
+process.on("message", (message: { lags?: boolean; count?: boolean }) => {
   if (message.lags) {
     process.send?.({ lags });
     lags = [];
+  }
+  if (message.count) {
+    process.send?.({ count });
+    count = 0;
   }
 });
 process.on("disconnect", () => process.exit(0));

@@ -1,0 +1,139 @@
+/**
+ * npm run bench:everyday — what healthd costs at the loads most people run: CPU time per check with 0, 100 and
+ * 1,000 services at INTERVAL (20) s against a local target, beside two naive checkers at the same request
+ * rate in the same run (bench/naive.ts: node:http with agent: false, and a new undici Client per request, each
+ * a fresh connection with one timer per request). CPU per check is the process's CPU time (user + system,
+ * from /proc) over the window divided by the requests the target received from it; idle CPU is healthd with
+ * no services, as a share of one core. Each figure is the median of RUNS (3), the variants alternating within
+ * a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (60) per load. Load goes to 127.0.0.1 only; it stops by itself.
+ * BIN measures another build (e.g. a worktree of an older commit) for before/after numbers; LOADS (100,1000)
+ * picks the loads.
+ */
+import { fork, spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { fixed, median } from "./stats.ts";
+
+const runs = Number(process.env.RUNS ?? 3);
+const interval = Number(process.env.INTERVAL ?? 20);
+const idleSeconds = Number(process.env.IDLE_SECONDS ?? 30);
+const idleWarmup = Number(process.env.IDLE_WARMUP ?? 60);
+const seconds = Number(process.env.SECONDS ?? 60);
+// LOADS=0 measures the idle daemon alone; LOADS=1000 one load (with its naive loops).
+const loads = (process.env.LOADS ?? "100,1000").split(",").map(Number).filter((n) => n > 0);
+const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
+
+const target = fork(new URL("./target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
+const [{ port }] = (await once(target, "message")) as [{ port: number }];
+const origin = `http://127.0.0.1:${port}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function targetCount(): Promise<number> {
+  target.send({ count: true });
+  const [message] = (await once(target, "message")) as [{ count: number }];
+  return message.count;
+}
+
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
+}
+
+function rssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
+}
+
+async function serve(): Promise<{ child: ChildProcess; url: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-everyday-"));
+  const child = spawn(process.execPath, [bin, "serve", "--db", join(dir, "bench.db"), "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
+  const url = await new Promise<string>((resolve, reject) => {
+    let log = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      log += d;
+      const m = /listening url=(\S+)/.exec(log);
+      if (m) resolve(m[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`healthd exited with ${code}: ${log}`)));
+  });
+  return { child, url, dir };
+}
+
+/** healthd with `services` services: CPU ms per check (or per second when idle) and RSS over the window. */
+async function healthd(services: number): Promise<{ cpuMsPerCheck: number; idleShare: number; rssMb: number; checks: number }> {
+  const served = await serve();
+  try {
+    for (let s = 0; s * 1000 < services; s++) {
+      const count = Math.min(1000, services - s * 1000);
+      const doc = {
+        services: Array.from({ length: count }, (_, i) => ({ id: `svc-${i}`, check: { url: `${origin}/svc/server-${s}/svc-${i}?i=${interval}`, intervalSeconds: interval, notify: false } })),
+      };
+      const answer = await fetch(`${served.url}/services/server-${s}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(doc) });
+      if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status}`);
+    }
+    // Past the first checks (all within a second of the PUT) and the daemon's start-up work: idle, that
+    // includes the major GCs V8's memory reducer runs in the first minute after start-up (perf shows them
+    // as most of the CPU of the first 30 s), which a daemon that runs for weeks pays once.
+    await sleep(services > 0 ? (interval + 2) * 1000 : idleWarmup * 1000);
+    const window = services > 0 ? seconds : idleSeconds;
+    await targetCount();
+    const pid = served.child.pid!;
+    const cpu0 = cpuMs(pid);
+    await sleep(window * 1000);
+    const cpu = cpuMs(pid) - cpu0;
+    const checks = await targetCount();
+    return { cpuMsPerCheck: checks > 0 ? cpu / checks : NaN, idleShare: cpu / (window * 1000), rssMb: rssMb(pid), checks };
+  } finally {
+    served.child.kill("SIGTERM");
+    await once(served.child, "exit");
+    rmSync(served.dir, { recursive: true, force: true });
+  }
+}
+
+/** A naive checker at the rate `services` at `interval` make. */
+async function naive(mode: "http" | "undici", services: number): Promise<number> {
+  await targetCount();
+  const child = fork(new URL("./naive.ts", import.meta.url), {
+    execArgv: ["--import", "tsx"],
+    env: { ...process.env, MODE: mode, TARGET: origin, RATE: String(services / interval), SECONDS: String(seconds) },
+  });
+  const [report] = (await once(child, "message")) as [{ requests: number; cpuMs: number }];
+  await once(child, "exit");
+  const received = await targetCount();
+  return report.cpuMs / Math.max(1, Math.min(received, report.requests));
+}
+
+type Row = Record<string, number>;
+const rows: Row[] = [];
+for (let run = 1; run <= runs; run++) {
+  const row: Row = {};
+  const idle = await healthd(0);
+  row.idle = idle.idleShare * 100;
+  for (const services of loads) {
+    const h = await healthd(services);
+    row[`healthd ${services}`] = h.cpuMsPerCheck;
+    row[`rss ${services}`] = h.rssMb;
+    row[`http ${services}`] = await naive("http", services);
+    row[`undici ${services}`] = await naive("undici", services);
+  }
+  rows.push(row);
+  console.log(
+    `run ${run}/${runs}: idle ${fixed(row.idle!, 2)} % of a core; ` +
+      loads
+        .map((n) => `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check (RSS ${fixed(row[`rss ${n}`]!)} MB), naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}`)
+        .join("; "),
+  );
+}
+const med = (key: string) => median(rows.map((r) => r[key]!));
+console.log(`median idle CPU: ${fixed(med("idle"), 2)} % of a core (target < 0.2 %)`);
+for (const n of loads) {
+  const h = med(`healthd ${n}`);
+  console.log(
+    `median ${n} services at ${interval} s: healthd ${fixed(h, 2)} ms CPU per check, RSS ${fixed(med(`rss ${n}`))} MB; ` +
+      `naive node:http ${fixed(med(`http ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`http ${n}`), 2)}), ` +
+      `naive undici ${fixed(med(`undici ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`undici ${n}`), 2)})`,
+  );
+}
+target.kill();
