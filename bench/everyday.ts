@@ -4,14 +4,15 @@
  * rate in the same run (bench/naive.ts: node:http with agent: false, and a new undici Client per request, each
  * a fresh connection with one timer per request). CPU per check is the process's CPU time (user + system,
  * from /proc) over the window divided by the requests the target received from it; idle CPU is healthd with
- * no services, as a share of one core. Each figure is the median of RUNS (3), the variants alternating within
- * a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (60) per load. Load goes to 127.0.0.1 only; it stops by itself.
- * BIN measures another build (e.g. a worktree of an older commit) for before/after numbers; LOADS (100,1000)
- * picks the loads.
+ * no services, as a share of one core; wake-ups are the voluntary context switches of all healthd's threads
+ * per second, a count steadier than a time. Each figure is the median of RUNS (3), the variants alternating
+ * within a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (60) per load. Load goes to
+ * 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree of an older commit) for
+ * before/after numbers; LOADS (100,1000) picks the loads.
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +43,15 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
 }
 
+/** Voluntary context switches of all the process's threads: its wake-ups, a count steadier than a time. */
+function wakeUps(pid: number): number {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    total += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${task}/status`, "utf8"))?.[1] ?? 0);
+  }
+  return total;
+}
+
 function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
 }
@@ -62,7 +72,7 @@ async function serve(): Promise<{ child: ChildProcess; url: string; dir: string 
 }
 
 /** healthd with `services` services: CPU ms per check (or per second when idle) and RSS over the window. */
-async function healthd(services: number): Promise<{ cpuMsPerCheck: number; idleShare: number; rssMb: number; checks: number }> {
+async function healthd(services: number): Promise<{ cpuMsPerCheck: number; idleShare: number; wakeUpsPerSecond: number; rssMb: number; checks: number }> {
   const served = await serve();
   try {
     for (let s = 0; s * 1000 < services; s++) {
@@ -80,11 +90,17 @@ async function healthd(services: number): Promise<{ cpuMsPerCheck: number; idleS
     const window = services > 0 ? seconds : idleSeconds;
     await targetCount();
     const pid = served.child.pid!;
-    const cpu0 = cpuMs(pid);
+    const [cpu0, wake0] = [cpuMs(pid), wakeUps(pid)];
     await sleep(window * 1000);
-    const cpu = cpuMs(pid) - cpu0;
+    const [cpu, wakes] = [cpuMs(pid) - cpu0, wakeUps(pid) - wake0];
     const checks = await targetCount();
-    return { cpuMsPerCheck: checks > 0 ? cpu / checks : NaN, idleShare: cpu / (window * 1000), rssMb: rssMb(pid), checks };
+    return {
+      cpuMsPerCheck: checks > 0 ? cpu / checks : NaN,
+      idleShare: cpu / (window * 1000),
+      wakeUpsPerSecond: wakes / window,
+      rssMb: rssMb(pid),
+      checks,
+    };
   } finally {
     served.child.kill("SIGTERM");
     await once(served.child, "exit");
@@ -111,27 +127,30 @@ for (let run = 1; run <= runs; run++) {
   const row: Row = {};
   const idle = await healthd(0);
   row.idle = idle.idleShare * 100;
+  row.wakes = idle.wakeUpsPerSecond;
   for (const services of loads) {
     const h = await healthd(services);
     row[`healthd ${services}`] = h.cpuMsPerCheck;
     row[`rss ${services}`] = h.rssMb;
+    row[`wakes ${services}`] = h.wakeUpsPerSecond;
     row[`http ${services}`] = await naive("http", services);
     row[`undici ${services}`] = await naive("undici", services);
   }
   rows.push(row);
   console.log(
-    `run ${run}/${runs}: idle ${fixed(row.idle!, 2)} % of a core; ` +
+    `run ${run}/${runs}: idle ${fixed(row.idle!, 2)} % of a core (${fixed(row.wakes!, 1)} wake-ups/s); ` +
       loads
-        .map((n) => `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check (RSS ${fixed(row[`rss ${n}`]!)} MB), naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}`)
+        .map((n) => `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check (${fixed(row[`wakes ${n}`]!, 1)} wake-ups/s, RSS ${fixed(row[`rss ${n}`]!)} MB), naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}`)
         .join("; "),
   );
 }
 const med = (key: string) => median(rows.map((r) => r[key]!));
-console.log(`median idle CPU: ${fixed(med("idle"), 2)} % of a core (target < 0.2 %)`);
+console.log(`median idle CPU: ${fixed(med("idle"), 2)} % of a core (target < 0.2 %), ${fixed(med("wakes"), 1)} wake-ups/s`);
 for (const n of loads) {
   const h = med(`healthd ${n}`);
   console.log(
-    `median ${n} services at ${interval} s: healthd ${fixed(h, 2)} ms CPU per check, RSS ${fixed(med(`rss ${n}`))} MB; ` +
+    `median ${n} services at ${interval} s: healthd ${fixed(h, 2)} ms CPU per check, ${fixed(med(`wakes ${n}`), 1)} wake-ups/s, ` +
+      `RSS ${fixed(med(`rss ${n}`))} MB; ` +
       `naive node:http ${fixed(med(`http ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`http ${n}`), 2)}), ` +
       `naive undici ${fixed(med(`undici ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`undici ${n}`), 2)})`,
   );
