@@ -39,6 +39,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
         try {
           const result = await fn(conn);
           await sql`commit`.execute(conn);
+          checkpointer?.written();
           return result;
         } catch (error) {
           if (sqlite.inTransaction) await sql`rollback`.execute(conn);

@@ -2,9 +2,10 @@
  * WAL checkpoints on a worker thread. SQLite's automatic checkpoint runs inside whichever commit makes the
  * WAL long enough, and it writes pages back and fsyncs: on the daemon's one thread that stalled checks and
  * requests for up to hundreds of ms (bench:store measured a 376 ms retention batch). The daemon turns the
- * automatic checkpoint off and this worker, with its own connection, runs a PASSIVE checkpoint every second:
- * it never blocks the writer or readers, and its fsync waits on another thread. The main thread says when,
- * after the same look at the WAL index that guards its own statements (shm-guard.ts).
+ * automatic checkpoint off and this worker, with its own connection, runs a PASSIVE checkpoint a second after
+ * a commit (at most one a second): it never blocks the writer or readers, and its fsync waits on another
+ * thread. Nothing written, no timer: an idle daemon is not woken for it. The main thread says when, after the
+ * same look at the WAL index that guards its own statements (shm-guard.ts).
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -32,6 +33,8 @@ parentPort.on("message", (message) => {
 `;
 
 export interface Checkpointer {
+  /** A commit has grown the WAL: checkpoint it within `everyMs`. */
+  written(): void;
   /** Stop the worker; `touchable` false ends it without closing its connection (see shm-guard.ts). */
   stop(touchable?: boolean): Promise<void>;
 }
@@ -40,14 +43,16 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
   const worker = new Worker(workerSource, { eval: true, workerData: { path, driver } });
   sqlite.pragma("wal_autocheckpoint = 0");
-  const timer = setInterval(() => {
+  let timer: NodeJS.Timeout | undefined;
+  const checkpoint = () => {
+    timer = undefined;
     try {
       guard.check();
       worker.postMessage("checkpoint");
     } catch {
-      // The WAL index cannot be touched now: no checkpoint either.
+      // The WAL index cannot be touched now: no checkpoint either; the next commit asks again.
     }
-  }, everyMs);
+  };
   let stopped = false;
   const fallBack = (why: string) => {
     if (stopped) return;
@@ -64,9 +69,12 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
     }),
   );
   return {
+    written() {
+      if (!stopped) timer ??= setTimeout(checkpoint, everyMs);
+    },
     async stop(touchable = true) {
       stopped = true;
-      clearInterval(timer);
+      clearTimeout(timer);
       if (!touchable) {
         await worker.terminate();
         return;
