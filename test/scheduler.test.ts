@@ -82,6 +82,61 @@ test("plan: services sharing an interval spread over it", () => {
   assert.ok(Math.min(...perSecond) > mean * 0.5, `quietest second has ${Math.min(...perSecond)} checks`);
 });
 
+test("runs planned within a second start together, early and never late, on fewer wake-ups", async () => {
+  const h = harness();
+  let wakeUps = 0;
+  const setTimeout = h.clock.setTimeout.bind(h.clock);
+  h.clock.setTimeout = (fn, ms) => setTimeout(() => (wakeUps++, fn()), ms);
+  const services = Array.from({ length: 100 }, (_, i) => service(i + 1, { intervalSeconds: 20 }));
+  h.scheduler.upsert(services, { soon: false });
+  const t0 = h.clock.now();
+  await h.clock.advance(60_000);
+  for (const s of services) {
+    // Each run within a second before its plan, one per interval: the 4th may have started early, by 60 s.
+    const planned = [0, 1, 2, 3].map((n) => nextRun(scheduleOf(s.check, `s/${s.serviceId}`), t0 + n * 20_000)!);
+    const at = h.starts.filter((x) => x.key === s.key).map((x) => x.at);
+    assert.ok(at.length === 3 || (at.length === 4 && planned[3]! < t0 + 61_000), `${at.length} runs`);
+    at.forEach((a, i) => assert.ok(a <= planned[i]! && a > planned[i]! - 1000, `run at ${a - t0}, planned at ${planned[i]! - t0}`));
+  }
+  assert.ok(h.starts.every((x) => x.lag === 0));
+  // 5 runs a second: one wake-up a second or so, not one per run.
+  assert.ok(wakeUps <= 70, `${wakeUps} wake-ups for 300 runs`);
+  // Still spread over the interval at one-second resolution: no second holds more than its share of a burst.
+  const perSecond = new Map<number, number>();
+  for (const x of h.starts) perSecond.set(Math.floor((x.at - t0) / 1000), (perSecond.get(Math.floor((x.at - t0) / 1000)) ?? 0) + 1);
+  assert.ok(Math.max(...perSecond.values()) <= 32, `busiest second started ${Math.max(...perSecond.values())}`);
+});
+
+test("a wake-up starts at most batchSize runs early; the rest wait for their own time", async () => {
+  const clock = new FakeClock();
+  const early = new Map<number, number>(); // wake-up time -> runs it started before their plan
+  const scheduler = new Scheduler({
+    clock,
+    log: silentLogger,
+    batchSize: 4,
+    run: async (s) => {
+      const at = clock.now();
+      const planned = nextRun(scheduleOf(s.check, `s/${s.serviceId}`), at - 1)!; // at or just after: 1 s interval
+      early.set(at, (early.get(at) ?? 0) + (planned > at ? 1 : 0));
+    },
+  });
+  scheduler.upsert(Array.from({ length: 200 }, (_, i) => service(i + 1, { intervalSeconds: 1 })), { soon: false });
+  await clock.advance(10_000);
+  await scheduler.stop();
+  assert.ok(Math.max(...early.values()) === 4, `at most 4 early runs a wake-up: ${Math.max(...early.values())}`);
+});
+
+test("a service handed over runs no sooner than half an interval after its last check, which may have been early", async () => {
+  const h = harness();
+  const s = service(1, { intervalSeconds: 10 });
+  const planned = nextRun(scheduleOf(s.check, "s/svc-1"), h.clock.now())!;
+  // Its last node started the planned run 0.9 s early and stopped; this one takes it over just before the plan.
+  await h.clock.advance(planned - h.clock.now() - 500);
+  h.scheduler.upsert([{ ...s, lastCheckedAt: planned - 900 }], { soon: false });
+  await h.clock.advance(11_000);
+  assert.deepEqual(h.starts.map((x) => x.at), [planned + 10_000], "the run the other node made is not made again");
+});
+
 test("a new service is first checked within a second, then at a fixed rate on its phase", async () => {
   const h = harness();
   const s = service(1);
@@ -153,7 +208,7 @@ test("on start, services wait for their planned time rather than all running at 
   await h.clock.advance(1000);
   assert.ok(h.starts.length < 10, `${h.starts.length} started in the first second`);
   await h.clock.advance(59_000);
-  assert.equal(h.starts.length, 100);
+  assert.equal(new Set(h.starts.map((s) => s.key)).size, 100, "every service ran by its planned time");
 });
 
 test("cron services run when their pattern says", async () => {

@@ -14,6 +14,10 @@ export class TimeHeap<T> {
     return this.#times[0];
   }
 
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
   push(time: number, item: T): void {
     const times = this.#times;
     const items = this.#items;
