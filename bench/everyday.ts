@@ -6,7 +6,7 @@
  * from /proc) over the window divided by the requests the target received from it; idle CPU is healthd with
  * no services, as a share of one core; wake-ups are the voluntary context switches of all healthd's threads
  * per second, a count steadier than a time. Each figure is the median of RUNS (3), the variants alternating
- * within a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (60) per load. Load goes to
+ * within a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (30) per load. Load goes to
  * 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree of an older commit) for
  * before/after numbers; LOADS (100,1000) picks the loads.
  */
@@ -22,7 +22,7 @@ const runs = Number(process.env.RUNS ?? 3);
 const interval = Number(process.env.INTERVAL ?? 20);
 const idleSeconds = Number(process.env.IDLE_SECONDS ?? 30);
 const idleWarmup = Number(process.env.IDLE_WARMUP ?? 60);
-const seconds = Number(process.env.SECONDS ?? 60);
+const seconds = Number(process.env.SECONDS ?? 30);
 // LOADS=0 measures the idle daemon alone; LOADS=1000 one load (with its naive loops).
 const loads = (process.env.LOADS ?? "100,1000").split(",").map(Number).filter((n) => n > 0);
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));

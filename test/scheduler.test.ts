@@ -214,9 +214,13 @@ test("on start, services wait for their planned time rather than all running at 
 test("cron services run when their pattern says", async () => {
   const h = harness();
   h.scheduler.upsert([service(1, { intervalSeconds: null, cron: "*/20 * * * * *" })]);
+  // Interval services wake the scheduler often; none of those wake-ups starts the cron run early.
+  h.scheduler.upsert(Array.from({ length: 50 }, (_, i) => service(i + 2, { intervalSeconds: 10 })), { soon: false });
   await h.clock.advance(60_000);
-  const seconds = h.starts.slice(1).map((s) => new Date(s.at).getUTCSeconds());
+  const cron = h.starts.filter((s) => s.key === 1);
+  const seconds = cron.slice(1).map((s) => new Date(s.at).getUTCSeconds());
   assert.deepEqual(seconds, [20, 40, 0]);
+  assert.ok(cron.slice(1).every((s) => s.at % 1000 === 0), "on the second, never early");
 });
 
 test("stop aborts what is in flight and schedules nothing more", async () => {

@@ -7,10 +7,10 @@
  * A wake-up also starts the runs planned soon after, up to `batchSize` of them, a little early: at everyday
  * loads a timer wake-up per check is most of what a check costs (bench:everyday), and checks started together
  * share their turns of the event loop too. A run starts at most a tenth of its interval early, and at most
- * `batchWindowMs`: two runs of a service are never closer than nine tenths of its interval, nothing starts late
- * for it, and at one-second resolution the spread over an interval is unchanged. A service new to this
- * scheduler (handed over from another node, say) runs no sooner than half an interval after its last check,
- * which another node may have started early.
+ * `batchWindowMs` (cron runs, which name a time, never early): two runs of a service are never closer than
+ * nine tenths of its interval, nothing starts late for it, and at one-second resolution the spread over an
+ * interval is unchanged. A service new to this scheduler (handed over from another node, say) runs no sooner
+ * than half an interval after its last check, which another node may have started early.
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
@@ -39,7 +39,7 @@ export interface SchedulerOptions {
 interface Job {
   readonly service: ScheduledService;
   readonly schedule: Schedule;
-  /** How early a run of this job may start to share a wake-up: a tenth of its interval, at most the window. */
+  /** How early a run may start to share a wake-up: a tenth of its interval, at most the window; cron never. */
   readonly earlyMs: number;
   /** The planned time of the job's next run; heap entries for other times are stale. */
   plannedAt: number | undefined;
@@ -113,7 +113,8 @@ export class Scheduler {
       const early = typeof soon === "function" ? soon(service, old !== undefined) : soon;
       const period = periodOf(service.check, now);
       const plannedAt = early ? firstRun(identity, now) : nextRun(schedule, Math.max(now, (service.lastCheckedAt ?? -Infinity) + period / 2));
-      const earlyMs = Math.min(this.#options.batchWindowMs ?? 1000, period / 10);
+      // A cron pattern names a time of day; its runs share whole seconds anyway.
+      const earlyMs = schedule.kind === "cron" ? 0 : Math.min(this.#options.batchWindowMs ?? 1000, period / 10);
       const job: Job = { service, schedule, earlyMs, plannedAt };
       this.#jobs.set(service.key, job);
       if (plannedAt !== undefined) this.#heap.push(plannedAt, job);
