@@ -12,12 +12,13 @@
  */
 import { spawn, fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "undici";
+import { cpuSeconds, listening, rssMb } from "./proc.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
 const runs = Number(process.env.RUNS ?? 3);
@@ -60,15 +61,7 @@ async function serve(maxInFlight: number): Promise<Served> {
   const child = spawn(process.execPath, [
     bin, "serve", "--db", join(dir, "bench.db"), "--port", "0", "--max-in-flight", String(maxInFlight), "--ntfy-url", "http://127.0.0.1:9",
   ]);
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      log += d;
-      const m = /listening url=(\S+)/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`healthd exited with ${code}: ${log}`)));
-  });
+  const url = await listening(child);
   return { child, url, dir };
 }
 
@@ -101,17 +94,6 @@ async function metric(served: Served, name: string): Promise<number> {
   let sum = 0;
   for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "gm"))) sum += Number(m[1]);
   return sum;
-}
-
-/** CPU seconds (user + system) of a process so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(m?.[1] ?? NaN) / 1024;
 }
 
 /** The lag histogram's cumulative bucket counts, by upper bound in ms. */

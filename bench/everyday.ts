@@ -12,10 +12,11 @@
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cpuSeconds, listening, rssMb, wakeUps } from "./proc.ts";
 import { fixed, median } from "./stats.ts";
 
 const runs = Number(process.env.RUNS ?? 3);
@@ -38,36 +39,12 @@ async function targetCount(): Promise<number> {
   return message.count;
 }
 
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
-}
-
-/** Voluntary context switches of all the process's threads: its wake-ups, a count steadier than a time. */
-function wakeUps(pid: number): number {
-  let total = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    total += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${task}/status`, "utf8"))?.[1] ?? 0);
-  }
-  return total;
-}
-
-function rssMb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
-}
+const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 async function serve(): Promise<{ child: ChildProcess; url: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "healthd-bench-everyday-"));
   const child = spawn(process.execPath, [bin, "serve", "--db", join(dir, "bench.db"), "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      log += d;
-      const m = /listening url=(\S+)/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`healthd exited with ${code}: ${log}`)));
-  });
+  const url = await listening(child);
   return { child, url, dir };
 }
 

@@ -6,16 +6,16 @@
  */
 import { fork, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { listening, rssMb } from "./proc.ts";
 import { fixed } from "./stats.ts";
 
 const seconds = Number(process.env.SECONDS ?? 60);
 const copies = Number(process.env.COPIES ?? 20);
 const bin = fileURLToPath(new URL("../bin/healthd", import.meta.url));
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 const target = fork(new URL("./hostile-target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
 const [ports] = (await once(target, "message")) as [{ http: number; notTls: number }];
@@ -38,14 +38,7 @@ const kinds: Record<string, string> = {
 
 const dir = mkdtempSync(join(tmpdir(), "healthd-bench-hostile-"));
 const child = spawn(process.execPath, [bin, "serve", "--db", join(dir, "h.db"), "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
-const url = await new Promise<string>((resolve) => {
-  let log = "";
-  child.stderr.on("data", (d: Buffer) => {
-    log += d;
-    const m = /listening url=(\S+)/.exec(log);
-    if (m) resolve(m[1]!);
-  });
-});
+const url = await listening(child);
 const pid = child.pid!;
 await new Promise((r) => setTimeout(r, 1000));
 const idle = rssMb(pid);

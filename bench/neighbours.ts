@@ -11,12 +11,13 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cpuSeconds, listening } from "./proc.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
 const seconds = Number(process.env.SECONDS ?? 20);
@@ -41,26 +42,13 @@ async function serve(db: string, ulimit?: number): Promise<{ child: ChildProcess
   const child = ulimit
     ? spawn("sh", ["-c", `ulimit -n ${ulimit} && exec "$0" "$@"`, process.execPath, ...args])
     : spawn(process.execPath, args);
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      log += d;
-      const m = /listening url=(\S+)/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`healthd exited with ${code}: ${log}`)));
-  });
+  const url = await listening(child);
   return { child, url };
 }
 
 const put = (url: string, server: string, services: object[]) =>
   fetch(`${url}/services/${server}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ services }) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** CPU seconds the process has used (user + system), from /proc. */
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 
 function histogram(metrics: string, name: string): { mean: number; p99: number } {
   const sum = Number(new RegExp(`^${name}_sum (\\S+)$`, "m").exec(metrics)?.[1]);

@@ -14,6 +14,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { listening } from "./proc.ts";
 import { fixed, median } from "./stats.ts";
 
 const services = Number(process.env.SERVICES ?? 3000);
@@ -57,15 +58,7 @@ async function start(name: string): Promise<Node> {
   const child = spawn(process.execPath, [bin, "serve", "--db", db, "--port", "0", "--node", name, "--lease-seconds", String(lease), "--max-in-flight", "512"], {
     env: { ...process.env, HEALTHD_NTFY_URL: "http://127.0.0.1:9" },
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      log += d;
-      const m = /listening url=(\S+)/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`${name} exited with ${code}: ${log}`)));
-  });
+  const url = await listening(child, name);
   child.stderr!.resume();
   return { name, child, url };
 }

@@ -17,6 +17,7 @@ import { openStore } from "../src/store/open.ts";
 import { rawQuery } from "../src/store/raw.ts";
 import { request } from "undici";
 import { brotliDecompressSync } from "node:zlib";
+import { listening } from "./proc.ts";
 import { fixed, percentile } from "./stats.ts";
 
 const services = Number(process.env.SERVICES ?? 1000);
@@ -61,15 +62,7 @@ try {
   console.log(`${keys.length} services, ${keys.length * hours} hourly rollups (${engine})`);
 
   const child = spawn(process.execPath, [bin, "serve", "--db", target, "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = "";
-    child.stderr.on("data", (d: Buffer) => {
-      log += d;
-      const m = /listening url=(\S+)/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`healthd exited with ${code}: ${log}`)));
-  });
+  const url = await listening(child);
   try {
     for (const path of ["/status", "/status.json"]) {
       const times: number[] = [];
