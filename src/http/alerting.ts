@@ -8,7 +8,7 @@ import type { Store } from "../store/store.ts";
 import { incidentsAnswer, silenceAnswer, silencesAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Route } from "./router.ts";
-import { noServer, noService, serviceKey } from "./services.ts";
+import { noServer, noService, pageCursor, pageLimit, serviceKey } from "./services.ts";
 
 export interface AlertingContext {
   readonly store: Store;
@@ -34,18 +34,8 @@ export const silenceBody = z
   });
 
 const incidentsQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^[0-9]+$/, "must be an integer from 1 to 1000")
-    .transform(Number)
-    .pipe(z.number().min(1, "must be an integer from 1 to 1000").max(1000, "must be an integer from 1 to 1000"))
-    .default(100)
-    .describe("Incidents per page, 1 to 1000"),
-  before: z
-    .string()
-    .refine((c) => decodeIncidentCursor(c) !== undefined, "is not a cursor; pass the next value of a previous page")
-    .optional()
-    .describe("The `next` of the previous page"),
+  limit: pageLimit("Incidents"),
+  before: pageCursor(decodeIncidentCursor),
   open: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional().describe("Only open ones, or only closed ones"),
 });
 const allIncidentsQuery = incidentsQuery.extend({ server: id.optional(), service: id.optional() });

@@ -210,20 +210,28 @@ export const windowParameter = z
   .describe("The window: 24h, 7d, 30d or 365d");
 const statsQuery = z.strictObject({ window: windowParameter });
 
+/** `limit` of a paged list: 1 to 1000, default 100. */
+export const pageLimit = (what: string) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be an integer from 1 to 1000")
+    .transform(Number)
+    .pipe(z.number().min(1, "must be an integer from 1 to 1000").max(1000, "must be an integer from 1 to 1000"))
+    .default(100)
+    .describe(`${what} per page, 1 to 1000`);
+
+/** `before` of a paged list: the `next` of the previous page, as `decode` reads it. */
+export const pageCursor = (decode: (cursor: string) => unknown) =>
+  z
+    .string()
+    .refine((c) => decode(c) !== undefined, "is not a cursor; pass the next value of a previous page")
+    .optional()
+    .describe("The `next` of the previous page");
+
 const entriesQuery = z
   .strictObject({
-    limit: z
-      .string()
-      .regex(/^[0-9]+$/, "must be an integer from 1 to 1000")
-      .transform(Number)
-      .pipe(z.number().min(1, "must be an integer from 1 to 1000").max(1000, "must be an integer from 1 to 1000"))
-      .default(100)
-      .describe("Entries per page, 1 to 1000"),
-    before: z
-      .string()
-      .refine((c) => decodeCursor(c) !== undefined, "is not a cursor; pass the next value of a previous page")
-      .optional()
-      .describe("The `next` of the previous page"),
+    limit: pageLimit("Entries"),
+    before: pageCursor(decodeCursor),
     since: time.optional().describe("Only entries checked at or after this time"),
     until: time.optional().describe("Only entries checked before this time"),
     ok: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional(),
