@@ -21,7 +21,7 @@ import type { MaintenanceWindow } from "../../schema.ts";
 import { settleMs, type CheckRun, type Engine, type IncidentChange, type NotificationKind, type RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { bulkInsert, type BulkInsert } from "./bulk.ts";
-import { entryFromRow, locationToRow, stateFromRow } from "./rows.ts";
+import { entryFromRow, locationToRow, stateFromRow, type StateRow } from "./rows.ts";
 import { upstreamOf } from "./servers.ts";
 
 type Db = Kysely<Tables>;
@@ -73,6 +73,7 @@ const notifications: BulkInsert<"notifications"> = {
 };
 
 type ServiceRow = Awaited<ReturnType<typeof readServices>>[number];
+type Mutable<T, K extends keyof T> = Omit<T, K> & { -readonly [P in K]: T[P] };
 
 interface Working {
   readonly row: ServiceRow;
@@ -101,8 +102,8 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
       row.key,
       {
         row,
-        // A service checked for the first time has no state row yet.
-        state: row.status === null ? initialState : stateFromRow({ ...row, status: row.status, consecutive_failures: row.consecutive_failures ?? 0, consecutive_passes: row.consecutive_passes ?? 0, down_sent: row.down_sent ?? true }),
+        // A service checked for the first time has no state row yet; a state row's columns are all NOT NULL.
+        state: row.status === null ? initialState : stateFromRow(row as ServiceRow & StateRow),
         lastEntryId: row.last_entry_id,
         lastCheckedAt: 0,
         incidentId: row.incident_id,
@@ -123,7 +124,7 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
   const entryRows: unknown[][] = [];
   const stored: { index: number; run: CheckRun; silenced: boolean }[] = [];
   const queued: { service: Working; notice: NotificationKind; at: number; body: object; incidentId: number | null }[] = [];
-  const recorded: (Omit<RecordedRun, "entry"> | undefined)[] = [];
+  const recorded: (Mutable<RecordedRun, "entry"> | undefined)[] = [];
   for (const run of runs) {
     const service = services.get(run.serviceKey);
     if (!service) {
@@ -197,6 +198,7 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
         : null;
     if (step.closed) (service.incidentId = null), (service.incidentFailures = 0), (service.incidentError = null);
     recorded.push({
+      entry: null,
       state: step.state,
       notify: step.notices.find((n): n is "down" | "recovered" => n !== "reminder") ?? null,
       notices,
@@ -212,18 +214,14 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     const returned = await bulkInsert<"health_check_data_entries", { id: number }>(trx, engine, entries, entryRows.slice(i, i + chunkSize));
     for (const r of returned) ids.push(r.id);
   }
-  const result: (RecordedRun | undefined)[] = recorded.map((r) => r && { ...r, entry: null });
   stored.forEach(({ index, run }, i) => {
     const id = ids[i]!;
     services.get(run.serviceKey)!.lastEntryId = id;
     const o = run.outcome;
-    result[index] = {
-      ...recorded[index]!,
-      entry: entryFromRow({
-        id, checked_at: o.checkedAt, ok: o.ok, status: o.status, latency_ms: o.latencyMs, error_kind: o.errorKind, error: o.error, matched: o.matched,
-        location: locationToRow(run.location ?? defaults.location),
-      }),
-    };
+    recorded[index]!.entry = entryFromRow({
+      id, checked_at: o.checkedAt, ok: o.ok, status: o.status, latency_ms: o.latencyMs, error_kind: o.errorKind, error: o.error, matched: o.matched,
+      location: locationToRow(run.location ?? defaults.location),
+    });
   });
 
   const stateRows = [...services]
@@ -245,7 +243,7 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     at, service.row.server_id, service.row.service_id, notice, service.row.notify_topic, JSON.stringify(body), at, incidentId,
   ]);
   for (let i = 0; i < notificationRows.length; i += chunkSize) await bulkInsert(trx, engine, notifications, notificationRows.slice(i, i + chunkSize));
-  return result;
+  return recorded;
 }
 
 /**

@@ -86,7 +86,7 @@ export function entryFromRow(row: EntryRow): Entry {
   };
 }
 
-type StateRow = Pick<
+export type StateRow = Pick<
   Selectable<ServiceStatesTable>,
   "status" | "consecutive_failures" | "consecutive_passes" | "failing_since" | "incident_open_since" | "down_sent" | "last_reminded_at"
 >;

