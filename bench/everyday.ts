@@ -2,13 +2,14 @@
  * npm run bench:everyday — what healthd costs at the loads most people run: CPU time per check with 0, 100 and
  * 1,000 services at INTERVAL (20) s against a local target, beside two naive checkers at the same request
  * rate in the same run (bench/naive.ts: node:http with agent: false, and a new undici Client per request, each
- * a fresh connection with one timer per request). CPU per check is the process's CPU time (user + system,
+ * a fresh connection with one timer per request), and the floor: a fresh node:net connection per request with
+ * no HTTP parser, a second's requests started together. CPU per check is the process's CPU time (user + system,
  * from /proc) over the window divided by the requests the target received from it; idle CPU is healthd with
  * no services, as a share of one core; wake-ups are the voluntary context switches of all healthd's threads
  * per second, a count steadier than a time. Each figure is the median of RUNS (3), the variants alternating
- * within a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (30) per load. Load goes to
- * 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree of an older commit) for
- * before/after numbers; LOADS (100,1000) picks the loads.
+ * within a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (30) per load, each naive
+ * loop after NAIVE_WARMUP (10) s of the same. Load goes to 127.0.0.1 only; it stops by itself. BIN measures
+ * another build (e.g. a worktree of an older commit) for before/after numbers; LOADS (100,1000) picks the loads.
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -24,6 +25,9 @@ const interval = Number(process.env.INTERVAL ?? 20);
 const idleSeconds = Number(process.env.IDLE_SECONDS ?? 30);
 const idleWarmup = Number(process.env.IDLE_WARMUP ?? 60);
 const seconds = Number(process.env.SECONDS ?? 30);
+const naiveWarmup = Number(process.env.NAIVE_WARMUP ?? 10);
+// NAIVE=0 leaves the naive loops out: before/after runs of healthd alone (with BIN) take a third of the time.
+const withNaive = process.env.NAIVE !== "0";
 // LOADS=0 measures the idle daemon alone; LOADS=1000 one load (with its naive loops).
 const loads = (process.env.LOADS ?? "100,1000").split(",").map(Number).filter((n) => n > 0);
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
@@ -86,11 +90,11 @@ async function healthd(services: number): Promise<{ cpuMsPerCheck: number; idleS
 }
 
 /** A naive checker at the rate `services` at `interval` make. */
-async function naive(mode: "http" | "undici", services: number): Promise<number> {
+async function naive(mode: "http" | "undici" | "floor", services: number): Promise<number> {
   await targetCount();
   const child = fork(new URL("./naive.ts", import.meta.url), {
     execArgv: ["--import", "tsx"],
-    env: { ...process.env, MODE: mode, TARGET: origin, RATE: String(services / interval), SECONDS: String(seconds) },
+    env: { ...process.env, MODE: mode, TARGET: origin, RATE: String(services / interval), SECONDS: String(seconds), WARMUP: String(naiveWarmup) },
   });
   const [report] = (await once(child, "message")) as [{ requests: number; cpuMs: number }];
   await once(child, "exit");
@@ -110,14 +114,20 @@ for (let run = 1; run <= runs; run++) {
     row[`healthd ${services}`] = h.cpuMsPerCheck;
     row[`rss ${services}`] = h.rssMb;
     row[`wakes ${services}`] = h.wakeUpsPerSecond;
+    if (!withNaive) continue;
     row[`http ${services}`] = await naive("http", services);
     row[`undici ${services}`] = await naive("undici", services);
+    row[`floor ${services}`] = await naive("floor", services);
   }
   rows.push(row);
   console.log(
     `run ${run}/${runs}: idle ${fixed(row.idle!, 2)} % of a core (${fixed(row.wakes!, 1)} wake-ups/s); ` +
       loads
-        .map((n) => `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check (${fixed(row[`wakes ${n}`]!, 1)} wake-ups/s, RSS ${fixed(row[`rss ${n}`]!)} MB), naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}`)
+        .map(
+          (n) =>
+            `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check (${fixed(row[`wakes ${n}`]!, 1)} wake-ups/s, RSS ${fixed(row[`rss ${n}`]!)} MB)` +
+            (withNaive ? `, naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}, floor ${fixed(row[`floor ${n}`]!, 2)}` : ""),
+        )
         .join("; "),
   );
 }
@@ -127,9 +137,16 @@ for (const n of loads) {
   const h = med(`healthd ${n}`);
   console.log(
     `median ${n} services at ${interval} s: healthd ${fixed(h, 2)} ms CPU per check, ${fixed(med(`wakes ${n}`), 1)} wake-ups/s, ` +
-      `RSS ${fixed(med(`rss ${n}`))} MB; ` +
-      `naive node:http ${fixed(med(`http ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`http ${n}`), 2)}), ` +
-      `naive undici ${fixed(med(`undici ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`undici ${n}`), 2)})`,
+      `RSS ${fixed(med(`rss ${n}`))} MB` +
+      (withNaive ? "; " + againstNaive(n, h) : ""),
+  );
+}
+
+function againstNaive(n: number, h: number): string {
+  return (
+    `naive node:http ${fixed(med(`http ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`http ${n}`), 2)}), ` +
+    `naive undici ${fixed(med(`undici ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`undici ${n}`), 2)}), ` +
+    `floor ${fixed(med(`floor ${n}`), 2)} ms (healthd/floor ${fixed(h / med(`floor ${n}`), 2)})`
   );
 }
 target.kill();

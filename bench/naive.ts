@@ -1,12 +1,16 @@
 /**
  * A naive checker, for bench:everyday to compare with: RATE requests per second to TARGET, each on a fresh
- * connection, one timer per request, for SECONDS; MODE `http` (node:http, agent: false) or `undici` (a new
- * undici Client per request). Reports {requests, cpuMs} of its own process over the window to its parent.
+ * connection, for SECONDS; MODE `http` (node:http, agent: false) or `undici` (a new undici Client per
+ * request), one timer per request; or MODE `floor`: the least a Node process can do for a check on a fresh
+ * connection (node:net, a fixed request written, the answer read until the target closes, no HTTP parser),
+ * a second's requests started together from one timer. After WARMUP seconds of the same, reports
+ * {requests, cpuMs} of its own process over the window to its parent.
  */
 import { request } from "node:http";
+import { connect } from "node:net";
 import { Client } from "undici";
 
-const [mode, target, rate, seconds] = [process.env.MODE!, process.env.TARGET!, Number(process.env.RATE), Number(process.env.SECONDS)];
+const [mode, target, rate, seconds, warmup] = [process.env.MODE!, process.env.TARGET!, Number(process.env.RATE), Number(process.env.SECONDS), Number(process.env.WARMUP)];
 const url = new URL(target);
 
 function viaHttp(): Promise<void> {
@@ -30,21 +34,41 @@ async function viaUndici(): Promise<void> {
   }
 }
 
-const once = mode === "undici" ? viaUndici : viaHttp;
+const raw = Buffer.from(`GET /naive HTTP/1.1\r\nhost: ${url.host}\r\nuser-agent: naive\r\nconnection: close\r\n\r\n`);
+
+function viaSocket(): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.end(raw));
+    socket.on("data", () => {});
+    socket.on("close", () => resolve());
+    socket.on("error", () => {});
+  });
+}
+
+const once = mode === "undici" ? viaUndici : mode === "floor" ? viaSocket : viaHttp;
+// The floor starts a second's requests together; the others one per timer.
+const [perTick, tickMs] = mode === "floor" ? [rate, 1000] : [1, 1000 / rate];
 let requests = 0;
-const cpu0 = process.cpuUsage();
-const end = Date.now() + seconds * 1000;
-await new Promise<void>((resolve) => {
-  const timer = setInterval(() => {
-    if (Date.now() >= end) {
-      clearInterval(timer);
-      resolve();
-      return;
-    }
-    void once().then(() => requests++);
-  }, 1000 / rate);
-});
-await new Promise((resolve) => setTimeout(resolve, 200)); // the last answers
-const cpu = process.cpuUsage(cpu0);
-process.send!({ requests, cpuMs: (cpu.user + cpu.system) / 1000 });
+/** Run for `forSeconds`; answers the requests made and the CPU time they took. */
+async function loop(forSeconds: number): Promise<{ requests: number; cpuMs: number }> {
+  requests = 0;
+  const cpu0 = process.cpuUsage();
+  const end = Date.now() + forSeconds * 1000;
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      if (Date.now() >= end) {
+        clearInterval(timer);
+        resolve();
+        return;
+      }
+      for (let i = 0; i < perTick; i++) void once().then(() => requests++);
+    }, tickMs);
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200)); // the last answers
+  const cpu = process.cpuUsage(cpu0);
+  return { requests, cpuMs: (cpu.user + cpu.system) / 1000 };
+}
+// Warmed up first, as healthd is before its window: the JIT's first seconds are not what a loop costs.
+await loop(warmup);
+process.send!(await loop(seconds));
 process.disconnect();

@@ -200,6 +200,10 @@ async function send(
       }),
     headersTimeout: check.timeoutMs,
     bodyTimeout: check.timeoutMs,
+    // The connection is never reused (the check destroys it), so undici need not allow for the server closing
+    // it: by default a Keep-Alive timeout under 2 s makes undici end the socket with an InformationalError
+    // whose stack Node formats, about 6 % of the daemon's CPU at 50 checks/s (profiled).
+    keepAliveTimeoutThreshold: 0,
     // The head guard cuts a head at its own bounds first; undici's limit only backs it up.
     maxHeaderSize: headLimits.maxBytes + 1024,
   });
