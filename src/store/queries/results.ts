@@ -5,7 +5,7 @@
  * returns), records incidents, adds to the hourly rollups and queues the notifications. A handful of
  * statements per batch, whatever its size: the per-row cost is building values, not round trips.
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Outcome } from "../../checks/http.ts";
 import { verdict, verdictDue, type LocationResult } from "../../cluster/quorum.ts";
 import { defaults } from "../../config.ts";
@@ -266,14 +266,22 @@ async function readServices(trx: Db, engine: Engine, keys: number[], hour: numbe
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
     .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error"])
     .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures"])
-    .where("s.key", "in", keys)
+    .where(keyIn(engine, "s.key", keys))
     .orderBy("s.key");
   if (engine === "postgres") {
     // Lock first, read after: a SELECT ... FOR UPDATE that waits for another transaction's lock re-reads only
     // the locked rows when it gets it, and would join them with the state as it was before that transaction.
-    await trx.selectFrom("services").select("key").where("key", "in", keys).orderBy("key").forNoKeyUpdate().execute();
+    await trx.selectFrom("services").select("key").where(keyIn(engine, "key", keys)).orderBy("key").forNoKeyUpdate().execute();
   }
   return query.execute();
+}
+
+/**
+ * `column IN (keys)`. PostgreSQL gets the keys as one array parameter (= ANY): a list of 500 parameters cost
+ * it more to parse, bind and plan than the read itself (profiled: the batch's two reads took 15.7 ms).
+ */
+function keyIn(engine: Engine, column: "s.key" | "key", keys: readonly number[]) {
+  return engine === "postgres" ? sql<boolean>`${sql.ref(column)} = any(${[...keys]}::bigint[])` : sql<boolean>`${sql.ref(column)} in (${sql.join(keys)})`;
 }
 
 /**
