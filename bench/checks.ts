@@ -125,7 +125,7 @@ interface Measured {
   checksPerSecond: number;
   /** Start lag as the daemon measures it (actual start minus planned), from its histogram: bucket bounds. */
   startLag: { p50: number; p99: number; max: number };
-  /** Arrival at the target minus planned time: start lag plus connecting and sending. */
+  /** Arrival at the target minus planned time: start lag plus connecting and sending (negative: started early to share a wake-up). */
   lags: number[];
   skipped: number;
   rssMb: number;

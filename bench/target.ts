@@ -5,13 +5,15 @@
  *
  * Requests to /svc/{serverId}/{serviceId}?i={intervalSeconds} also measure scheduling lag from outside the
  * daemon: arrival time minus the planned time, which the bench knows because the plan is a pure function of
- * the service's identity (src/scheduler/plan.ts). The parent asks for the lags with {lags: true}, and for
+ * the service's identity (src/scheduler/plan.ts). A run may start a little early to share a wake-up
+ * (src/scheduler/scheduler.ts): such an arrival has a negative lag. The parent asks for the lags with {lags: true}, and for
  * the number of requests since it last asked with {count: true}.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
+import { defaultBatchWindowMs } from "../src/scheduler/scheduler.ts";
 
 const body = Buffer.from('{"status":"up"}');
 let lags: number[] = [];
@@ -23,8 +25,9 @@ const server = createServer({ keepAliveTimeout: 1000 }, (req, res) => {
   if (m) {
     const schedule = scheduleOf({ intervalSeconds: Number(m[3]), cron: null }, `${m[1]}/${m[2]}`);
     const periodMs = Number(m[3]) * 1000;
-    // The planned run this request belongs to: the last grid point at or before its arrival.
-    const planned = nextRun(schedule, arrived - periodMs)!;
+    // The planned run this request belongs to: the last grid point at or before its arrival, or the next one
+    // when that is within the early window.
+    const planned = nextRun(schedule, arrived + Math.min(defaultBatchWindowMs, periodMs / 10) - periodMs)!;
     lags.push(arrived - planned);
   }
   res.writeHead(200, { "content-type": "application/json", "content-length": body.length });

@@ -45,6 +45,9 @@ interface Job {
   plannedAt: number | undefined;
 }
 
+/** How much earlier than planned a run may start to share a wake-up, unless a tenth of its interval is less. */
+export const defaultBatchWindowMs = 1000;
+
 // Timers further out than this are re-armed, not trusted (setTimeout overflows past 2^31 ms).
 const maxTimerMs = 3_600_000;
 
@@ -114,7 +117,7 @@ export class Scheduler {
       const period = periodOf(service.check, now);
       const plannedAt = early ? firstRun(identity, now) : nextRun(schedule, Math.max(now, (service.lastCheckedAt ?? -Infinity) + period / 2));
       // A cron pattern names a time of day; its runs share whole seconds anyway.
-      const earlyMs = schedule.kind === "cron" ? 0 : Math.min(this.#options.batchWindowMs ?? 1000, period / 10);
+      const earlyMs = schedule.kind === "cron" ? 0 : Math.min(this.#options.batchWindowMs ?? defaultBatchWindowMs, period / 10);
       const job: Job = { service, schedule, earlyMs, plannedAt };
       this.#jobs.set(service.key, job);
       if (plannedAt !== undefined) this.#heap.push(plannedAt, job);
