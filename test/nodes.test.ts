@@ -98,7 +98,9 @@ test("three nodes share 120 services evenly and check each once per interval; GE
 test("kill -9 of a node: the others check its services again within the lease and an interval; SIGTERM hands over at once", async (t) => {
   const db = await testDatabase(t, "postgres");
   const target = await recordingTarget(t);
-  const lease = 4;
+  // A lease well above two intervals, so that a handover at SIGTERM (at most two intervals, below) cannot pass
+  // for a takeover that waited out the lease.
+  const lease = 8;
   const interval = 2;
   const nodes = [await startNode(t, db, "n1", { lease }), await startNode(t, db, "n2", { lease }), await startNode(t, db, "n3", { lease })];
   await until(() => nodesSeenBy(nodes[0]!), (seen) => seen.filter((n) => n.live).length === 3, "three live nodes");
@@ -120,7 +122,9 @@ test("kill -9 of a node: the others check its services again within the lease an
     assert.ok(twice <= 1, `${path} was checked twice in an interval ${twice} times after the kill`);
   }
 
-  // A clean stop hands over at once: no gap longer than an interval (and a second), far less than the lease.
+  // A clean stop hands over at once: no gap longer than two intervals (and a second), far less than the lease.
+  // Two, not one: a handover that lands just after a planned run waits for the next one rather than run a
+  // service twice in an interval (the departing node may have started that run; see reconcile in daemon.ts).
   const stoppedAt = Date.now();
   assert.equal(await nodes[2]!.stop("SIGTERM"), 0);
   await settled([nodes[0]!], ["n1"], 30);
@@ -130,7 +134,7 @@ test("kill -9 of a node: the others check its services again within the lease an
     // The last check before the stop (the kill -9 above may have run one twice: allowed once per takeover), then those after it.
     const at = [hitsOf(target.hits, path).filter((x) => x < stoppedAt).at(-1)!, ...hitsOf(target.hits, path, stoppedAt)];
     const gaps = at.slice(1).map((x, i) => x - at[i]!);
-    assert.ok(Math.max(...gaps) <= (interval + 1) * 1000, `${path}: ${Math.max(...gaps)} ms without a check after SIGTERM`);
+    assert.ok(Math.max(...gaps) <= (2 * interval + 1) * 1000, `${path}: ${Math.max(...gaps)} ms without a check after SIGTERM (lease ${lease} s)`);
     // And none twice in an interval: a handover keeps each service's phase.
     assert.ok(Math.min(...gaps) > (interval * 1000) / 2, `${path} was checked twice in an interval: ${at.map((x) => x - stoppedAt).join(", ")} ms after the stop`);
   }
