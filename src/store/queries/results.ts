@@ -26,9 +26,6 @@ import { upstreamOf } from "./servers.ts";
 
 type Db = Kysely<Tables>;
 
-/** Rows per multi-row statement: far below SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
-const chunkSize = 1000;
-
 const entries: BulkInsert<"health_check_data_entries"> = {
   table: "health_check_data_entries",
   columns: [
@@ -208,14 +205,9 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     });
   }
 
-  const ids: number[] = [];
-  for (let i = 0; i < entryRows.length; i += chunkSize) {
-    // Both engines answer the RETURNING rows of a multi-row insert in the order of its rows.
-    const returned = await bulkInsert<"health_check_data_entries", { id: number }>(trx, engine, entries, entryRows.slice(i, i + chunkSize));
-    for (const r of returned) ids.push(r.id);
-  }
+  const ids = await bulkInsert<"health_check_data_entries", { id: number }>(trx, engine, entries, entryRows);
   stored.forEach(({ index, run }, i) => {
-    const id = ids[i]!;
+    const id = ids[i]!.id;
     services.get(run.serviceKey)!.lastEntryId = id;
     const o = run.outcome;
     recorded[index]!.entry = entryFromRow({
@@ -230,9 +222,8 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
       key, s.state.status, s.state.consecutiveFailures, s.state.consecutivePasses, s.lastCheckedAt, s.lastEntryId, s.state.incidentOpenSince,
       s.state.failingSince, s.incidentId, s.incidentFailures, s.state.downSent, s.state.lastRemindedAt, s.certWarnedExpiry, s.lastVerdictAt,
     ]);
-  for (let i = 0; i < stateRows.length; i += chunkSize) await bulkInsert(trx, engine, states, stateRows.slice(i, i + chunkSize));
-  const located = [...locationRows.values()];
-  for (let i = 0; i < located.length; i += chunkSize) await bulkInsert(trx, engine, locationResults, located.slice(i, i + chunkSize));
+  await bulkInsert(trx, engine, states, stateRows);
+  await bulkInsert(trx, engine, locationResults, [...locationRows.values()]);
   await addRollups(
     trx,
     engine,
@@ -242,7 +233,7 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
   const notificationRows = queued.map(({ service, notice, at, body, incidentId }) => [
     at, service.row.server_id, service.row.service_id, notice, service.row.notify_topic, JSON.stringify(body), at, incidentId,
   ]);
-  for (let i = 0; i < notificationRows.length; i += chunkSize) await bulkInsert(trx, engine, notifications, notificationRows.slice(i, i + chunkSize));
+  await bulkInsert(trx, engine, notifications, notificationRows);
   return recorded;
 }
 
@@ -396,7 +387,7 @@ async function addRollups(
       d.silencedChecks + (o?.silenced_checks ?? 0), d.silencedFailures + (o?.silenced_failures ?? 0),
     ];
   });
-  for (let i = 0; i < rows.length; i += chunkSize) await bulkInsert(trx, engine, rollups, rows.slice(i, i + chunkSize));
+  await bulkInsert(trx, engine, rollups, rows);
   // Results added to a settled hour: whoever keeps past hours in memory must read them again.
   const settled = Math.floor((Date.now() - settleMs) / hourMs) * hourMs;
   if (deltas.some((d) => d.hour < settled)) {
