@@ -24,7 +24,7 @@ const quote = (name: string) => `"${name}"`;
 const texts = new WeakMap<object, Map<string, string>>();
 
 /** Rows per statement: far below SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
-const chunkSize = 1000;
+export const chunkSize = 1000;
 
 /**
  * Insert `rows` (each the values of `spec.columns`, in order), a statement per thousand; answers the

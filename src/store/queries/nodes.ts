@@ -8,7 +8,7 @@ import { sql, type Kysely } from "kysely";
 import { anywhere, assign, poolsOf } from "../../cluster/assign.ts";
 import type { Engine, NodeRecord } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { bulkInsert, type BulkInsert } from "./bulk.ts";
+import { bulkInsert, chunkSize, type BulkInsert } from "./bulk.ts";
 
 type Db = Kysely<Tables>;
 
@@ -127,7 +127,7 @@ export async function rebalance(trx: Db, engine: Engine, now: number): Promise<n
   }
 
   // A node's first start (or every start after a clean stop) moves every service: a statement per row took
-  // most of the 5 s before 50,000 services were scheduled (bench:start), so both go by the thousand.
+  // a second of the 5 s before 50,000 services were scheduled (bench:start), so both go by the thousand.
   const gone = owners.filter((o) => wanted.get(`${o.service_key}:${o.pool}`) === undefined);
   const gonePools = new Map<string, number[]>();
   for (const o of gone) {
@@ -136,8 +136,8 @@ export async function rebalance(trx: Db, engine: Engine, now: number): Promise<n
     keys.push(o.service_key);
   }
   for (const [pool, keys] of gonePools) {
-    for (let i = 0; i < keys.length; i += 1000) {
-      await trx.deleteFrom("service_owners").where("pool", "=", pool).where("service_key", "in", keys.slice(i, i + 1000)).execute();
+    for (let i = 0; i < keys.length; i += chunkSize) {
+      await trx.deleteFrom("service_owners").where("pool", "=", pool).where("service_key", "in", keys.slice(i, i + chunkSize)).execute();
     }
   }
   const moved = [...wanted]
