@@ -13,7 +13,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
-import { defaultBatchWindowMs } from "../src/scheduler/scheduler.ts";
+import { earlyWindowMs } from "../src/scheduler/scheduler.ts";
 
 const body = Buffer.from('{"status":"up"}');
 let lags: number[] = [];
@@ -27,7 +27,7 @@ const server = createServer({ keepAliveTimeout: 1000 }, (req, res) => {
     const periodMs = Number(m[3]) * 1000;
     // The planned run this request belongs to: the last grid point at or before its arrival, or the next one
     // when that is within the early window.
-    const planned = nextRun(schedule, arrived + Math.min(defaultBatchWindowMs, periodMs / 10) - periodMs)!;
+    const planned = nextRun(schedule, arrived + earlyWindowMs(periodMs) - periodMs)!;
     lags.push(arrived - planned);
   }
   res.writeHead(200, { "content-type": "application/json", "content-length": body.length });

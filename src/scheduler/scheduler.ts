@@ -45,8 +45,13 @@ interface Job {
   plannedAt: number | undefined;
 }
 
-/** How much earlier than planned a run may start to share a wake-up, unless a tenth of its interval is less. */
-export const defaultBatchWindowMs = 1000;
+/**
+ * How much earlier than planned an interval run may start to share a wake-up:
+ * a tenth of its period, at most the window.
+ */
+export function earlyWindowMs(periodMs: number, batchWindowMs = 1000): number {
+  return Math.min(batchWindowMs, periodMs / 10);
+}
 
 // Timers further out than this are re-armed, not trusted (setTimeout overflows past 2^31 ms).
 const maxTimerMs = 3_600_000;
@@ -117,7 +122,7 @@ export class Scheduler {
       const period = periodOf(service.check, now);
       const plannedAt = early ? firstRun(identity, now) : nextRun(schedule, Math.max(now, (service.lastCheckedAt ?? -Infinity) + period / 2));
       // A cron pattern names a time of day; its runs share whole seconds anyway.
-      const earlyMs = schedule.kind === "cron" ? 0 : Math.min(this.#options.batchWindowMs ?? defaultBatchWindowMs, period / 10);
+      const earlyMs = schedule.kind === "cron" ? 0 : earlyWindowMs(period, this.#options.batchWindowMs);
       const job: Job = { service, schedule, earlyMs, plannedAt };
       this.#jobs.set(service.key, job);
       if (plannedAt !== undefined) this.#heap.push(plannedAt, job);
