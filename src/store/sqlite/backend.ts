@@ -55,11 +55,12 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
       // One daemon serves a SQLite file, so no other node can change who runs what: nothing to follow.
       if (channel === "cluster") return () => {};
       // data_version moves only when another connection commits (anything, whatever the channel): cheap to
-      // poll, and silent for this connection's own writes.
+      // poll, and silent for this connection's own writes. Prepared once (pragma() prepares on every call).
+      const statement = sqlite.prepare("PRAGMA data_version").pluck();
       const dataVersion = () => {
         try {
           guard.check();
-          return sqlite.pragma("data_version", { simple: true });
+          return statement.get();
         } catch {
           return version; // the database is not to be touched now; look again next time
         }

@@ -2,10 +2,14 @@
  * WAL checkpoints on a worker thread. SQLite's automatic checkpoint runs inside whichever commit makes the
  * WAL long enough, and it writes pages back and fsyncs: on the daemon's one thread that stalled checks and
  * requests for up to hundreds of ms (bench:store measured a 376 ms retention batch). The daemon turns the
- * automatic checkpoint off and this worker, with its own connection, runs a PASSIVE checkpoint a second after
- * a commit (at most one a second): it never blocks the writer or readers, and its fsync waits on another
- * thread. Nothing written, no timer: an idle daemon is not woken for it. The main thread says when, after the
- * same look at the WAL index that guards its own statements (shm-guard.ts).
+ * automatic checkpoint off and this worker, with its own connection, runs PASSIVE checkpoints: they never
+ * block the writer or readers, and their fsyncs wait on another thread. How often follows the writes: on the
+ * commit that makes `busyCommits` since the last checkpoint, once at least `everyMs` has passed (busy: about
+ * one a second, as SQLite's own 1,000-page threshold would at that rate); otherwise `quietMs` after the first
+ * commit since it (everyday loads: a commit a second, and a checkpoint every ten seconds writes the same
+ * state and rollup pages back once instead of ten times, with a tenth of the worker's wake-ups and fsyncs:
+ * bench:everyday). Nothing written, no timer: an idle daemon is not woken for it. The main thread says when,
+ * after the same look at the WAL index that guards its own statements (shm-guard.ts).
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -33,19 +37,39 @@ parentPort.on("message", (message) => {
 `;
 
 export interface Checkpointer {
-  /** A commit has grown the WAL: checkpoint it within `everyMs`. */
+  /** A commit has grown the WAL: checkpoint it now or within `quietMs`. */
   written(): void;
   /** Stop the worker; `touchable` false ends it without closing its connection (see shm-guard.ts). */
   stop(touchable?: boolean): Promise<void>;
 }
 
-export function startCheckpointer(sqlite: Database.Database, path: string, log: Logger, guard: ShmGuard, everyMs = 1000): Checkpointer {
+export interface CheckpointCadence {
+  /** Commits that make the WAL worth a checkpoint at once. Default 10. */
+  readonly busyCommits?: number;
+  /** Least time between two checkpoints when they come from busyCommits. Default 1000 ms. */
+  readonly everyMs?: number;
+  /** Longest a commit waits for its checkpoint. Default 10,000 ms. */
+  readonly quietMs?: number;
+}
+
+export function startCheckpointer(
+  sqlite: Database.Database,
+  path: string,
+  log: Logger,
+  guard: ShmGuard,
+  { busyCommits = 10, everyMs = 1000, quietMs = 10_000 }: CheckpointCadence = {},
+): Checkpointer {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
   const worker = new Worker(workerSource, { eval: true, workerData: { path, driver } });
   sqlite.pragma("wal_autocheckpoint = 0");
   let timer: NodeJS.Timeout | undefined;
+  let commits = 0;
+  let lastAt = 0;
   const checkpoint = () => {
+    clearTimeout(timer);
     timer = undefined;
+    commits = 0;
+    lastAt = Date.now();
     try {
       guard.check();
       worker.postMessage("checkpoint");
@@ -70,7 +94,9 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
   );
   return {
     written() {
-      if (!stopped) timer ??= setTimeout(checkpoint, everyMs);
+      if (stopped) return;
+      if (++commits >= busyCommits && Date.now() - lastAt >= everyMs) checkpoint();
+      else timer ??= setTimeout(checkpoint, quietMs);
     },
     async stop(touchable = true) {
       stopped = true;
