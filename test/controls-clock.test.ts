@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import type { Outcome } from "../src/checks/http.ts";
 import { serverDocument } from "../src/schema.ts";
+import { parseServersFile, renderServersFile } from "../src/servers-file.ts";
 import { openStore } from "../src/store/open.ts";
 import type { Store } from "../src/store/store.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
@@ -32,6 +33,28 @@ async function record(store: Store, key: number, outcomes: readonly Outcome[]): 
 const kinds = async (store: Store) => (await store.notifications()).map((n) => `${n.kind}@${new Date(n.createdAt).toISOString().slice(11, 16)}`);
 
 for (const engine of engines) {
+  test(`${engine}: deleting a service takes it out of its server's maintenance windows, so the server's document still applies`, async (t) => {
+    const db = await testDatabase(t, engine);
+    const { store } = await storeWith(t, engine, db, {
+      services: [{ id: "db", check: { url: "http://127.0.0.1:9/" } }, { id: "app", check: { url: "http://127.0.0.1:9/" } }],
+      maintenance: [
+        { cron: "0 3 * * 0", durationMinutes: 60, services: ["db"], reason: "db only" },
+        { cron: "0 4 * * 0", durationMinutes: 30, services: ["db", "app"] },
+        { cron: "0 5 * * 0", durationMinutes: 15 },
+      ],
+    });
+    assert.ok(await store.deleteService("web-01", "db", Date.now()));
+    const server = (await store.getServer("web-01"))!;
+    // A window that named only the deleted service silences nothing any more: it goes with it.
+    assert.deepEqual(server.maintenance, [
+      { cron: "0 4 * * 0", durationMinutes: 30, services: ["app"] },
+      { cron: "0 5 * * 0", durationMinutes: 15 },
+    ]);
+    // What `healthd export` writes of the server is a file `healthd apply` takes back.
+    const exported = parseServersFile(renderServersFile([server], "yaml"), "servers.yaml");
+    assert.ok(exported.ok, JSON.stringify(exported));
+  });
+
   test(`${engine}: a maintenance window (cron, time zone, duration) silences its services while it lasts, and its end releases a held DOWN`, async (t) => {
     const db = await testDatabase(t, engine);
     // Sundays at 03:00 in Berlin (02:00 UTC in November) for 60 minutes, for db only.

@@ -36,6 +36,18 @@ export function maintenanceAt(windows: readonly MaintenanceWindow[], serviceId: 
   });
 }
 
+/**
+ * A server's windows once `serviceId` is deleted: it leaves every list that names it, and a window that named
+ * only it goes too (it would silence nothing, and the server's document would no longer validate).
+ */
+export function withoutService(windows: readonly MaintenanceWindow[], serviceId: string): MaintenanceWindow[] {
+  return windows.flatMap((w) => {
+    if (!w.services?.includes(serviceId)) return [w];
+    const services = w.services.filter((id) => id !== serviceId);
+    return services.length === 0 ? [] : [{ ...w, services }];
+  });
+}
+
 export function silencedAt(
   spans: readonly SilenceSpan[],
   windows: readonly MaintenanceWindow[],

@@ -18,6 +18,7 @@ import {
 } from "../../model.ts";
 import type { IncidentState } from "../../notify/incident.ts";
 import { blockers, dependencyProblems, qualify, type Upstream } from "../../alerting/dependencies.ts";
+import { withoutService } from "../../alerting/silence.ts";
 import { planServerChange } from "../../server-change.ts";
 import { DependencyError, type ApplyOptions, type ApplyResult, type ServerChange } from "../store.ts";
 import type { Tables } from "../tables.ts";
@@ -401,7 +402,9 @@ export async function deleteService(trx: Db, serverId: string, serviceId: string
   const service = await findService(trx, serverId, serviceId);
   if (!service) return undefined;
   await trx.deleteFrom("services").where("key", "=", service.key).execute();
-  await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
+  const { maintenance } = await trx.selectFrom("servers").select("maintenance").where("id", "=", serverId).executeTakeFirstOrThrow();
+  const windows = JSON.stringify(withoutService(JSON.parse(maintenance) as MaintenanceWindow[], serviceId));
+  await trx.updateTable("servers").set({ maintenance: windows, updated_at: now }).where("id", "=", serverId).execute();
   return { started: [], stopped: [service.key] };
 }
 
