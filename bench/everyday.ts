@@ -7,9 +7,10 @@
  * from /proc) over the window divided by the requests the target received from it; idle CPU is healthd with
  * no services, as a share of one core; wake-ups are the voluntary context switches of all healthd's threads
  * per second, a count steadier than a time. Each figure is the median of RUNS (3), the variants alternating
- * within a run. Windows: IDLE_SECONDS (30) idle after IDLE_WARMUP (60) s, SECONDS (30) per load, each naive
- * loop after NAIVE_WARMUP (10) s of the same. Load goes to 127.0.0.1 only; it stops by itself. BIN measures
- * another build (e.g. a worktree of an older commit) for before/after numbers; LOADS (100,1000) picks the loads.
+ * within a run. Windows: each daemon's after WARMUP (60) s, IDLE_SECONDS (30) idle and SECONDS (30) per load;
+ * each naive loop's after NAIVE_WARMUP (10) s of the same. Load goes to 127.0.0.1 only; it stops by itself.
+ * BIN measures another build (e.g. a worktree of an older commit) for before/after numbers; LOADS (100,1000)
+ * picks the loads.
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -23,7 +24,7 @@ import { fixed, median } from "./stats.ts";
 const runs = Number(process.env.RUNS ?? 3);
 const interval = Number(process.env.INTERVAL ?? 20);
 const idleSeconds = Number(process.env.IDLE_SECONDS ?? 30);
-const idleWarmup = Number(process.env.IDLE_WARMUP ?? 60);
+const warmup = Number(process.env.WARMUP ?? 60);
 const seconds = Number(process.env.SECONDS ?? 30);
 const naiveWarmup = Number(process.env.NAIVE_WARMUP ?? 10);
 // NAIVE=0 leaves the naive loops out: before/after runs of healthd alone (with BIN) take a third of the time.
@@ -64,10 +65,12 @@ async function healthd(services: number): Promise<{ cpuMsPerCheck: number; idleS
       const answer = await fetch(`${served.url}/services/server-${s}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(doc) });
       if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status}`);
     }
-    // Past the first checks (all within a second of the PUT) and the daemon's start-up work: idle, that
-    // includes the major GCs V8's memory reducer runs in the first minute after start-up (perf shows them
-    // as most of the CPU of the first 30 s), which a daemon that runs for weeks pays once.
-    await sleep(services > 0 ? (interval + 2) * 1000 : idleWarmup * 1000);
+    // Past the first checks (all within a second of the PUT) and the daemon's start-up work, which a daemon
+    // that runs for weeks pays once: in its first minute V8's memory reducer runs major GCs (perf shows them as
+    // most of an idle daemon's CPU in its first 30 s) and its background threads compile the hot code (with
+    // 100 services, the threads other than the main one used 150 to 280 ms of CPU in the 30 s from 22 s after
+    // the start, 60 to 110 ms from 40 s).
+    await sleep(Math.max(warmup, services > 0 ? interval + 2 : 0) * 1000);
     const window = services > 0 ? seconds : idleSeconds;
     await targetCount();
     const pid = served.child.pid!;
