@@ -2,8 +2,8 @@
  * Whether a service is silenced at a moment: by a silence (its server's, or its own) or by one of its server's
  * recurring maintenance windows. Pure: the caller hands in what the store read.
  */
-import { Cron } from "croner";
 import type { MaintenanceWindow } from "../schema.ts";
+import { cronOf } from "../scheduler/plan.ts";
 
 export interface SilenceSpan {
   readonly serverId: string;
@@ -13,25 +13,11 @@ export interface SilenceSpan {
   readonly endsAt: number;
 }
 
-/** A window's cron patterns, compiled once per pattern and zone (a batch asks about the same few many times). */
-const compiled = new Map<string, Cron>();
-
-function cronOf(window: MaintenanceWindow): Cron {
-  const key = `${window.timezone ?? ""}|${window.cron}`;
-  let cron = compiled.get(key);
-  if (!cron) {
-    if (compiled.size > 1000) compiled.clear();
-    cron = new Cron(window.cron, { paused: true, ...(window.timezone ? { timezone: window.timezone } : {}) });
-    compiled.set(key, cron);
-  }
-  return cron;
-}
-
 /** The window `at` falls in, if any: it began at an occurrence of its pattern less than its duration ago. */
 export function maintenanceAt(windows: readonly MaintenanceWindow[], serviceId: string, at: number): MaintenanceWindow | undefined {
   return windows.find((w) => {
     if (w.services && !w.services.includes(serviceId)) return false;
-    const began = cronOf(w).nextRun(new Date(at - w.durationMinutes * 60_000));
+    const began = cronOf(w.cron, w.timezone).nextRun(new Date(at - w.durationMinutes * 60_000));
     return began !== null && began.getTime() <= at;
   });
 }

@@ -11,8 +11,25 @@ export type Schedule =
   | { readonly kind: "interval"; readonly periodMs: number; readonly phaseMs: number }
   | { readonly kind: "cron"; readonly cron: Cron };
 
+/**
+ * A cron pattern (in a time zone, or the daemon's), compiled once: thousands of services and windows share a
+ * few patterns, and a paused Cron asked for the runs after a given time keeps no state between calls.
+ */
+export function cronOf(pattern: string, timezone?: string): Cron {
+  const key = `${timezone ?? ""}|${pattern}`;
+  let cron = compiled.get(key);
+  if (!cron) {
+    if (compiled.size >= 1000) compiled.clear();
+    cron = new Cron(pattern, { paused: true, ...(timezone ? { timezone } : {}) });
+    compiled.set(key, cron);
+  }
+  return cron;
+}
+
+const compiled = new Map<string, Cron>();
+
 export function scheduleOf(check: { intervalSeconds: number | null; cron: string | null }, identity: string): Schedule {
-  if (check.cron !== null) return { kind: "cron", cron: new Cron(check.cron, { paused: true }) };
+  if (check.cron !== null) return { kind: "cron", cron: cronOf(check.cron) };
   const periodMs = (check.intervalSeconds ?? 60) * 1000;
   return { kind: "interval", periodMs, phaseMs: hash(identity) % periodMs };
 }
@@ -43,6 +60,6 @@ export function hash(text: string): number {
 /** The time between two runs near `at`: the interval, or for a cron pattern the gap between its next two runs. */
 export function periodOf(check: { intervalSeconds: number | null; cron: string | null }, at: number): number {
   if (check.cron === null) return (check.intervalSeconds ?? 60) * 1000;
-  const [first, second] = new Cron(check.cron, { paused: true }).nextRuns(2, new Date(at));
+  const [first, second] = cronOf(check.cron).nextRuns(2, new Date(at));
   return first && second ? second.getTime() - first.getTime() : 60_000;
 }
