@@ -11,6 +11,8 @@ export type Schedule =
   | { readonly kind: "interval"; readonly periodMs: number; readonly phaseMs: number }
   | { readonly kind: "cron"; readonly cron: Cron };
 
+const compiled = new Map<string, Cron>();
+
 /**
  * A cron pattern (in a time zone, or the daemon's), compiled once: thousands of services and windows share a
  * few patterns, and a paused Cron asked for the runs after a given time keeps no state between calls.
@@ -25,8 +27,6 @@ export function cronOf(pattern: string, timezone?: string): Cron {
   }
   return cron;
 }
-
-const compiled = new Map<string, Cron>();
 
 export function scheduleOf(check: { intervalSeconds: number | null; cron: string | null }, identity: string): Schedule {
   if (check.cron !== null) return { kind: "cron", cron: cronOf(check.cron) };
