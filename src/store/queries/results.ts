@@ -16,7 +16,7 @@ import { silencedAt, type SilenceSpan } from "../../alerting/silence.ts";
 import { certWarning, initialState, transition, type IncidentState } from "../../notify/incident.ts";
 import { renderCertWarning, renderNotification, type Judged } from "../../notify/message.ts";
 import { hourMs, rollupDeltas } from "../../rollup/deltas.ts";
-import { merge, type Sketch } from "../../rollup/sketch.ts";
+import { add, type Sketch } from "../../rollup/sketch.ts";
 import type { MaintenanceWindow } from "../../schema.ts";
 import { settleMs, type CheckRun, type Engine, type IncidentChange, type NotificationKind, type RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
@@ -381,9 +381,10 @@ async function addRollups(
   }
   const rows = deltas.map((d) => {
     const o = known.get(`${d.serviceKey}:${d.hour}`);
-    const sketch = JSON.stringify(o ? merge(JSON.parse(o.sketch) as Sketch, d.sketch) : d.sketch);
+    const sketch: Sketch = o ? JSON.parse(o.sketch) : {};
+    for (const latency of d.latencies) add(sketch, latency);
     return [
-      d.serviceKey, d.hour, d.checks + (o?.checks ?? 0), d.failures + (o?.failures ?? 0), d.latencySum + (o?.latency_sum ?? 0), sketch,
+      d.serviceKey, d.hour, d.checks + (o?.checks ?? 0), d.failures + (o?.failures ?? 0), d.latencySum + (o?.latency_sum ?? 0), JSON.stringify(sketch),
       d.silencedChecks + (o?.silenced_checks ?? 0), d.silencedFailures + (o?.silenced_failures ?? 0),
     ];
   });
