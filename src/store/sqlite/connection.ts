@@ -81,15 +81,22 @@ function bindable(parameters: readonly unknown[]): readonly unknown[] {
  */
 type RowMaker = (row: readonly unknown[]) => Record<string, unknown>;
 const rowMakers = new WeakMap<Database.Statement, RowMaker>();
+/** By column list, of which healthd's queries have a fixed few: one query's texts for IN lists of any length share one. */
+const makersByColumns = new Map<string, RowMaker>();
 
 function rowsAsArrays(statement: Database.Statement): void {
   statement.raw(true);
   const names = statement.columns().map((c) => c.name);
-  // Quoted by JSON.stringify, any name is a valid key of the literal; but "__proto__" there would set the
-  // prototype, not a property. No query of healthd's names a column so.
-  if (names.includes("__proto__")) throw new Error(`a query names a column "__proto__"; give it another name (${statement.source})`);
-  const body = `return {${names.map((name, i) => `${JSON.stringify(name)}: row[${i}]`).join(", ")}};`;
-  rowMakers.set(statement, new Function("row", body) as RowMaker);
+  const key = JSON.stringify(names);
+  let make = makersByColumns.get(key);
+  if (!make) {
+    // Quoted by JSON.stringify, any name is a valid key of the literal; but "__proto__" there would set the
+    // prototype, not a property. No query of healthd's names a column so.
+    if (names.includes("__proto__")) throw new Error(`a query names a column "__proto__"; give it another name (${statement.source})`);
+    make = new Function("row", `return {${names.map((name, i) => `${JSON.stringify(name)}: row[${i}]`).join(", ")}};`) as RowMaker;
+    makersByColumns.set(key, make);
+  }
+  rowMakers.set(statement, make);
 }
 
 function objects(statement: Database.Statement, rows: unknown[][]): Record<string, unknown>[] {
