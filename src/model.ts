@@ -151,6 +151,8 @@ export interface ServerSummary {
   readonly unknown: number;
   /** Services whose check is paused (counted in none of the above). */
   readonly paused: number;
+  /** Services failing while a service they depend on has an open incident (shown `blocked`; not in `down`). */
+  readonly blocked: number;
 }
 
 export interface ServiceView {

@@ -125,8 +125,8 @@ for (const engine of engines) {
     await storeEntry(d, "b", "api");
     assert.deepEqual((await d.api("GET", "/services")).body, {
       servers: [
-        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0, paused: 0 },
-        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1, paused: 0 },
+        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0 },
+        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1, paused: 0, blocked: 0 },
       ],
     });
   });

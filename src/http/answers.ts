@@ -70,6 +70,7 @@ export const serverListAnswer = z.strictObject({
       down: z.int(),
       unknown: z.int(),
       paused: z.int().describe("Services whose check is paused, counted in none of up, down and unknown"),
+      blocked: z.int().describe("Services failing while one they depend on has an open incident (status blocked), not counted in down"),
     }),
   ),
 });

@@ -29,7 +29,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
       path: "/services",
       methods: {
         GET: {
-          summary: "List servers, with how many of their services are up, down and unknown",
+          summary: "List servers, with how many of their services are up, down, unknown, paused and blocked",
           operationId: "listServers",
           responses: { 200: { description: "The servers, by id", schema: serverListAnswer } },
           handle: async () => ({ status: 200, body: { servers: await store.listServers() } }),

@@ -48,11 +48,39 @@ export async function listServers(db: Db): Promise<ServerSummary[]> {
     .groupBy(["servers.id", "servers.name"])
     .orderBy("servers.id")
     .execute();
+  const blocked = await blockedCounts(db);
   // count() is bigint on PostgreSQL: numbers out.
   return rows.map((r) => {
-    const [serviceCount, up, down, paused] = [Number(r.serviceCount), Number(r.up), Number(r.down), Number(r.paused)];
-    return { id: r.id, name: r.name, serviceCount, up, down, unknown: serviceCount - up - down - paused, paused };
+    const [serviceCount, up, failing, paused] = [Number(r.serviceCount), Number(r.up), Number(r.down), Number(r.paused)];
+    const b = blocked.get(r.id) ?? 0;
+    return { id: r.id, name: r.name, serviceCount, up, down: failing - b, unknown: serviceCount - up - failing - paused, paused, blocked: b };
   });
+}
+
+/**
+ * Per server, its services shown as blocked (see shownStatus): failing, not paused, no incident of their own,
+ * and an open incident upstream. Only failing services with dependencies are looked at, so this is nothing
+ * where no dependency is declared.
+ */
+async function blockedCounts(db: Db): Promise<Map<string, number>> {
+  const failing = await db
+    .selectFrom("services as s")
+    .innerJoin("http_check_configs as c", "c.service_key", "s.key")
+    .innerJoin("service_states as st", "st.service_key", "s.key")
+    .select(["s.server_id", "c.depends_on"])
+    .where("st.status", "=", "down")
+    .where("c.paused", "=", false)
+    .where("st.incident_open_since", "is", null)
+    .where("c.depends_on", "<>", "[]")
+    .execute();
+  const counts = new Map<string, number>();
+  if (failing.length === 0) return counts;
+  const dependsOn = failing.map((r) => (JSON.parse(r.depends_on) as string[]).map((ref) => qualify(ref, r.server_id)));
+  const upstream = await upstreamOf(db, dependsOn.flat());
+  failing.forEach((r, i) => {
+    if (blockers(dependsOn[i]!, (name) => upstream.get(name)).length > 0) counts.set(r.server_id, (counts.get(r.server_id) ?? 0) + 1);
+  });
+  return counts;
 }
 
 export async function getServer(db: Db, serverId: string): Promise<ServerView | undefined> {
