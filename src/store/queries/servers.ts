@@ -52,7 +52,8 @@ export async function listServers(db: Db): Promise<ServerSummary[]> {
   // count() is bigint on PostgreSQL: numbers out.
   return rows.map((r) => {
     const [serviceCount, up, failing, paused] = [Number(r.serviceCount), Number(r.up), Number(r.down), Number(r.paused)];
-    const b = blocked.get(r.id) ?? 0;
+    // Two reads, not one snapshot: a service that failed between them must not take down below zero.
+    const b = Math.min(blocked.get(r.id) ?? 0, failing);
     return { id: r.id, name: r.name, serviceCount, up, down: failing - b, unknown: serviceCount - up - failing - paused, paused, blocked: b };
   });
 }
