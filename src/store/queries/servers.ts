@@ -59,19 +59,16 @@ export async function listServers(db: Db): Promise<ServerSummary[]> {
 }
 
 /**
- * Per server, its services shown as blocked (see shownStatus): failing, not paused, no incident of their own,
- * and an open incident upstream. Only failing services with dependencies are looked at, so this is nothing
- * where no dependency is declared.
+ * Per server, its services shown as blocked: shownStatus decides, as for the service view. Only failing
+ * services with dependencies can be blocked, so only those are read: nothing where no dependency is declared.
  */
 async function blockedCounts(db: Db): Promise<Map<string, number>> {
   const failing = await db
     .selectFrom("services as s")
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
     .innerJoin("service_states as st", "st.service_key", "s.key")
-    .select(["s.server_id", "c.depends_on"])
+    .select(["s.server_id", "c.depends_on", "c.paused", "st.incident_open_since"])
     .where("st.status", "=", "down")
-    .where("c.paused", "=", false)
-    .where("st.incident_open_since", "is", null)
     .where("c.depends_on", "<>", "[]")
     .execute();
   const counts = new Map<string, number>();
@@ -79,7 +76,10 @@ async function blockedCounts(db: Db): Promise<Map<string, number>> {
   const dependsOn = failing.map((r) => (JSON.parse(r.depends_on) as string[]).map((ref) => qualify(ref, r.server_id)));
   const upstream = await upstreamOf(db, dependsOn.flat());
   failing.forEach((r, i) => {
-    if (blockers(dependsOn[i]!, (name) => upstream.get(name)).length > 0) counts.set(r.server_id, (counts.get(r.server_id) ?? 0) + 1);
+    const blockedBy = blockers(dependsOn[i]!, (name) => upstream.get(name));
+    if (shownStatus("down", Boolean(r.paused), r.incident_open_since !== null, blockedBy).status === "blocked") {
+      counts.set(r.server_id, (counts.get(r.server_id) ?? 0) + 1);
+    }
   });
   return counts;
 }
