@@ -10,7 +10,9 @@
  * `batchWindowMs` (cron runs, which name a time, never early): two runs of a service are never closer than
  * nine tenths of its interval, nothing starts late for it, and at one-second resolution the spread over an
  * interval is unchanged. A service new to this scheduler (handed over from another node, say) runs no sooner
- * than half an interval after its last check, which another node may have started early.
+ * than half an interval after its last check, which another node may have started early, and never at a
+ * planned time within the early window from now: the node it comes from, stopping, may have started that run
+ * early and been stopped before storing it (an interrupted check is not stored).
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
@@ -120,9 +122,10 @@ export class Scheduler {
       const schedule = scheduleOf(service.check, identity);
       const early = typeof soon === "function" ? soon(service, old !== undefined) : soon;
       const period = periodOf(service.check, now);
-      const plannedAt = early ? firstRun(identity, now) : nextRun(schedule, Math.max(now, (service.lastCheckedAt ?? -Infinity) + period / 2));
       // A cron pattern names a time of day; its runs share whole seconds anyway.
       const earlyMs = schedule.kind === "cron" ? 0 : earlyWindowMs(period, this.#options.batchWindowMs);
+      const notBefore = Math.max(now + earlyMs, (service.lastCheckedAt ?? -Infinity) + period / 2);
+      const plannedAt = early ? firstRun(identity, now) : nextRun(schedule, notBefore);
       const job: Job = { service, schedule, earlyMs, plannedAt };
       this.#jobs.set(service.key, job);
       if (plannedAt !== undefined) this.#heap.push(plannedAt, job);
