@@ -1,9 +1,10 @@
 /**
  * In WAL mode SQLite maps the WAL index, `<db>-shm`, into memory. If that file stops being writable under it
  * (chattr +i, a read-only remount) or is truncated, the next access to the mapping is a SIGBUS: the process
- * dies on the spot, with no log line, and no JavaScript can catch it. So every statement first looks at the
- * file (two syscalls, microseconds): while it cannot be written, healthd does not touch the database and
- * reports the store unavailable instead (checks go on, results wait), and resumes when the file is back.
+ * dies on the spot, with no log line, and no JavaScript can catch it. So every transaction, and every
+ * statement outside one, first looks at the file (two syscalls): while it cannot be written, healthd does not
+ * touch the database and reports the store unavailable instead (checks go on, results wait), and resumes when
+ * the file is back.
  * A truncated file is given its size back: zeros are the state SQLite starts every WAL index from, and it
  * rebuilds the index from the WAL (nothing committed is lost; the index is derived data).
  */
