@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { test } from "node:test";
 import { runCheck, type CheckRequest } from "../src/checks/http.ts";
 import { expired, selfSigned } from "./support/certs.ts";
@@ -76,6 +77,15 @@ test("no answer in time, and a body that never ends, fail with kind timeout", as
   const dribble = await runCheck(check(`${target.url}/dribble`, { timeoutMs: 300 }));
   assert.equal(dribble.errorKind, "timeout");
   assert.match(dribble.error!, /reading the body/);
+});
+
+test("a check ends at once when its signal aborts (the daemon stopping), long before its deadline", async (t) => {
+  const target = await httpTarget(t);
+  const stop = new AbortController();
+  once(target.server, "request").then(() => stop.abort(), () => {});
+  const result = await runCheck(check(`${target.url}/slow-headers`, { timeoutMs: 60_000 }), { signal: stop.signal });
+  assert.equal(result.errorKind, "timeout");
+  assert.ok(result.latencyMs < 60_000, `ended after ${result.latencyMs} ms`);
 });
 
 test("an endless or oversized body fails with kind size, compressed or not", async (t) => {

@@ -5,7 +5,6 @@
  * measures what a new visitor meets (DNS, connect, TLS, first byte, body) and a stale keep-alive socket can
  * never hide an outage. One deadline, `timeoutMs`, covers the whole exchange: every redirect and the body.
  */
-import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
 import { TLSSocket } from "node:tls";
@@ -67,12 +66,22 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   const maxRedirectUrl = options.maxRedirectUrl ?? 8192;
   const checkedAt = (options.now ?? Date.now)();
   const started = performance.now();
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), check.timeoutMs);
-  // Every hop of a redirect chain listens on the one deadline.
-  setMaxListeners(maxRedirects + 5, deadline.signal);
-  const abort = () => deadline.abort();
-  options.signal?.addEventListener("abort", abort, { once: true });
+  // The deadline, or the daemon stopping, ends the exchange going on by closing its connection: the request,
+  // the body and any pipeline fail with it. (Not an AbortController per check: making its signal and undici's
+  // listener on it cost several per cent of the daemon's main thread at everyday loads, profiled.)
+  let ended = false;
+  let exchanging: Client | undefined;
+  const end = () => {
+    ended = true;
+    void exchanging?.destroy(finished);
+  };
+  // Each hop of a redirect chain registers its connection here; once the check has ended, none starts.
+  const exchangeOn = (client: Client) => {
+    if (ended) throw new CheckFailure("timeout", "the check ended between two hops"); // reported as the timeout below
+    exchanging = client;
+  };
+  const timer = setTimeout(end, check.timeoutMs);
+  options.signal?.addEventListener("abort", end, { once: true });
   const elapsed = () => performance.now() - started;
 
   let url = new URL(check.url);
@@ -82,7 +91,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   let stage: Stage = "connecting";
   try {
     for (;;) {
-      const exchange = await send(url, method, headersFor(check, options.userAgent), body, check, deadline.signal, (s) => (stage = s));
+      const exchange = await send(url, method, headersFor(check, options.userAgent), body, check, exchangeOn, (s) => (stage = s));
       const { statusCode, headers } = exchange.response;
       const location = headers.location;
       if (check.followRedirects && isRedirect(statusCode) && typeof location === "string") {
@@ -140,7 +149,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
         : { ok: false, status: statusCode, latencyMs, matched: null, errorKind: verdict.errorKind, error: verdict.error, checkedAt, ...cert };
     }
   } catch (error) {
-    const failure = deadline.signal.aborted
+    const failure = ended
       ? new CheckFailure("timeout", `no complete answer within ${check.timeoutMs} ms (timed out ${stage})`)
       : classify(error, url, stage);
     return {
@@ -155,7 +164,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
     };
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener("abort", abort);
+    options.signal?.removeEventListener("abort", end);
   }
 }
 
@@ -178,7 +187,7 @@ async function send(
   headers: Record<string, string>,
   body: string | null,
   check: CheckRequest,
-  signal: AbortSignal,
+  onClient: (client: Client) => void,
   onStage: (stage: Stage) => void,
 ): Promise<Exchange> {
   let certValidTo: number | null = null;
@@ -208,13 +217,8 @@ async function send(
     maxHeaderSize: headLimits.maxBytes + 1024,
   });
   try {
-    const response = await client.request({
-      path: url.pathname + url.search,
-      method,
-      headers,
-      body: body ?? undefined,
-      signal,
-    });
+    onClient(client);
+    const response = await client.request({ path: url.pathname + url.search, method, headers, body: body ?? undefined });
     return { response, certValidTo: () => certValidTo, close: () => client.destroy(finished) };
   } catch (error) {
     await client.destroy(finished);
