@@ -146,7 +146,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
       const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
       return verdict.ok
         ? { ok: true, status: statusCode, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
-        : { ok: false, status: statusCode, latencyMs, matched: null, errorKind: verdict.errorKind, error: verdict.error, checkedAt, ...cert };
+        : { ok: false, status: statusCode, latencyMs, matched: null, errorKind: verdict.errorKind, error: printable(verdict.error), checkedAt, ...cert };
     }
   } catch (error) {
     const failure = ended
@@ -158,7 +158,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
       latencyMs: round(elapsed()),
       matched: null,
       errorKind: failure.kind,
-      error: failure.message,
+      error: printable(failure.message),
       checkedAt,
       ...(failure.shortage ? { shortage: failure.shortage } : {}),
     };
@@ -358,6 +358,14 @@ function rootCause(error: unknown): { code?: string; name?: string; message: str
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
+
+/**
+ * An error as it is stored, logged and sent. What a target answered may be quoted in it (V8 quotes a body it
+ * could not parse as JSON, and errors quote what they met), and a control character there would break a log
+ * line or a notification, and fail a PostgreSQL batch for good (its text refuses NUL): each is written out
+ * as \uXXXX.
+ */
+const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 /** A URL or location as an error message quotes it: a hostile site's 8 KiB locations are not stored whole. */
 const short = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text);

@@ -27,6 +27,8 @@ export const routes: Record<string, Handler> = {
     res.end(JSON.stringify(json));
   },
   "/broken-json": (_req, res) => res.end('{"status": "up",'),
+  // Not JSON, with control characters that V8's JSON.parse quotes in its error (PostgreSQL's text refuses NUL).
+  "/nul-json": (_req, res) => res.end("x\u0000\u001b[31m\r\nnot JSON"),
   // Makes /^(a+)+$/ backtrack for longer than anyone would wait.
   "/evil-body": (_req, res) => res.end("a".repeat(40) + "!"),
   "/invalid-utf8": (_req, res) => res.end(Buffer.from([0x4f, 0x4b, 0x20, 0xff, 0xfe, 0x21])),
