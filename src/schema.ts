@@ -384,9 +384,38 @@ export function validate<S extends z.ZodType>(
   schema: S,
   input: unknown,
 ): { ok: true; value: z.output<S> } | { ok: false; errors: FieldError[] } {
+  const nul = nulStrings(input);
   const result = schema.safeParse(input, { error: plainMessage });
-  if (result.success) return { ok: true, value: result.data };
-  return { ok: false, errors: result.error.issues.flatMap(describeIssue) };
+  if (result.success && nul.length === 0) return { ok: true, value: result.data };
+  // Every problem, each place once: a NUL is the one to name where the schema objects to the same string.
+  const errors = result.success ? [] : result.error.issues.flatMap(describeIssue).filter((e) => !nul.some((n) => n.path === e.path));
+  return { ok: false, errors: [...nul, ...errors] };
+}
+
+/**
+ * Every string (key or value) in `input` that holds a NUL: PostgreSQL's text cannot store one, so a document
+ * with one is refused by name on both engines before anything is written, rather than failing a write.
+ * Without recursion, and each object once: a YAML file's aliases may nest deep or refer to themselves.
+ */
+function nulStrings(input: unknown): FieldError[] {
+  const found: FieldError[] = [];
+  const message = "contains a NUL character (\\u0000), which cannot be stored; remove it";
+  const seen = new Set<object>();
+  const stack: [unknown, PropertyKey[]][] = [[input, []]];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) found.push({ path: pointer(path), message });
+    } else if (typeof value === "object" && value !== null && !seen.has(value)) {
+      seen.add(value);
+      for (const [key, child] of Object.entries(value)) {
+        const at = [...path, Array.isArray(value) ? Number(key) : key];
+        if (key.includes("\u0000")) found.push({ path: pointer(at), message });
+        stack.push([child, at]);
+      }
+    }
+  }
+  return found;
 }
 
 /**

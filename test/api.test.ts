@@ -183,6 +183,27 @@ for (const engine of engines) {
     assert.equal((await d.api("GET", "/services/nope/api")).status, 404);
   });
 
+  test(`${engine}: a NUL in a document or a query, or a control character in the path, is 400 naming where; nothing changes`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    await d.api("PUT", "/services/web-01", { services: [homepage] });
+    const before = await d.api("GET", "/services/web-01");
+    const bad = await d.api("PUT", "/services/web-01", { name: "web\u0000one", services: [{ ...homepage, name: "a\u0000" }] });
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.deepEqual(
+      bad.body.errors.map((e: { path: string; message: string }) => `${e.path} ${e.message}`).sort(),
+      ["/name", "/services/0/name"].map((path) => `${path} contains a NUL character (\\u0000), which cannot be stored; remove it`),
+    );
+    assert.deepEqual(await d.api("GET", "/services/web-01"), before);
+    const query = await d.api("GET", "/incidents?server=web%00");
+    assert.equal(query.status, 400);
+    assert.deepEqual(query.body.errors.map((e: { path: string }) => e.path), ["/server"]);
+    for (const path of ["/services/web%0001", "/services/web-01/home%0Apage/data", "/status/web%00"]) {
+      const answer = await d.api("GET", path);
+      assert.equal(answer.status, 400, path);
+      assert.match(answer.body.detail, /contains control characters; remove them/, path);
+    }
+  });
+
   test(`${engine}: a bad document is 400 with every problem listed, and changes nothing`, async (t) => {
     const d = await testDaemon(t, { engine });
     await d.api("PUT", "/services/web-01", { services: [homepage] });
@@ -340,7 +361,7 @@ test("check headers with CR, LF or NUL, and headers healthd sets itself, are ref
   const d = await testDaemon(t);
   const cases: [Record<string, string>, string, RegExp][] = [
     [{ "x-a": "a\r\nx-injected: 1" }, "/services/0/check/headers/x-a", /control characters/],
-    [{ "x-nul": "a\u0000b" }, "/services/0/check/headers/x-nul", /control characters/],
+    [{ "x-nul": "a\u0000b" }, "/services/0/check/headers/x-nul", /NUL character/],
     [{ "Transfer-Encoding": "chunked" }, "/services/0/check/headers/Transfer-Encoding", /set by healthd itself \(or is hop-by-hop\)/],
     [{ connection: "upgrade" }, "/services/0/check/headers/connection", /hop-by-hop/],
     [{ "content-length": "5" }, "/services/0/check/headers/content-length", /set by healthd itself/],

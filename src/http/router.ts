@@ -136,6 +136,14 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         const allow = Object.keys(found.route.methods).join(", ");
         throw new HttpError(405, `${method} is not allowed on ${url.pathname}; use ${allow}`, undefined, { allow });
       }
+      // Such a segment names nothing healthd stores (ids are plain), and PostgreSQL refuses a NUL outright.
+      const control = Object.entries(found.params).find(([, value]) => /[\u0000-\u001f\u007f]/.test(value));
+      if (control) {
+        const [name, value] = control;
+        throw new HttpError(400, `the path's ${name} ${JSON.stringify(value.slice(0, 200))} contains control characters; remove them`, [
+          { path: `/${name}`, message: "contains control characters; remove them" },
+        ]);
+      }
       const query = parseQuery(operation.query, url.searchParams);
       let read: Promise<{ type: string; text: string } | undefined> | undefined;
       const body = () => (read ??= readBody(req));
