@@ -198,8 +198,10 @@ async function send(
       connect(opts, (...args) => {
         const socket = args[1];
         if (socket instanceof TLSSocket) {
-          const validTo = socket.getPeerCertificate().valid_to;
-          certValidTo = validTo ? Date.parse(validTo) : null;
+          // OpenSSL prints "Bad time value" for a date it cannot read: no expiry then, rather than NaN, which
+          // PostgreSQL's bigint refuses.
+          const validTo = Date.parse(socket.getPeerCertificate().valid_to ?? "");
+          certValidTo = Number.isFinite(validTo) ? validTo : null;
         }
         if (socket) {
           guardHeads(socket);
