@@ -126,7 +126,7 @@ export function createMetrics(sources: MetricSources, version: string) {
   });
   const resultsDropped = new Counter({
     name: "healthd_results_dropped_total",
-    help: "Check results dropped because the store kept failing and the backlog was full",
+    help: "Check results dropped: the store kept failing and the backlog was full, or the store refused the result itself",
     registers,
   });
   const shortages = new Counter({

@@ -5,12 +5,14 @@
  *
  * While the store cannot be written (disk full, database gone) results wait and are retried. Past
  * `maxPending` the oldest are dropped as entries but folded, per service, into runs of passes and failures
- * that still count in the service's state: a DOWN or RECOVERED they called for is still recorded.
+ * that still count in the service's state: a DOWN or RECOVERED they called for is still recorded. A batch
+ * refused for anything else (a value the database cannot take) is written one result at a time, and only a
+ * result refused alone is dropped: one bad result never holds back the others.
  */
 import type { Outcome } from "./checks/http.ts";
 import type { Logger } from "./log.ts";
 import type { ScheduledService } from "./model.ts";
-import type { CheckRun, RecordedRun, Store } from "./store/store.ts";
+import { StoreUnavailable, type CheckRun, type RecordedRun, type Store } from "./store/store.ts";
 
 /** A committed result: what the store decided of it (entry null for a folded run), with its service. */
 export interface Recorded extends RecordedRun {
@@ -114,19 +116,22 @@ export class Recorder {
     this.#folded.clear();
     const batch = folded.concat(this.#pending.splice(0, this.#maxBatch));
     if (batch.length === 0) return;
-    let recorded;
+    let recorded: (RecordedRun | undefined)[];
+    let complete = true;
     try {
       recorded = await this.#store.recordResults(batch.map((p) => p.run));
     } catch (error) {
-      this.#failed(error as Error, batch);
-      return;
+      if (error instanceof StoreUnavailable) return this.#failed(error, batch);
+      // Not the store but something in the batch (a value the database refuses, a bug): each result alone,
+      // so that one refused result is dropped and said rather than hold back every service's for ever.
+      ({ recorded, complete } = await this.#oneByOne(batch, error as Error));
     }
-    if (this.#writeError) {
+    if (complete && this.#writeError) {
       this.#options.log.info("check results are stored again", { was: this.#writeError.message });
       this.#writeError = null;
       this.#foldWarned = false;
     }
-    if (this.#pending.length > 0) this.#timer ??= setTimeout(() => void this.flush(), 0);
+    if (complete && this.#pending.length > 0) this.#timer ??= setTimeout(() => void this.flush(), 0);
     const done: Recorded[] = [];
     batch.forEach((p, i) => {
       const r = recorded[i];
@@ -137,6 +142,33 @@ export class Recorder {
     } catch (error) {
       this.#options.log.error("a listener of stored results failed", { error });
     }
+  }
+
+  /**
+   * Write a batch the store refused one result at a time; a result refused alone is dropped, logged and
+   * counted. Not complete when the store became unavailable meanwhile: the rest of the batch then waits.
+   */
+  async #oneByOne(batch: Pending[], error: Error): Promise<{ recorded: (RecordedRun | undefined)[]; complete: boolean }> {
+    this.#options.log.warn("the store refused a batch of check results; writing them one at a time", { results: batch.length, error: error.message });
+    const recorded: (RecordedRun | undefined)[] = [];
+    for (const [i, p] of batch.entries()) {
+      try {
+        recorded.push((await this.#store.recordResults([p.run]))[0]);
+      } catch (refused) {
+        if (refused instanceof StoreUnavailable) {
+          this.#failed(refused, batch.slice(i));
+          return { recorded, complete: false };
+        }
+        this.#options.log.error("the store refuses a check result; it is dropped", {
+          server: p.service.serverId,
+          service: p.service.serviceId,
+          error: (refused as Error).message,
+        });
+        this.#options.onDropped?.(p.run.folded ?? 1);
+        recorded.push(undefined);
+      }
+    }
+    return { recorded, complete: true };
   }
 
   #failed(error: Error, batch: Pending[]): void {

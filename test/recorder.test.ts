@@ -40,6 +40,21 @@ for (const engine of engines) {
     assert.match((await store.notifications())[0]!.message.message!, /15 consecutive failed checks/);
   });
 
+  test(`${engine}: a result the store refuses is dropped and counted; the others of its batch are stored`, async (t) => {
+    const { store, service, recorder, dropped } = await setup(t, engine);
+    // A time no database column takes (NaN): a stand-in for any value the store cannot store.
+    const refused = { ...failure(1_001), checkedAt: Number.NaN };
+    [failure(1_000), refused, failure(1_002)].forEach((outcome) => recorder.push(service, outcome));
+    await recorder.flushAll();
+    assert.equal(recorder.writeError, null);
+    assert.equal(dropped(), 1);
+    const entries = (await store.readEntries(service.key, { limit: 100 })).entries;
+    assert.deepEqual(entries.map((e) => Date.parse(e.checkedAt)).sort(), [1_000, 1_002]);
+    // Both stored failures count in the service's state.
+    const [state] = (await store.getServer("s"))!.services.map((s) => s.state);
+    assert.deepEqual([state!.status, state!.consecutiveFailures], ["down", 2]);
+  });
+
   test(`${engine}: a flapping service's folded runs keep every DOWN and RECOVERED, in order`, async (t) => {
     const { store, service, recorder } = await setup(t, engine);
     // The store refuses writes, as a full disk or a lost database would.
