@@ -6,8 +6,8 @@
  * While the store cannot be written (disk full, database gone) results wait and are retried. Past
  * `maxPending` the oldest are dropped as entries but folded, per service, into runs of passes and failures
  * that still count in the service's state: a DOWN or RECOVERED they called for is still recorded. A batch
- * refused for anything else (a value the database cannot take) is written one result at a time, and only a
- * result refused alone is dropped: one bad result never holds back the others.
+ * refused for anything else is written one result at a time: a result the database cannot take (refused
+ * alone, while others are stored) is dropped, so one bad result never holds back the others.
  */
 import type { Outcome } from "./checks/http.ts";
 import type { Logger } from "./log.ts";
@@ -122,8 +122,8 @@ export class Recorder {
       recorded = await this.#store.recordResults(batch.map((p) => p.run));
     } catch (error) {
       if (error instanceof StoreUnavailable) return this.#failed(error, batch);
-      // Not the store but something in the batch (a value the database refuses, a bug): each result alone,
-      // so that one refused result is dropped and said rather than hold back every service's for ever.
+      // Perhaps something in the batch (a value the database refuses): each result alone, so that one refused
+      // result is dropped and said rather than hold back every service's for ever.
       ({ recorded, complete } = await this.#oneByOne(batch, error as Error));
     }
     if (complete && this.#writeError) {
@@ -145,28 +145,38 @@ export class Recorder {
   }
 
   /**
-   * Write a batch the store refused one result at a time; a result refused alone is dropped, logged and
-   * counted. Not complete when the store became unavailable meanwhile: the rest of the batch then waits.
+   * Write a batch the store refused one result at a time. When some are stored, those refused alone are
+   * dropped, logged and counted. When none is (the first ten refused, or all), the failure is the store's own
+   * (a permission taken away, a table gone), not the results': the batch waits whole, as in an outage. Not
+   * complete when the store refused or became unavailable that way: the rest of the batch then waits.
    */
   async #oneByOne(batch: Pending[], error: Error): Promise<{ recorded: (RecordedRun | undefined)[]; complete: boolean }> {
-    this.#options.log.warn("the store refused a batch of check results; writing them one at a time", { results: batch.length, error: error.message });
     const recorded: (RecordedRun | undefined)[] = [];
+    const refused: { pending: Pending; error: Error }[] = [];
     for (const [i, p] of batch.entries()) {
+      if (refused.length === recorded.length && refused.length === 10) break;
       try {
         recorded.push((await this.#store.recordResults([p.run]))[0]);
-      } catch (refused) {
-        if (refused instanceof StoreUnavailable) {
-          this.#failed(refused, batch.slice(i));
+      } catch (alone) {
+        if (alone instanceof StoreUnavailable) {
+          this.#failed(alone, batch.slice(i));
           return { recorded, complete: false };
         }
-        this.#options.log.error("the store refuses a check result; it is dropped", {
-          server: p.service.serverId,
-          service: p.service.serviceId,
-          error: (refused as Error).message,
-        });
-        this.#options.onDropped?.(p.run.folded ?? 1);
+        refused.push({ pending: p, error: alone as Error });
         recorded.push(undefined);
       }
+    }
+    if (refused.length === recorded.length) {
+      this.#failed(error, batch);
+      return { recorded: [], complete: false };
+    }
+    if (refused.length > 0) {
+      this.#options.log.error("the store refuses these check results; they are dropped, the others of their batch are stored", {
+        dropped: refused.length,
+        services: refused.slice(0, 10).map(({ pending: p }) => `${p.service.serverId}/${p.service.serviceId}`),
+        error: refused[0]!.error.message,
+      });
+      this.#options.onDropped?.(refused.reduce((n, { pending: p }) => n + (p.run.folded ?? 1), 0));
     }
     return { recorded, complete: true };
   }

@@ -55,6 +55,28 @@ for (const engine of engines) {
     assert.deepEqual([state!.status, state!.consecutiveFailures], ["down", 2]);
   });
 
+  test(`${engine}: a store that refuses every result (a permission taken away, say) loses none: they wait whole`, async (t) => {
+    const { store, service, recorder, dropped } = await setup(t, engine);
+    // Not an outage the store recognizes: every insert of an entry is refused, as a revoked grant would be.
+    const refuse =
+      engine === "sqlite"
+        ? ["CREATE TRIGGER refuse BEFORE INSERT ON health_check_data_entries BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"]
+        : [
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$",
+            "CREATE TRIGGER refuse BEFORE INSERT ON health_check_data_entries FOR EACH ROW EXECUTE FUNCTION refuse()",
+          ];
+    for (const statement of refuse) await rawQuery(store, statement);
+    [1_000, 1_001, 1_002].forEach((at) => recorder.push(service, failure(at)));
+    await recorder.flush();
+    assert.match(recorder.writeError?.message ?? "", /refused by the test/);
+    assert.equal(dropped(), 0);
+    assert.equal(recorder.pending, 3);
+    await rawQuery(store, engine === "sqlite" ? "DROP TRIGGER refuse" : "DROP TRIGGER refuse ON health_check_data_entries");
+    await recorder.flushAll();
+    assert.equal(recorder.writeError, null);
+    assert.equal((await store.readEntries(service.key, { limit: 100 })).entries.length, 3);
+  });
+
   test(`${engine}: a flapping service's folded runs keep every DOWN and RECOVERED, in order`, async (t) => {
     const { store, service, recorder } = await setup(t, engine);
     // The store refuses writes, as a full disk or a lost database would.
