@@ -147,8 +147,8 @@ export class Recorder {
   /**
    * Write a batch the store refused one result at a time. When some are stored, those refused alone are
    * dropped, logged and counted. When none is (the first ten refused, or all), the failure is the store's own
-   * (a permission taken away, a table gone), not the results': the batch waits whole, as in an outage. Not
-   * complete when the store refused or became unavailable that way: the rest of the batch then waits.
+   * (a permission taken away, a table gone), not the results': the batch waits whole, as in an outage. If the
+   * store becomes unavailable meanwhile, what is not stored waits. In both of these the write is not complete.
    */
   async #oneByOne(batch: Pending[], error: Error): Promise<{ recorded: (RecordedRun | undefined)[]; complete: boolean }> {
     const recorded: (RecordedRun | undefined)[] = [];
@@ -159,7 +159,8 @@ export class Recorder {
         recorded.push((await this.#store.recordResults([p.run]))[0]);
       } catch (alone) {
         if (alone instanceof StoreUnavailable) {
-          this.#failed(alone, batch.slice(i));
+          // Those refused so far wait too, in their order: the next try tells them apart again.
+          this.#failed(alone, [...refused.map((r) => r.pending), ...batch.slice(i)]);
           return { recorded, complete: false };
         }
         refused.push({ pending: p, error: alone as Error });
