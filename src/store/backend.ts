@@ -17,6 +17,12 @@ export interface Backend {
    * transaction that reads before it writes never fails with SQLITE_BUSY beside another process.
    */
   write<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T>;
+  /**
+   * A mark that moves whenever the database may have changed since this connection last wrote to it, read in
+   * a write transaction; undefined where the engine cannot tell (PostgreSQL: other nodes write beside it).
+   * It lets the write path keep what it read between batches (see ServiceMemo).
+   */
+  changeMark(trx: Kysely<Tables>): Promise<string | undefined>;
   /** The store's answer to a driver error that means "not now" (unreachable, read-only, full), if it is one. */
   unavailable(error: unknown): StoreUnavailable | undefined;
   /** See Store.watch. */

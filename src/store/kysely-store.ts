@@ -10,10 +10,12 @@ import * as outbox from "./queries/outbox.ts";
 import { recordResults } from "./queries/results.ts";
 import * as servers from "./queries/servers.ts";
 import * as status from "./queries/status.ts";
+import { ServiceMemo } from "./memo.ts";
 import type { Store, WatchOptions } from "./store.ts";
 
 export class KyselyStore implements Store {
   readonly #backend: Backend;
+  readonly #memo = new ServiceMemo();
 
   constructor(backend: Backend) {
     this.#backend = backend;
@@ -85,13 +87,20 @@ export class KyselyStore implements Store {
   serviceStates = () => this.#run(() => servers.serviceStates(this.#db));
 
   recordResults: Store["recordResults"] = (runs) =>
-    this.#run(() =>
-      this.#backend.write(async (trx) => {
-        const recorded = await recordResults(trx, this.#backend.engine, runs);
+    this.#run(async () => {
+      let keep = () => {};
+      const recorded = await this.#backend.write(async (trx) => {
+        const mark = await this.#backend.changeMark(trx);
+        const memo = mark === undefined ? undefined : this.#memo.at(mark);
+        const { recorded, left } = await recordResults(trx, this.#backend.engine, runs, memo);
         await this.#backend.announce(trx, "entries");
+        const end = await this.#backend.changeMark(trx);
+        if (end !== undefined) keep = () => this.#memo.keep(end, left);
         return recorded;
-      }),
-    );
+      });
+      keep(); // committed: what it left is now the database's
+      return recorded;
+    });
   readEntries: Store["readEntries"] = (serviceKey, query) => this.#run(() => entries.readEntries(this.#db, serviceKey, query));
   entriesAfter: Store["entriesAfter"] = (afterId, filter, limit) => this.#run(() => entries.entriesAfter(this.#db, afterId, filter, limit));
   lastEntryId = () => this.#run(() => entries.lastEntryId(this.#db));

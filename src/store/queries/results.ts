@@ -69,50 +69,92 @@ const notifications: BulkInsert<"notifications"> = {
   ],
 };
 
-type ServiceRow = Awaited<ReturnType<typeof readServices>>[number];
+export type ServiceRow = Awaited<ReturnType<typeof readServices>>[number];
 type Mutable<T, K extends keyof T> = Omit<T, K> & { -readonly [P in K]: T[P] };
 
-interface Working {
-  readonly row: ServiceRow;
+/** What a batch decides for a service and keeps in its state row: where the next batch starts from. */
+export interface Decided {
   state: IncidentState;
   lastEntryId: number | null;
-  lastCheckedAt: number;
   incidentId: number | null;
   incidentFailures: number;
   /** The open incident's first error. */
   incidentError: string | null;
   certWarnedExpiry: number | null;
   lastVerdictAt: number | null;
+}
+
+interface Working extends Decided {
+  readonly row: ServiceRow;
+  lastCheckedAt: number;
   /** With locations: each location's latest result. */
   readonly latest: Map<string, LocationResult>;
 }
 
-export async function recordResults(trx: Db, engine: Engine, runs: readonly CheckRun[]): Promise<(RecordedRun | undefined)[]> {
-  if (runs.length === 0) return [];
+/**
+ * A service as a batch left it, for the next batch to start from where the engine can tell that nothing else
+ * changed it (see ServiceMemo): its row as read (its settings; its state columns are as of that read) and
+ * what the batch decided.
+ */
+export interface LeftService {
+  readonly row: ServiceRow;
+  readonly decided: Decided;
+}
+export type LeftRollup = { readonly serviceKey: number; readonly hour: number; readonly row: RollupRow };
+export interface Left {
+  readonly services: readonly LeftService[];
+  /** The rollup rows written. */
+  readonly rollups: readonly LeftRollup[];
+}
+
+/** What a batch may start from instead of reading: services by key, and each one's latest rollup. */
+export interface Remembered {
+  readonly services: ReadonlyMap<number, LeftService>;
+  readonly rollups: ReadonlyMap<number, LeftRollup>;
+}
+
+/** What a service's row read from the database says was decided for it. */
+function decidedFromRow(row: ServiceRow): Decided {
+  return {
+    // A service checked for the first time has no state row yet; a state row's columns are all NOT NULL.
+    state: row.status === null ? initialState : stateFromRow(row as ServiceRow & StateRow),
+    lastEntryId: row.last_entry_id,
+    incidentId: row.incident_id,
+    incidentFailures: row.incident_failures ?? 0,
+    incidentError: row.first_error,
+    certWarnedExpiry: row.cert_warned_expiry,
+    lastVerdictAt: row.last_verdict_at,
+  };
+}
+
+export async function recordResults(
+  trx: Db,
+  engine: Engine,
+  runs: readonly CheckRun[],
+  remembered?: Remembered,
+): Promise<{ recorded: (RecordedRun | undefined)[]; left: Left }> {
+  if (runs.length === 0) return { recorded: [], left: { services: [], rollups: [] } };
   const keys = [...new Set(runs.map((r) => r.serviceKey))].sort((a, b) => a - b);
   const times = runs.map((r) => r.outcome.checkedAt);
   // The hour most of the batch falls in: its rollup rows are read with the states, in the same query.
   const hour = Math.floor(Math.max(...times) / hourMs) * hourMs;
-  const rows = await readServices(trx, engine, keys, hour);
-  const services = new Map<number, Working>(
-    rows.map((row) => [
-      row.key,
-      {
-        row,
-        // A service checked for the first time has no state row yet; a state row's columns are all NOT NULL.
-        state: row.status === null ? initialState : stateFromRow(row as ServiceRow & StateRow),
-        lastEntryId: row.last_entry_id,
-        lastCheckedAt: 0,
-        incidentId: row.incident_id,
-        incidentFailures: row.incident_failures ?? 0,
-        incidentError: row.first_error,
-        certWarnedExpiry: row.cert_warned_expiry,
-        lastVerdictAt: row.last_verdict_at,
-        latest: new Map(),
-      },
-    ]),
-  );
-  const known = new Map(rows.filter((r) => r.checks !== null).map((r) => [`${r.key}:${hour}`, r as RollupRow]));
+  const unread = remembered ? keys.filter((key) => !remembered.services.has(key)) : keys;
+  const read = unread.length > 0 ? await readServices(trx, engine, unread, hour) : [];
+  const known = new Map(read.filter((r) => r.checks !== null).map((r) => [`${r.key}:${hour}`, r as RollupRow]));
+  // One object literal, one shape: a spread made these objects slow to build and to read (profiled).
+  const start = (row: ServiceRow, d: Decided): Working => ({
+    row, state: d.state, lastEntryId: d.lastEntryId, incidentId: d.incidentId, incidentFailures: d.incidentFailures, incidentError: d.incidentError,
+    certWarnedExpiry: d.certWarnedExpiry, lastVerdictAt: d.lastVerdictAt, lastCheckedAt: 0, latest: new Map(),
+  });
+  const services = new Map<number, Working>(read.map((row) => [row.key, start(row, decidedFromRow(row))]));
+  for (const key of keys) {
+    const left = remembered?.services.get(key);
+    if (!left) continue;
+    services.set(key, start(left.row, left.decided));
+    const rollup = remembered?.rollups.get(key);
+    if (rollup?.hour === hour) known.set(`${key}:${hour}`, rollup.row);
+  }
+  const rows = [...services.values()].map((s) => s.row);
   const silences = await readSilences(trx, [...new Set(rows.map((r) => r.server_id))], Math.min(...times), Math.max(...times));
   const blockedByOf = await readDependencies(trx, rows, services);
   await readLocationResults(trx, services);
@@ -216,15 +258,14 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     });
   });
 
-  const stateRows = [...services]
-    .filter(([, s]) => s.lastCheckedAt > 0)
-    .map(([key, s]) => [
-      key, s.state.status, s.state.consecutiveFailures, s.state.consecutivePasses, s.lastCheckedAt, s.lastEntryId, s.state.incidentOpenSince,
-      s.state.failingSince, s.incidentId, s.incidentFailures, s.state.downSent, s.state.lastRemindedAt, s.certWarnedExpiry, s.lastVerdictAt,
-    ]);
+  const changed = [...services.values()].filter((s) => s.lastCheckedAt > 0);
+  const stateRows = changed.map((s) => [
+    s.row.key, s.state.status, s.state.consecutiveFailures, s.state.consecutivePasses, s.lastCheckedAt, s.lastEntryId, s.state.incidentOpenSince,
+    s.state.failingSince, s.incidentId, s.incidentFailures, s.state.downSent, s.state.lastRemindedAt, s.certWarnedExpiry, s.lastVerdictAt,
+  ]);
   await bulkInsert(trx, engine, states, stateRows);
   await bulkInsert(trx, engine, locationResults, [...locationRows.values()]);
-  await addRollups(
+  const rollupsLeft = await addRollups(
     trx,
     engine,
     stored.map(({ run, silenced }) => ({ serviceKey: run.serviceKey, checkedAt: run.outcome.checkedAt, result: run.outcome, silenced })),
@@ -234,7 +275,11 @@ export async function recordResults(trx: Db, engine: Engine, runs: readonly Chec
     at, service.row.server_id, service.row.service_id, notice, service.row.notify_topic, JSON.stringify(body), at, incidentId,
   ]);
   await bulkInsert(trx, engine, notifications, notificationRows);
-  return recorded;
+  const left = changed.map(({ row, state, lastEntryId, incidentId, incidentFailures, incidentError, certWarnedExpiry, lastVerdictAt }) => ({
+    row,
+    decided: { state, lastEntryId, incidentId, incidentFailures, incidentError, certWarnedExpiry, lastVerdictAt },
+  }));
+  return { recorded, left: { services: left, rollups: rollupsLeft } };
 }
 
 /**
@@ -365,9 +410,9 @@ async function addRollups(
   engine: Engine,
   finished: readonly { serviceKey: number; checkedAt: number; result: { ok: boolean; latencyMs: number }; silenced: boolean }[],
   known: Map<string, RollupRow>,
-): Promise<void> {
+): Promise<LeftRollup[]> {
   const deltas = rollupDeltas(finished);
-  if (deltas.length === 0) return;
+  if (deltas.length === 0) return [];
   // Hours other than the one read with the states (a batch across an hour's end): read them now.
   const missing = deltas.filter((d) => !known.has(`${d.serviceKey}:${d.hour}`));
   if (missing.length > 0) {
@@ -379,19 +424,28 @@ async function addRollups(
       .execute();
     for (const r of found) known.set(`${r.service_key}:${r.hour}`, r);
   }
-  const rows = deltas.map((d) => {
+  const merged = deltas.map((d): LeftRollup => {
     const o = known.get(`${d.serviceKey}:${d.hour}`);
     const sketch: Sketch = o ? JSON.parse(o.sketch) : {};
     for (const latency of d.latencies) add(sketch, latency);
-    return [
-      d.serviceKey, d.hour, d.checks + (o?.checks ?? 0), d.failures + (o?.failures ?? 0), d.latencySum + (o?.latency_sum ?? 0), JSON.stringify(sketch),
-      d.silencedChecks + (o?.silenced_checks ?? 0), d.silencedFailures + (o?.silenced_failures ?? 0),
-    ];
+    const row = {
+      checks: d.checks + (o?.checks ?? 0),
+      failures: d.failures + (o?.failures ?? 0),
+      latency_sum: d.latencySum + (o?.latency_sum ?? 0),
+      sketch: JSON.stringify(sketch),
+      silenced_checks: d.silencedChecks + (o?.silenced_checks ?? 0),
+      silenced_failures: d.silencedFailures + (o?.silenced_failures ?? 0),
+    };
+    return { serviceKey: d.serviceKey, hour: d.hour, row };
   });
+  const rows = merged.map(({ serviceKey, hour, row: r }) => [
+    serviceKey, hour, r.checks, r.failures, r.latency_sum, r.sketch, r.silenced_checks, r.silenced_failures,
+  ]);
   await bulkInsert(trx, engine, rollups, rows);
   // Results added to a settled hour: whoever keeps past hours in memory must read them again.
   const settled = Math.floor((Date.now() - settleMs) / hourMs) * hourMs;
   if (deltas.some((d) => d.hour < settled)) {
     await trx.updateTable("rollup_revisions").set((eb) => ({ revision: eb("revision", "+", 1) })).where("id", "=", 1).execute();
   }
+  return merged;
 }

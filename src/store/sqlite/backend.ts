@@ -46,6 +46,12 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
           throw error;
         }
       }),
+    // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves
+    // it) and data_version (moves with every commit of another connection, another process's included).
+    changeMark: async (trx) => {
+      const { rows } = await sql<{ mark: string }>`select total_changes() || ':' || data_version as mark from pragma_data_version`.execute(trx);
+      return rows[0]!.mark;
+    },
     unavailable(error) {
       const code = (error as { code?: unknown } | null)?.code;
       if (typeof code !== "string" || !unavailableCodes.test(code)) return undefined;
