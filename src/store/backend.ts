@@ -18,9 +18,14 @@ export interface Backend {
    */
   write<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T>;
   /**
-   * A mark that moves whenever the database may have changed since this connection last wrote to it, read in
-   * a write transaction; undefined where the engine cannot tell (PostgreSQL: other nodes write beside it).
-   * It lets the write path keep what it read between batches (see ServiceMemo).
+   * Run `fn`, a write to tables no batch of results reads (the node's heartbeat, every few seconds), without
+   * moving changeMark. SQLite runs it in a write transaction and counts the rows it changed.
+   */
+  writeAside<T>(fn: (db: Kysely<Tables>) => Promise<T>): Promise<T>;
+  /**
+   * A mark that moves whenever the database may have changed since this connection last wrote to it (but for
+   * writeAside), read in a write transaction; undefined where the engine cannot tell (PostgreSQL: other nodes
+   * write beside it). It lets the write path keep what it read between batches (see ServiceMemo).
    */
   changeMark(trx: Kysely<Tables>): Promise<string | undefined>;
   /** The store's answer to a driver error that means "not now" (unreachable, read-only, full), if it is one. */

@@ -112,7 +112,8 @@ export class KyselyStore implements Store {
 
   registerNode: Store["registerNode"] = (node, now, replacing) =>
     this.#run(() => this.#backend.write((trx) => cluster.registerNode(trx, node, now, replacing)));
-  heartbeat = (name: string, instance: string, now: number) => this.#run(() => cluster.heartbeat(this.#db, name, instance, now));
+  heartbeat = (name: string, instance: string, now: number) =>
+    this.#run(() => this.#backend.writeAside((db) => cluster.heartbeat(db, name, instance, now)));
   leaveNode = (name: string, instance: string) =>
     this.#run(() =>
       this.#backend.write(async (trx) => {

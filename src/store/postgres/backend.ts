@@ -55,6 +55,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
     location,
     db,
     write: (fn) => db.transaction().execute(fn),
+    writeAside: (fn) => fn(db),
     changeMark: async () => undefined,
     unavailable(error) {
       const e = error as { code?: unknown; message?: unknown } | null;

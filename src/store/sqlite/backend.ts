@@ -3,9 +3,10 @@
  */
 import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
-import { sql } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Logger } from "../../log.ts";
 import type { Backend } from "../backend.ts";
+import type { Tables } from "../tables.ts";
 import { runMigrations, pendingMigrations } from "../migrate.ts";
 import { StoreUnavailable } from "../store.ts";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.ts";
@@ -28,29 +29,43 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   const inode = statSync(path).ino;
   let release = () => {};
   let checkpointer: Checkpointer | undefined;
+  const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>) =>
+    db.connection().execute(async (conn) => {
+      await sql`begin immediate`.execute(conn);
+      try {
+        const result = await fn(conn);
+        await sql`commit`.execute(conn);
+        checkpointer?.written();
+        return result;
+      } catch (error) {
+        if (sqlite.inTransaction) await sql`rollback`.execute(conn);
+        throw error;
+      }
+    });
+  // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves it)
+  // but for those of writeAside, and data_version (moves with every commit of another connection).
+  const changes = async (trx: Kysely<Tables>) => {
+    const { rows } = await sql<{ changes: number; version: number }>`select total_changes() as changes, data_version as version from pragma_data_version`.execute(trx);
+    return rows[0]!;
+  };
+  let aside = 0;
   return {
     engine: "sqlite",
     location: path,
     db,
     sqlite,
-    write: (fn) =>
-      db.connection().execute(async (conn) => {
-        await sql`begin immediate`.execute(conn);
-        try {
-          const result = await fn(conn);
-          await sql`commit`.execute(conn);
-          checkpointer?.written();
-          return result;
-        } catch (error) {
-          if (sqlite.inTransaction) await sql`rollback`.execute(conn);
-          throw error;
-        }
+    write,
+    // Counted inside the transaction, which holds the connection: no other statement runs between the two counts.
+    writeAside: (fn) =>
+      write(async (trx) => {
+        const before = (await changes(trx)).changes;
+        const result = await fn(trx);
+        aside += (await changes(trx)).changes - before;
+        return result;
       }),
-    // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves
-    // it) and data_version (moves with every commit of another connection, another process's included).
     changeMark: async (trx) => {
-      const { rows } = await sql<{ mark: string }>`select total_changes() || ':' || data_version as mark from pragma_data_version`.execute(trx);
-      return rows[0]!.mark;
+      const { changes: rows, version } = await changes(trx);
+      return `${rows - aside}:${version}`;
     },
     unavailable(error) {
       const code = (error as { code?: unknown } | null)?.code;
