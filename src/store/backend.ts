@@ -19,7 +19,8 @@ export interface Backend {
   write<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T>;
   /**
    * Run `fn`, a write to tables no batch of results reads (the node's heartbeat, every few seconds), without
-   * moving changeMark. SQLite runs it in a write transaction and counts the rows it changed.
+   * moving changeMark. SQLite runs it in a write transaction and counts the rows it changed; its commit does
+   * not hurry a checkpoint (see Checkpointer.written).
    */
   writeAside<T>(fn: (db: Kysely<Tables>) => Promise<T>): Promise<T>;
   /**

@@ -29,13 +29,13 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   const inode = statSync(path).ino;
   let release = () => {};
   let checkpointer: Checkpointer | undefined;
-  const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>) =>
+  const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>, urgent = true) =>
     db.connection().execute(async (conn) => {
       await sql`begin immediate`.execute(conn);
       try {
         const result = await fn(conn);
         await sql`commit`.execute(conn);
-        checkpointer?.written();
+        checkpointer?.written(urgent);
         return result;
       } catch (error) {
         if (sqlite.inTransaction) await sql`rollback`.execute(conn);
@@ -54,7 +54,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     location: path,
     db,
     sqlite,
-    write,
+    write: (fn) => write(fn),
     // Counted inside the transaction, which holds the connection: no other statement runs between the two counts.
     writeAside: (fn) =>
       write(async (trx) => {
@@ -62,7 +62,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
         const result = await fn(trx);
         aside += (await changes(trx)).changes - before;
         return result;
-      }),
+      }, false),
     changeMark: async (trx) => {
       const { changes: rows, version } = await changes(trx);
       return `${rows - aside}:${version}`;

@@ -37,8 +37,12 @@ parentPort.on("message", (message) => {
 `;
 
 export interface Checkpointer {
-  /** A commit has grown the WAL: checkpoint it now or within `quietMs`. */
-  written(): void;
+  /**
+   * A commit has grown the WAL: checkpoint it now or within `quietMs`. A commit that need not reach the disk
+   * soon (`urgent` false: the heartbeat, every few seconds) only counts toward the tenth: an idle daemon's
+   * WAL is checkpointed about once a minute, and the worker is not woken every ten seconds for it.
+   */
+  written(urgent?: boolean): void;
   /** Stop the worker; `touchable` false ends it without closing its connection (see shm-guard.ts). */
   stop(touchable?: boolean): Promise<void>;
 }
@@ -84,10 +88,10 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
     }),
   );
   return {
-    written() {
+    written(urgent = true) {
       if (stopped) return;
       if (++commits >= busyCommits && Date.now() - lastAt >= busyEveryMs) checkpoint();
-      else timer ??= setTimeout(checkpoint, quietMs);
+      else if (urgent) timer ??= setTimeout(checkpoint, quietMs);
     },
     async stop(touchable = true) {
       stopped = true;
