@@ -3,8 +3,9 @@
  * batch left it (settings, state, its open incident's first error) and its latest hour's rollup, so that a
  * batch reads only the services it has not seen (the read was a quarter of storing a batch of 500, profiled).
  * The database stays the authority: the memo holds only while the database's change mark (Backend.changeMark)
- * is the one its last batch ended on. Any other write moves the mark and empties the memo: a PUT or a
- * heartbeat through this process's connection, `healthd apply` or `check --record` from another.
+ * is the one its last batch ended on. Any other write moves the mark and empties the memo: a PUT, a delivered
+ * notification or retention through this process's connection, `healthd apply` or `check --record` from
+ * another. The heartbeat does not: it writes aside (Backend.writeAside), to a table no batch reads.
  */
 import type { Left, LeftRollup, LeftService, Remembered } from "./queries/results.ts";
 
