@@ -45,7 +45,8 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves it)
   // but for those of writeAside, and data_version (moves with every commit of another connection).
   const changes = async (trx: Kysely<Tables>) => {
-    const { rows } = await sql<{ changes: number; version: number }>`select total_changes() as changes, data_version as version from pragma_data_version`.execute(trx);
+    const query = sql<{ changes: number; version: number }>`select total_changes() as changes, data_version as version from pragma_data_version`;
+    const { rows } = await query.execute(trx);
     return rows[0]!;
   };
   let aside = 0;
