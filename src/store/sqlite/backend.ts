@@ -55,7 +55,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     location: path,
     db,
     sqlite,
-    write: (fn) => write(fn),
+    write,
     // Counted inside the transaction, which holds the connection: no other statement runs between the two counts.
     writeAside: (fn) =>
       write(async (trx) => {
