@@ -160,6 +160,11 @@ test("check --url runs an ad-hoc check without a database", async (t) => {
   assert.equal(redirect.code, 0, redirect.stdout + redirect.stderr);
   assert.equal((await run(["--url", `${target.url}/hops/1`, "--expect", '[{"status": 302}]'])).code, 1);
   assert.equal((await run(["--insecure"])).code, 2);
+  // A value that looks like healthd's own flag is the value: this check has a bad concurrency, it does not ask
+  // for the version.
+  const looksLikeAFlag = await run(["--url", target.url, "--concurrency", "-V"]);
+  assert.equal(looksLikeAFlag.code, 2, looksLikeAFlag.stdout + looksLikeAFlag.stderr);
+  assert.match(looksLikeAFlag.stderr, /--concurrency must be an integer from 1 to 1000 \(got "-V"\)/);
   assert.deepEqual(readdirSync(cwd), [], "an ad-hoc check creates no database");
 });
 

@@ -21,6 +21,9 @@ export function program(): Command {
   const root = new Command("healthd")
     .description("self-hosted website health-check daemon")
     .version(version)
+    // healthd's own flags (-V) stand before the subcommand; after it, `--header -V` is a header, not a request
+    // for the version (commander otherwise reads its program's flags anywhere on the line).
+    .enablePositionalOptions()
     .showHelpAfterError("(add --help for usage)")
     .addCommand(serveCommand())
     .addCommand(checkCommand())
