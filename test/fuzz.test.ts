@@ -125,9 +125,18 @@ for (const engine of engines) {
         // Never delete the server under test: that is a success, not a fuzz finding.
         if (method === "DELETE") return;
         const answer = await d.api(method, path, method === "PUT" || method === "POST" ? {} : undefined);
+        // A test push to a well-formed topic reaches the daemon's ntfy, which is not there (127.0.0.1:9): its
+        // documented answer is 502, saying so. Every other answer stays below 500. (The path as sent: the
+        // client resolves "..", so /../push/topics/x is a push too.)
+        const sent = new URL(`http://healthd${path}`).pathname;
+        if (answer.status === 502 && method === "POST" && /^\/push\/topics\/[^/]+$/.test(sent)) {
+          assert.match(answer.body.detail, /the ntfy server did not take the message/);
+          return;
+        }
         assert.ok(answer.status < 500, `${answer.status} for ${method} ${path}`);
       }),
-      { numRuns: 1000 },
+      // CI drew this one once; it runs every time now.
+      { numRuns: 1000, examples: [[["push", "topics", "services"], "POST"], [["..", "push", "topics", "web"], "POST"]] },
     );
   });
 }
