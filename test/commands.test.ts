@@ -131,15 +131,16 @@ test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --
 test("check --url runs an ad-hoc check without a database", async (t) => {
   const target = await httpTarget(t);
   const cwd = tempDir(t);
-  const run = (args: string[]) =>
+  const healthd = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [healthdBin, "check", ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+      const child = spawn(process.execPath, [healthdBin, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d));
       child.stderr.on("data", (d: Buffer) => (stderr += d));
       child.on("close", (code) => resolve({ code, stdout, stderr }));
     });
+  const run = (args: string[]) => healthd(["check", ...args]);
   const ok = await run(["--url", `${target.url}/echo`, "--method", "post", "--header", "x-probe: yes", "--expect", '[{"json": {"path": "$.headers[\'x-probe\']", "equals": "yes"}}]']);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   const failed = await run(["--url", `${target.url}/teapot`, "--json"]);
@@ -165,6 +166,14 @@ test("check --url runs an ad-hoc check without a database", async (t) => {
   const looksLikeAFlag = await run(["--url", target.url, "--concurrency", "-V"]);
   assert.equal(looksLikeAFlag.code, 2, looksLikeAFlag.stdout + looksLikeAFlag.stderr);
   assert.match(looksLikeAFlag.stderr, /--concurrency must be an integer from 1 to 1000 \(got "-V"\)/);
+  const debugAsValue = await run(["--url", target.url, "--concurrency", "--debug"]);
+  assert.equal(debugAsValue.code, 2, debugAsValue.stdout + debugAsValue.stderr);
+  assert.match(debugAsValue.stderr, /--concurrency must be an integer from 1 to 1000 \(got "--debug"\)/);
+  // --debug itself stands before the subcommand or after it.
+  for (const args of [["--debug", "check", "--url", `${target.url}/echo`], ["check", "--url", `${target.url}/echo`, "--debug"]]) {
+    const debug = await healthd(args);
+    assert.equal(debug.code, 0, `${args.join(" ")}: ${debug.stderr}`);
+  }
   assert.deepEqual(readdirSync(cwd), [], "an ad-hoc check creates no database");
 });
 

@@ -33,9 +33,10 @@ export function program(): Command {
     .addCommand(tailCommand())
     .addCommand(migrateCommand())
     .addCommand(copyCommand())
-    .option("--debug", "show the stack trace of an internal error (also HEALTHD_DEBUG=1)")
     .hook("preAction", (_root, action) => readBooleanEnv(action));
   const everywhere = (command: Command) => {
+    // Before the subcommand or after it, as each command's own flag: a flag's value "--debug" stays a value.
+    command.option("--debug", "show the stack trace of an internal error (also HEALTHD_DEBUG=1)");
     // Commander exits 1 on usage errors; healthd reserves 1 for failed checks.
     command.exitOverride((error: CommanderError) => {
       throw error;
@@ -50,10 +51,9 @@ export function program(): Command {
 
 /** Run the command line; answers the exit code instead of exiting, so tests and main decide. */
 export async function run(argv: readonly string[]): Promise<number> {
-  // --debug may stand anywhere on the line, so it is taken out before commander reads the subcommand's flags.
-  const debug = argv.includes("--debug") || parseBooleanEnv("HEALTHD_DEBUG", process.env.HEALTHD_DEBUG ?? "") === true;
+  const cli = program();
   try {
-    await program().parseAsync(argv.filter((a, i) => i < 2 || a !== "--debug"));
+    await cli.parseAsync(argv);
     // A subcommand that has a verdict (check) leaves it in process.exitCode.
     return Number(process.exitCode ?? exitCodes.ok);
   } catch (error) {
@@ -63,6 +63,8 @@ export async function run(argv: readonly string[]): Promise<number> {
       return exitCodes.usage;
     }
     const e = error as Error;
+    const asked = (command: Command): boolean => command.opts().debug === true || command.commands.some(asked);
+    const debug = asked(cli) || parseBooleanEnv("HEALTHD_DEBUG", process.env.HEALTHD_DEBUG ?? "") === true;
     process.stderr.write(
       debug
         ? `healthd: internal error: ${e.stack ?? String(error)}\n`
