@@ -131,15 +131,7 @@ test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --
 test("check --url runs an ad-hoc check without a database", async (t) => {
   const target = await httpTarget(t);
   const cwd = tempDir(t);
-  const healthd = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [healthdBin, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d));
-      child.stderr.on("data", (d: Buffer) => (stderr += d));
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+  const healthd = (args: string[]) => runHealthd(args, {}, cwd);
   const run = (args: string[]) => healthd(["check", ...args]);
   const ok = await run(["--url", `${target.url}/echo`, "--method", "post", "--header", "x-probe: yes", "--expect", '[{"json": {"path": "$.headers[\'x-probe\']", "equals": "yes"}}]']);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);

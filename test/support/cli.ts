@@ -13,8 +13,9 @@ export interface Run {
   readonly stderr: string;
 }
 
-export async function runHealthd(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, [healthdBin, ...args], { env: { ...process.env, NO_COLOR: "1", ...env } });
+/** Run healthd to its end, in `cwd` (default: the test's) with `env` added to the environment. */
+export async function runHealthd(args: readonly string[], env: Record<string, string> = {}, cwd?: string): Promise<Run> {
+  const child = spawn(process.execPath, [healthdBin, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...env } });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => (stdout += d));
