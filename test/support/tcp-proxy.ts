@@ -1,34 +1,67 @@
 /**
- * A TCP proxy on 127.0.0.1 in front of a real server (PostgreSQL), which a test can cut and restore: the way
- * to make a database "go away" while the daemon runs, without stopping a server other tests share.
+ * A TCP proxy on 127.0.0.1 in front of a real server (PostgreSQL), which a test can turn hostile: the way to
+ * make a database "go away" (or a pooler in front of it misbehave) while the daemon runs, without stopping a
+ * server other tests share.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import type { TestContext } from "node:test";
 
+/**
+ * How the proxy treats connections:
+ * - pass: forwards both ways (after `delayMs` each way, when set);
+ * - refuse: not listening, every open connection dropped (the database is gone);
+ * - close: accepts and closes at once (HAProxy or PgBouncer whose backend is down);
+ * - blackhole: accepts and never answers.
+ */
+export type ProxyMode = "pass" | "refuse" | "close" | "close-late" | "blackhole";
+
 export interface TcpProxy {
   readonly port: number;
+  /** Connections accepted since the proxy started, whatever became of them. */
+  readonly accepted: number;
   /** Refuse new connections and drop every open one. */
   cut(): Promise<void>;
-  /** Accept connections again, on the same port. */
+  /** Accept connections again, on the same port, and pass them on. */
   restore(): Promise<void>;
+  /** Switch to `mode`; every open connection is dropped unless the mode is pass. */
+  set(mode: ProxyMode, options?: { delayMs?: number }): Promise<void>;
 }
 
 export async function tcpProxy(t: TestContext, to: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let mode: ProxyMode = "pass";
+  let delayMs = 0;
+  let accepted = 0;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  };
+  const forward = (from: Socket, to: Socket) =>
+    from.on("data", (chunk) => {
+      if (delayMs === 0) to.write(chunk);
+      else setTimeout(() => to.writable && to.write(chunk), delayMs);
+    });
   const listen = async () => {
     const s = createServer((client) => {
+      accepted++;
+      track(client);
+      client.on("error", () => client.destroy());
+      if (mode === "close") return void client.destroy();
+      if (mode === "close-late") return void client.once("data", () => client.destroy());
+      if (mode === "blackhole") return;
       const upstream = createConnection(to);
+      track(upstream);
       for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on("close", () => sockets.delete(socket));
         socket.on("error", () => {
           client.destroy();
           upstream.destroy();
         });
+        socket.on("close", () => (socket === client ? upstream : client).destroy());
       }
-      client.pipe(upstream).pipe(client);
+      forward(client, upstream);
+      forward(upstream, client);
     });
     await new Promise<void>((resolve, reject) => {
       s.once("error", reject);
@@ -37,15 +70,34 @@ export async function tcpProxy(t: TestContext, to: { host: string; port: number 
     port = (s.address() as { port: number }).port;
     server = s;
   };
+  const dropAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
   const cut = async () => {
+    mode = "refuse";
     const s = server;
     server = undefined;
-    for (const socket of sockets) socket.destroy();
+    dropAll();
     if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  const set = async (next: ProxyMode, options: { delayMs?: number } = {}) => {
+    if (next === "refuse") return cut();
+    if (next !== "pass") dropAll();
+    mode = next;
+    delayMs = options.delayMs ?? 0;
+    if (!server) await listen();
   };
   await listen();
   t.after(cut);
-  return { port, cut, restore: listen };
+  return {
+    port,
+    get accepted() {
+      return accepted;
+    },
+    cut,
+    restore: () => set("pass"),
+    set,
+  };
 }
 
 /** `url` with its host and port replaced by the proxy's. */

@@ -8,6 +8,7 @@ import type { Backend } from "../backend.ts";
 import { pendingMigrations, runMigrations } from "../migrate.ts";
 import { StoreUnavailable } from "../store.ts";
 import type { Tables } from "../tables.ts";
+import { Backoff } from "./backoff.ts";
 import { describe, type PostgresTarget } from "./target.ts";
 
 /** The NOTIFY channels, by what they announce. */
@@ -20,8 +21,21 @@ const types = {
     oid === pg.types.builtins.INT8 ? (text: string) => Number(text) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-/** Connection failures, a server shutting down, a full disk, a read-only server: "not now", not "wrong". */
-const unavailableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "57P01", "57P02", "57P03", "25006"]);
+/**
+ * What means "not now", never "this can never be stored": a connection lost or refused, this client backing off
+ * after failed connections, and these SQLSTATE classes and codes (a retry later may well succeed).
+ */
+const unavailableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EBACKOFF"]);
+const unavailableStates: readonly (readonly [prefix: string, name: string])[] = [
+  ["08", "connection exception"],
+  ["25006", "read-only transaction"],
+  ["25P03", "idle-in-transaction timeout"],
+  ["40", "transaction rollback (serialization failure or deadlock)"],
+  ["53", "insufficient resources"],
+  ["55P03", "lock not available"],
+  ["57", "operator intervention (statement timeout, cancel or shutdown)"],
+  ["58", "system error"],
+];
 const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|not queryable|connection is closed|Client was closed/i;
 
 export interface PostgresOptions {
@@ -46,7 +60,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
   // pg-pool listens for errors only on idle clients: a connection that dies during a query would emit an
   // 'error' nobody hears, which ends the process. The query itself fails with the error, which is what counts.
   pool.on("connect", (client) => client.on("error", () => {}));
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: preparing(pool, new Backoff()) }) });
   const location = describe(target);
   const listeners = new Set<{ client: pg.Client | undefined; stopped: boolean }>();
 
@@ -61,26 +75,34 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
       const e = error as { code?: unknown; message?: unknown } | null;
       const code = typeof e?.code === "string" ? e.code : "";
       const message = typeof e?.message === "string" ? e.message : String(error);
-      const isUnavailable = unavailableCodes.has(code) || code.startsWith("08") || code.startsWith("53") || unavailableMessages.test(message);
-      if (!isUnavailable) return undefined;
-      return new StoreUnavailable(`PostgreSQL at ${target.host}:${target.port} cannot take this now (${code || message})`, code || "EUNAVAILABLE", { cause: error });
+      const state = unavailableStates.find(([prefix]) => code.startsWith(prefix));
+      if (!state && !unavailableCodes.has(code) && !unavailableMessages.test(message)) return undefined;
+      const why = state ? `${code}, ${state[1]}: ${message}` : code ? `${code}: ${message}` : message;
+      return new StoreUnavailable(`PostgreSQL at ${target.host}:${target.port} cannot take this now (${why})`, code || "EUNAVAILABLE", { cause: error });
     },
     watch(channel, listener, everyMs) {
-      // One connection LISTENs. While it is down, it is retried every `everyMs`; each (re)connect reloads
-      // once, which covers whatever was announced while nobody listened.
+      // One connection LISTENs. While it is down, it is retried after everyMs, backing off up to 30 s while
+      // connecting fails; each (re)connect reloads once, which covers whatever was announced while nobody listened.
       const watch = { client: undefined as pg.Client | undefined, stopped: false };
       listeners.add(watch);
+      const backoff = new Backoff({ baseMs: everyMs, maxMs: Math.max(everyMs, 30_000) });
       let retry: NodeJS.Timeout | undefined;
       let first = true;
       const connect = async () => {
         if (watch.stopped) return;
         const client = new pg.Client({ ...config, types: undefined });
         watch.client = client;
+        let over = false;
+        // Called by 'error', 'end' and a failed connect, often two of them for one loss: one retry, not two
+        // (two retries per loss doubled the connections every second, thousands within a minute).
         const lost = () => {
+          if (over) return;
+          over = true;
           client.removeAllListeners();
+          client.on("error", () => {});
           void client.end().catch(() => {});
           if (watch.client === client) watch.client = undefined;
-          if (!watch.stopped) retry = setTimeout(() => void connect(), everyMs);
+          if (!watch.stopped) retry = setTimeout(() => void connect(), backoff.failed());
         };
         client.on("error", lost);
         client.on("end", lost);
@@ -88,6 +110,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
         try {
           await client.connect();
           await client.query(`LISTEN ${channels[channel]}`);
+          backoff.succeeded();
           if (!first) listener();
           first = false;
         } catch {
@@ -133,8 +156,9 @@ const maxNamedTexts = 1000;
  * (the write path's read of a batch of 500 services took 13.6 ms, 7.8 named; storing batches of 500, measured:
  * 13,400 -> 16,000 entries/s, and PostgreSQL's own CPU 49 -> 35 us an entry).
  * The write path's lists travel as arrays, one parameter each; texts with long IN lists stay unnamed.
+ * New connections wait out `backoff` after a failed one, so a failing server sees a few tries a second at most.
  */
-function preparing(pool: pg.Pool): PostgresPool {
+function preparing(pool: pg.Pool, backoff: Backoff): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string, parameters: readonly unknown[]): string | undefined => {
     if (parameters.length === 0 || parameters.length > maxNamedParameters) return undefined;
@@ -146,7 +170,19 @@ function preparing(pool: pg.Pool): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
     async connect() {
-      const client = await pool.connect();
+      // After a failed connection no new one is tried until the backoff has passed; an idle one is still used.
+      const waitMs = pool.idleCount === 0 ? backoff.waitMs : 0;
+      if (waitMs > 0) {
+        throw Object.assign(new Error(`not connecting to PostgreSQL for another ${Math.ceil(waitMs)} ms after failed connections`), { code: "EBACKOFF" });
+      }
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        backoff.failed();
+        throw error;
+      }
+      backoff.succeeded();
       let wrapper = wrappers.get(client);
       if (!wrapper) {
         // Kysely's two overloads (text and parameters, or a cursor of its stream()) in one function.

@@ -1,0 +1,105 @@
+/**
+ * PostgreSQL misbehaving under a running daemon, the way a hostile tester made it: a pooler in front of it that
+ * accepts and closes, statements cancelled by a timeout, a lone node cut off for longer than its lease. The
+ * daemon keeps checking, keeps its API answering, opens few connections, and loses no result.
+ */
+import assert from "node:assert/strict";
+import { test, type TestContext } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { CheckDone } from "../src/daemon.ts";
+import { createLogger } from "../src/log.ts";
+import { testDatabase } from "./support/databases.ts";
+import { testDaemon } from "./support/daemon.ts";
+import { nextEvent, until } from "./support/events.ts";
+import { httpTarget, type Target } from "./support/targets.ts";
+import { tcpProxy, throughProxy, type TcpProxy } from "./support/tcp-proxy.ts";
+
+async function proxied(t: TestContext): Promise<{ url: string; proxy: TcpProxy }> {
+  const url = await testDatabase(t, "postgres");
+  const server = new URL(url);
+  const proxy = await tcpProxy(t, { host: server.hostname, port: Number(server.port || 5432) });
+  return { url, proxy };
+}
+
+/** Services checking `target` every second, all on server "s". */
+const services = (target: Target, count: number, path = "/ok") =>
+  Array.from({ length: count }, (_, i) => ({ id: `c${i}`, check: { url: `${target.url}${path}`, intervalSeconds: 1 } }));
+
+test("a pooler that accepts and closes: a few connection attempts a second at most, the API answers, the daemon rejoins", async (t) => {
+  const target = await httpTarget(t);
+  const { url, proxy } = await proxied(t);
+  const d = await testDaemon(t, { db: throughProxy(url, proxy) });
+  await d.api("PUT", "/services/s", { services: services(target, 20) });
+  await nextEvent(d.events, "check:done");
+
+  await proxy.set("close");
+  const before = proxy.accepted;
+  const startedAt = Date.now();
+  let checks = 0;
+  const count = () => checks++;
+  d.events.on("check:started", count);
+  // Ten seconds of a pooler that closes every connection. Before the fix, each lost LISTEN connection was
+  // retried twice, doubling every second: 4,387 connections in 15 s, 6,054 descriptors after healing.
+  const said = new Set<string>();
+  while (Date.now() - startedAt < 10_000) {
+    const health = await Promise.race([d.api("GET", "/healthz"), sleep(2000).then(() => undefined)]);
+    assert.ok(health, "/healthz answers within 2 s while the database is unreachable");
+    said.add(health.body.status);
+    await sleep(500);
+  }
+  assert.ok(said.has("degraded"), "/healthz says the database is failing");
+  d.events.off("check:started", count);
+  const attempts = proxy.accepted - before;
+  t.diagnostic(`${attempts} connection attempts in 10 s; ${checks} checks started`);
+  assert.ok(attempts <= 60, `at most a few connection attempts a second (got ${attempts} in 10 s)`);
+  assert.ok(checks >= 100, `checks go on during the outage (${checks} started)`);
+
+  await proxy.set("pass");
+  await until(() => d.api("GET", "/healthz"), (h) => h.body.status === "ok", "health back to ok", 30_000);
+  await nextEvent<[CheckDone]>(d.events, "check:done");
+});
+
+test("statements cancelled by a timeout are 'not now': every result is stored once the timeout is lifted", async (t) => {
+  const target = await httpTarget(t);
+  const url = await testDatabase(t, "postgres");
+  const lines: string[] = [];
+  const log = createLogger({ level: "warn", write: (line) => lines.push(line) });
+  const d = await testDaemon(t, { db: url, log });
+  const name = new URL(url).pathname.slice(1);
+  await d.api("PUT", "/services/s", { services: services(target, 5) });
+  await nextEvent(d.events, "check:done");
+
+  const admin = await testAdmin(url);
+  t.after(() => admin.end());
+  // Every statement of every new session is cancelled after 1 ms; the daemon's sessions are ended so that its
+  // new ones take the setting (that is what the hostile test did).
+  await admin.query(`ALTER DATABASE "${name}" SET statement_timeout = 1`);
+  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
+  const hitsBefore = target.hits.get("/ok") ?? 0;
+  await until(() => Promise.resolve(lines), (l) => l.some((line) => /57014, operator intervention/.test(line)), "the log naming the class");
+  let started = 0;
+  const count = () => started++;
+  d.events.on("check:started", count);
+  while (started < 20) await nextEvent(d.events, "check:started");
+  d.events.off("check:started", count);
+
+  await admin.query(`ALTER DATABASE "${name}" RESET statement_timeout`);
+  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
+  await until(() => d.api("GET", "/healthz"), (h) => h.body.status === "ok", "results stored again", 30_000);
+  // Every check the target answered is stored: compare what it received with what was stored. A check in
+  // flight when the daemon stops is not stored (an interrupted check says nothing): one per service at most.
+  await d.stop();
+  const received = target.hits.get("/ok") ?? 0;
+  const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM health_check_data_entries");
+  t.diagnostic(`${received} requests received, ${received - hitsBefore} during the timeout; ${rows[0]!.n} entries stored`);
+  assert.ok(received - hitsBefore >= 20, "checks ran during the timeout");
+  assert.ok(rows[0]!.n >= received - 5, `every result stored: ${rows[0]!.n} entries for ${received} requests`);
+  assert.ok(!lines.some((l) => /dropped/.test(l)), lines.join(""));
+});
+
+async function testAdmin(url: string) {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
