@@ -134,8 +134,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     leaseMs: options.leaseMs ?? defaults.leaseSeconds * 1000,
     version,
     log: log.child({ part: "cluster" }),
-    onOwnership: () => void reconcile(false),
-    onFenced: () => scheduler.replaceAll([]),
+    onOwnership: () => reconcile(false),
   });
   const delivery = new Delivery(store, publisher, {
     log: log.child({ part: "notify" }),
@@ -200,6 +199,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       events.emit("check:started", service, lagMs);
     },
     onSkip: () => metrics.skipped(),
+    mayStart: (service) => cluster.mayRun(service.check.locations),
   });
   // What this node runs: the checks it owns, read again whenever ownership or the configuration changes. A
   // check new to this node runs soon when it is overdue (never checked, or it missed a run: its node died);
@@ -283,7 +283,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const error = recorder.writeError;
     const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
     const shortage = shortages.problem();
-    return [...writing, ...store.problems(), ...(shortage ? [shortage] : [])];
+    const lease = cluster.problem();
+    return [...writing, ...(lease ? [lease] : []), ...store.problems(), ...(shortage ? [shortage] : [])];
   };
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [

@@ -103,3 +103,41 @@ async function testAdmin(url: string) {
   await client.connect();
   return client;
 }
+
+test("a lone node keeps checking through an outage longer than its lease, and stores every result after", async (t) => {
+  const target = await httpTarget(t);
+  const { url, proxy } = await proxied(t);
+  const lines: string[] = [];
+  const log = createLogger({ level: "warn", write: (line) => lines.push(line) });
+  const d = await testDaemon(t, { db: throughProxy(url, proxy), leaseMs: 2000, log });
+  await d.api("PUT", "/services/s", { services: services(target, 5) });
+  await nextEvent(d.events, "check:done");
+
+  const starts = new Map<string, number[]>();
+  d.events.on("check:started", (service: { serviceId: string }) => {
+    const list = starts.get(service.serviceId) ?? [];
+    list.push(Date.now());
+    starts.set(service.serviceId, list);
+  });
+  await proxy.cut();
+  const cutAt = Date.now();
+  // Three leases and more: before the fix the node fenced itself after one and checked nothing.
+  while (Date.now() - cutAt < 7000) await nextEvent(d.events, "check:started");
+  assert.ok(lines.some((line) => /no other node can take over, so this node keeps running/.test(line)), lines.join(""));
+  const health = await d.api("GET", "/healthz");
+  assert.ok(health.body.problems.some((p: string) => /no other node can take its checks over, so it keeps running them all/.test(p)), JSON.stringify(health.body));
+  await proxy.restore();
+
+  for (const [service, at] of starts) {
+    const gaps = at.slice(1).map((time, i) => time - at[i]!);
+    assert.ok(at.length >= 6, `${service} was checked through the outage (${at.length} runs)`);
+    assert.ok(Math.max(...gaps) <= 2000, `${service} never went unchecked longer than its interval and a second: ${gaps.join(", ")} ms`);
+  }
+  await until(() => d.api("GET", "/healthz"), (h) => h.body.status === "ok", "results stored again", 30_000);
+  await d.stop();
+  const admin = await testAdmin(url);
+  t.after(() => admin.end());
+  const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM health_check_data_entries");
+  const received = target.hits.get("/ok") ?? 0;
+  assert.ok(rows[0]!.n >= received - 5, `every result stored: ${rows[0]!.n} entries for ${received} requests`);
+});

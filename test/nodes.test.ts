@@ -140,6 +140,33 @@ test("kill -9 of a node: the others check its services again within the lease an
   }
 });
 
+test("a node paused past its lease (SIGSTOP, SIGCONT) starts none of its overdue runs before it has read what it owns", async (t) => {
+  const db = await testDatabase(t, "postgres");
+  const target = await recordingTarget(t);
+  const lease = 3;
+  const interval = 2;
+  const nodes = [await startNode(t, db, "n1", { lease }), await startNode(t, db, "n2", { lease })];
+  await until(() => nodesSeenBy(nodes[0]!), (seen) => seen.filter((n) => n.live).length === 2, "two live nodes");
+  await api(nodes[0]!, "PUT", "/services/web", servicesDoc(target.url, 20, interval));
+  await settled(nodes, ["n1", "n2"], 20);
+  const paths = Array.from({ length: 20 }, (_, i) => `/s${i}`);
+  await hitAll(target.events, target.hits, paths, Date.now(), 1);
+
+  const pausedAt = Date.now();
+  nodes[1]!.child.kill("SIGSTOP");
+  await settled([nodes[0]!], ["n1"], 20); // n1 took n2's services over
+  await hitAll(target.events, target.hits, paths, Date.now(), 1);
+  nodes[1]!.child.kill("SIGCONT");
+  await settled(nodes, ["n1", "n2"], 20);
+  await hitAll(target.events, target.hits, paths, Date.now(), 2);
+  // Before the fix, n2 ran its overdue runs as it woke, beside n1: about three doubles per service.
+  for (const path of paths) {
+    const at = hitsOf(target.hits, path, pausedAt);
+    const twice = at.slice(1).filter((x, i) => x - at[i]! < (interval * 1000) / 2).length;
+    assert.ok(twice <= 1, `${path} was checked twice in an interval ${twice} times: ${at.map((x) => x - pausedAt).join(", ")} ms after the pause`);
+  }
+});
+
 test("a PUT through one node is checked within a second by the node of the location it names", async (t) => {
   const db = await testDatabase(t, "postgres");
   const target = await recordingTarget(t);

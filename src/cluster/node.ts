@@ -4,8 +4,13 @@
  * learns of other nodes' changes through the store's "cluster" channel (PostgreSQL NOTIFY) and of deaths by
  * arming a timer at the moment the next lease runs out. With SQLite there is one node, and all of it is cheap.
  *
- * A node that cannot heartbeat for longer than its lease is fenced: it stops running checks, since the
- * others are taking them over; it joins again when the database answers.
+ * The lease: the others take this node's checks over once its heartbeat is older than its lease. So this node
+ * starts no run of a check another node could be running: once its lease may have passed, by its own
+ * monotonic clock since the heartbeat it last saw confirmed (a paused process, a slow link, a database
+ * outage), it holds the runs of checks that another node, live when it last reached the database, can run.
+ * It keeps running the checks no other node can take over (it was alone, or the last of its location): a
+ * monitor must not go blind because its database does. When it reaches the database again it reads what it
+ * owns before it starts held runs again.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -19,11 +24,12 @@ export interface ClusterOptions {
   readonly leaseMs: number;
   readonly version: string;
   readonly log: Logger;
-  /** Which checks this node runs may have changed: read them again. */
-  readonly onOwnership: () => void;
-  /** The node could not heartbeat for longer than its lease: it must run no checks until it is back. */
-  readonly onFenced: () => void;
+  /** Which checks this node runs may have changed: read them again (the promise settles once they are read). */
+  readonly onOwnership: () => void | Promise<void>;
+  /** Wall-clock time, as written in heartbeats. */
   readonly now?: () => number;
+  /** A monotonic clock for the lease; a paused process or a changed wall clock does not stop it. */
+  readonly monotonic?: () => number;
 }
 
 export class ClusterNode {
@@ -31,10 +37,15 @@ export class ClusterNode {
   readonly #store: Store;
   readonly #options: ClusterOptions;
   readonly #now: () => number;
+  readonly #monotonic: () => number;
   readonly #startedAt: number;
   #live: readonly NodeRecord[] = [];
-  #lastBeat: number;
-  #fenced = false;
+  /** Whether another node of the live ones can run a check of the pool of every location, or of this one's. */
+  #othersAnywhere = false;
+  #othersHere = false;
+  /** When (monotonic) the last heartbeat this node saw confirmed was sent: its lease runs from there. */
+  #heldFrom: number;
+  #lapsed = false;
   #timer: NodeJS.Timeout | undefined;
   #stopWatching: (() => void) | undefined;
   #ticking: Promise<void> = Promise.resolve();
@@ -44,8 +55,9 @@ export class ClusterNode {
     this.#store = store;
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#startedAt = this.#now();
-    this.#lastBeat = this.#startedAt;
+    this.#heldFrom = this.#monotonic();
   }
 
   get name(): string {
@@ -61,11 +73,33 @@ export class ClusterNode {
     return this.#live;
   }
 
+  /** Whether this node's lease holds: its last confirmed heartbeat was sent less than a lease ago. */
+  get leaseHeld(): boolean {
+    return this.#monotonic() - this.#heldFrom < this.#options.leaseMs;
+  }
+
+  /**
+   * Whether this node may start a run of a check (with these `locations`) now: while its lease holds, or when
+   * no other node that was live when it last reached the database can run it.
+   */
+  mayRun(locations: readonly string[] | null): boolean {
+    return this.leaseHeld || !(locations === null ? this.#othersAnywhere : this.#othersHere);
+  }
+
+  /** What /healthz should say of this node, when its lease has run out. */
+  problem(): string | undefined {
+    if (!this.#lapsed) return undefined;
+    return this.#othersAnywhere
+      ? "this node cannot heartbeat and its lease has run out: it runs only the checks no other live node can take over"
+      : "this node cannot heartbeat and its lease has run out; no other node can take its checks over, so it keeps running them all";
+  }
+
   /**
    * Register (refused when a live node has the name, unless that is a process of this host that is gone: a
    * restart after a crash), take a share of the checks, and start heartbeating.
    */
   async start(): Promise<void> {
+    const sentAt = this.#monotonic();
     let taken = await this.#register();
     if (taken && taken.host === hostname() && (taken.pid === process.pid || !running(taken.pid))) taken = await this.#register(taken.instance);
     if (taken) {
@@ -75,7 +109,8 @@ export class ClusterNode {
           "give this one another name with --node (HEALTHD_NODE), or stop the other first",
       );
     }
-    this.#live = await this.#store.liveNodes(this.#now());
+    this.#see(await this.#store.liveNodes(this.#now()));
+    this.#heldFrom = sentAt;
     await this.rebalance();
     this.#stopWatching = this.#store.watch(() => this.#tick(true), { of: "cluster" });
     this.#arm();
@@ -125,31 +160,46 @@ export class ClusterNode {
   async #beat(notified: boolean): Promise<void> {
     if (this.#stopped) return;
     const now = this.#now();
+    const sentAt = this.#monotonic();
     try {
       if (!(await this.#store.heartbeat(this.#options.name, this.instance, now))) {
         const taken = await this.#register();
         if (taken) throw new Error(`node ${taken.name} was taken over by another process while this one was away`);
       }
-      this.#lastBeat = now;
       const live = await this.#store.liveNodes(now);
       const changed = members(live) !== members(this.#live);
-      this.#live = live;
-      if (this.#fenced) {
-        this.#fenced = false;
-        this.#options.log.info("the database answers again; this node runs checks again");
+      this.#see(live);
+      if (!this.leaseHeld) {
+        // The others may have taken this node's checks over meanwhile: read what it owns before it runs them.
         await this.rebalance();
-        this.#options.onOwnership();
+        await this.#options.onOwnership();
       } else if (changed) {
         await this.rebalance();
       }
-      if (notified) this.#options.onOwnership();
+      this.#heldFrom = sentAt;
+      if (this.#lapsed) {
+        this.#lapsed = false;
+        this.#options.log.info("the database answers again; this node's lease holds again and it runs all its checks");
+      }
+      if (notified) void this.#options.onOwnership();
     } catch (error) {
-      if (!this.#fenced && now - this.#lastBeat > this.#options.leaseMs) {
-        this.#fenced = true;
-        this.#options.log.error("cannot heartbeat for longer than the lease; this node stops running checks until it can", { error });
-        this.#options.onFenced();
+      if (!this.#lapsed && !this.leaseHeld) {
+        this.#lapsed = true;
+        this.#options.log.error(
+          this.#othersAnywhere
+            ? "cannot heartbeat for longer than the lease: until it can, this node starts no check another live node can take over"
+            : "cannot heartbeat for longer than the lease; no other node can take over, so this node keeps running its checks",
+          { error },
+        );
       }
     }
+  }
+
+  #see(live: readonly NodeRecord[]): void {
+    this.#live = live;
+    const others = live.filter((n) => n.instance !== this.instance);
+    this.#othersAnywhere = others.length > 0;
+    this.#othersHere = others.some((n) => n.location === this.#options.location);
   }
 
   /** Next tick: a third of the lease from now, or just after the next other node's lease runs out. */

@@ -36,6 +36,11 @@ export interface SchedulerOptions {
   readonly onStart?: (service: ScheduledService, lagMs: number) => void;
   /** Told when a tick is skipped because the service's previous run is still going. */
   readonly onSkip?: (service: ScheduledService) => void;
+  /**
+   * Asked as each run is due: false holds it (it is not started, and the next follows the plan). A node whose
+   * lease may have passed holds the runs another node may be making.
+   */
+  readonly mayStart?: (service: ScheduledService) => boolean;
 }
 
 interface Job {
@@ -205,6 +210,7 @@ export class Scheduler {
 
   #due(job: Job, plannedAt: number): void {
     const { key } = job.service;
+    if (this.#options.mayStart?.(job.service) === false) return;
     if (this.#running.has(key) || this.#waitingKeys.has(key)) {
       this.#skipped++;
       this.#options.onSkip?.(job.service);
@@ -234,7 +240,8 @@ export class Scheduler {
     while (this.#running.size < this.#maxInFlight && this.#waiting.length > 0) {
       const { job, plannedAt } = this.#waiting.shift()!;
       this.#waitingKeys.delete(job.service.key);
-      if (this.#current(job) && !this.#running.has(job.service.key)) this.#start(job, plannedAt);
+      if (!this.#current(job) || this.#running.has(job.service.key)) continue;
+      if (this.#options.mayStart?.(job.service) !== false) this.#start(job, plannedAt);
     }
   }
 }
