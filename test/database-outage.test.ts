@@ -141,3 +141,27 @@ test("a lone node keeps checking through an outage longer than its lease, and st
   const received = target.hits.get("/ok") ?? 0;
   assert.ok(rows[0]!.n >= received - 5, `every result stored: ${rows[0]!.n} entries for ${received} requests`);
 });
+
+test("two nodes each adding half of a dependency cycle at once: one is refused, no cycle is stored", async (t) => {
+  const target = await httpTarget(t);
+  const url = await testDatabase(t, "postgres");
+  const [one, two] = [await testDaemon(t, { db: url, node: "one" }), await testDaemon(t, { db: url, node: "two" })];
+  const check = (dependsOn: string[]) => ({ url: `${target.url}/ok`, intervalSeconds: 60, dependsOn });
+  // Before the fix both PUTs succeeded in 10 of 20 rounds; each round is a fresh pair.
+  // Each half on another server: a PUT of one server's service locks that server's row alone.
+  for (let round = 0; round < 20; round++) {
+    const [x, y] = [`x${round}`, `y${round}`];
+    for (const server of [x, y]) {
+      const created = await one.api("PUT", `/services/${server}`, { services: [{ id: "a", check: check([]) }] });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+    }
+    const answers = await Promise.all([
+      one.api("PUT", `/services/${x}/a`, { check: check([`${y}/a`]) }),
+      two.api("PUT", `/services/${y}/a`, { check: check([`${x}/a`]) }),
+    ]);
+    const statuses = answers.map((a) => a.status).sort();
+    assert.deepEqual(statuses, [200, 400], `round ${round}: ${JSON.stringify(answers.map((a) => a.body))}`);
+    const refused = answers.find((a) => a.status === 400)!;
+    assert.match(refused.body.detail, /makes a cycle/);
+  }
+});

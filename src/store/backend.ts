@@ -7,6 +7,9 @@ import type { MigrationReport } from "./migrate.ts";
 import type { Channel, Engine, StoreUnavailable } from "./store.ts";
 import type { Tables } from "./tables.ts";
 
+/** What a transaction may have to do alone in the cluster. */
+export type Lock = "config";
+
 export interface Backend {
   readonly engine: Engine;
   /** The file, or the URL without its password. */
@@ -29,6 +32,11 @@ export interface Backend {
    * write beside it). It lets the write path keep what it read between batches (see ServiceMemo).
    */
   changeMark(trx: Kysely<Tables>): Promise<string | undefined>;
+  /**
+   * Hold the cluster-wide lock named `lock` until the transaction ends: PostgreSQL takes an advisory lock;
+   * SQLite's write transaction is already the only one.
+   */
+  lock(trx: Kysely<Tables>, lock: Lock): Promise<void>;
   /** The store's answer to a driver error that means "not now" (unreachable, read-only, full), if it is one. */
   unavailable(error: unknown): StoreUnavailable | undefined;
   /** See Store.watch. */

@@ -2,6 +2,7 @@
  * The Store, once, for both engines: the shared queries over a backend's Kysely instance. Driver errors
  * that mean "not now" leave here as StoreUnavailable, whichever engine raised them.
  */
+import type { Kysely } from "kysely";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
 import * as entries from "./queries/entries.ts";
@@ -12,6 +13,7 @@ import * as servers from "./queries/servers.ts";
 import * as status from "./queries/status.ts";
 import { ServiceMemo } from "./memo.ts";
 import type { Store, WatchOptions } from "./store.ts";
+import type { Tables } from "./tables.ts";
 
 export class KyselyStore implements Store {
   readonly #backend: Backend;
@@ -55,11 +57,22 @@ export class KyselyStore implements Store {
       const found = await servers.findService(this.#db, serverId, serviceId);
       return found ?? { key: undefined, serverExists: await servers.serverExists(this.#db, serverId) };
     });
+  /**
+   * A change of the configuration: one at a time across the cluster, so that the graph of dependsOn each
+   * checks holds against what the others wrote (two nodes each adding half of a cycle stored it whole).
+   */
+  #configure<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T> {
+    return this.#backend.write(async (trx) => {
+      await this.#backend.lock(trx, "config");
+      return fn(trx);
+    });
+  }
+
   applyServers: Store["applyServers"] = (docs, options) =>
-    this.#run(() => servers.applyServers((fn) => this.#backend.write(fn), docs, options, (trx) => this.#backend.announce(trx, "config")));
+    this.#run(() => servers.applyServers((fn) => this.#configure(fn), docs, options, (trx) => this.#backend.announce(trx, "config")));
   putService: Store["putService"] = (serverId, service, now) =>
     this.#run(() =>
-      this.#backend.write(async (trx) => {
+      this.#configure(async (trx) => {
         const result = await servers.putService(trx, serverId, service, now);
         if (result && result.outcome !== "unchanged") await this.#backend.announce(trx, "config");
         return result;
@@ -67,7 +80,7 @@ export class KyselyStore implements Store {
     );
   deleteServer = (serverId: string) =>
     this.#run(() =>
-      this.#backend.write(async (trx) => {
+      this.#configure(async (trx) => {
         const gone = await servers.deleteServer(trx, serverId);
         await servers.checkDependencies(trx, () => undefined);
         if (gone) await this.#backend.announce(trx, "config");
@@ -76,7 +89,7 @@ export class KyselyStore implements Store {
     );
   deleteService = (serverId: string, serviceId: string, now: number) =>
     this.#run(() =>
-      this.#backend.write(async (trx) => {
+      this.#configure(async (trx) => {
         const gone = await servers.deleteService(trx, serverId, serviceId, now);
         await servers.checkDependencies(trx, () => undefined);
         if (gone) await this.#backend.announce(trx, "config");

@@ -4,12 +4,15 @@
  */
 import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from "kysely";
 import pg from "pg";
-import type { Backend } from "../backend.ts";
+import type { Backend, Lock } from "../backend.ts";
 import { pendingMigrations, runMigrations } from "../migrate.ts";
 import { StoreUnavailable } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { Backoff } from "./backoff.ts";
 import { describe, type PostgresTarget } from "./target.ts";
+
+/** Advisory lock keys, by what they guard: "healthd" in ASCII and a number, so they are recognisable in pg_locks. */
+const locks: Record<Lock, number> = { config: 0x6865616c746864 + 1 };
 
 /** The NOTIFY channels, by what they announce. */
 const channels = { config: "healthd_config", entries: "healthd_entries", cluster: "healthd_cluster" } as const;
@@ -71,6 +74,9 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
     write: (fn) => db.transaction().execute(fn),
     writeAside: (fn) => fn(db),
     changeMark: async () => undefined,
+    lock: async (trx, lock) => {
+      await sql`select pg_advisory_xact_lock(${locks[lock]})`.execute(trx);
+    },
     unavailable(error) {
       const e = error as { code?: unknown; message?: unknown } | null;
       const code = typeof e?.code === "string" ? e.code : "";

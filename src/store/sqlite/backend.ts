@@ -64,6 +64,8 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
         aside += (await changes(trx)).changes - before;
         return result;
       }, false),
+    // BEGIN IMMEDIATE took the write lock: no other transaction of any process writes beside this one.
+    lock: async () => {},
     changeMark: async (trx) => {
       const { changes: rows, version } = await changes(trx);
       return `${rows - aside}:${version}`;
