@@ -20,6 +20,7 @@ import * as addIncidents from "./20261123000400_add_incidents.ts";
 import * as addSilences from "./20261123000500_add_silences.ts";
 import * as addNodes from "./20261123000600_add_nodes.ts";
 import * as leaveRoomForUpdates from "./20261124000100_leave_room_for_updates.ts";
+import * as addClusterSettings from "./20261125000100_add_cluster_settings.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -39,4 +40,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261123000500_add_silences": addSilences,
   "20261123000600_add_nodes": addNodes,
   "20261124000100_leave_room_for_updates": leaveRoomForUpdates,
+  "20261125000100_add_cluster_settings": addClusterSettings,
 };

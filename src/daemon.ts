@@ -123,7 +123,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 
   const events = new EventEmitter<DaemonEvents>();
-  const defaultTopic = options.ntfy.topic ?? null;
+  // The default topic is the cluster's, so that any node can deliver any notification: --ntfy-topic makes it
+  // the cluster's; a node started without it uses the one the cluster has. Followed on every reload.
+  if (options.ntfy.topic !== undefined) await store.shareTopic(options.ntfy.topic);
+  let defaultTopic = await store.clusterTopic();
   if (defaultTopic === null) {
     log.warn("no ntfy topic configured: notifications of services without notifyTopic are kept as unsent (set --ntfy-topic)");
   }
@@ -139,7 +142,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const delivery = new Delivery(store, publisher, {
     log: log.child({ part: "notify" }),
     instance: cluster.instance,
-    defaultTopic,
+    defaultTopic: () => defaultTopic,
     retryBaseMs: options.notifyRetryBaseMs,
     onAttempt: (row, result) => events.emit(result.ok ? "notify:sent" : "notify:failed", row, result),
   });
@@ -246,6 +249,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       .then(async () => {
         await cluster.rebalance(); // services created or deleted elsewhere get or lose their owners
         await reconcile(true);
+        const topic = await store.clusterTopic();
+        if (topic !== defaultTopic) log.info("another node set the cluster's default ntfy topic", { topic });
+        defaultTopic = topic;
         await requeue();
       })
       .catch((error: unknown) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));

@@ -234,6 +234,35 @@ test("six services that fail and recover publish exactly one DOWN and one RECOVE
   assert.deepEqual(titles(ntfy), [...downs, ...recovered].sort());
 });
 
+test("a node started without --ntfy-topic delivers to the cluster's topic: every DOWN and RECOVERED goes out once, in order", async (t) => {
+  const db = await testDatabase(t, "postgres");
+  const ntfy = await ntfyStandIn(t);
+  const target = await recordingTarget(t);
+  let failing = true;
+  target.fails = () => failing;
+  const lease = 3;
+  const n1 = await startNode(t, db, "n1", { lease, env: { HEALTHD_NTFY_URL: ntfy.url, HEALTHD_NTFY_TOPIC: "ops" } });
+  // n2 has the ntfy server but no topic: before, the DOWNs it recorded stayed unsent and n1 published their
+  // RECOVEREDs alone (7 of 10 services in the hostile test).
+  const n2 = await startNode(t, db, "n2", { lease, env: { HEALTHD_NTFY_URL: ntfy.url } });
+  await settled([n1, n2], ["n1", "n2"], 0);
+  await api(n1, "PUT", "/services/web", servicesDoc(target.url, 10, 1, { notifyThreshold: 1 }));
+  await settled([n1, n2], ["n1", "n2"], 10);
+  const downs = Array.from({ length: 10 }, (_, i) => `DOWN: web/s${i}`);
+  await until(async () => titles(ntfy), (seen) => downs.every((d) => seen.includes(d)), "ten DOWNs");
+  failing = false;
+  const recovered = Array.from({ length: 10 }, (_, i) => `RECOVERED: web/s${i}`);
+  await until(async () => titles(ntfy), (seen) => recovered.every((r) => seen.includes(r)), "ten RECOVEREDs");
+  await drained(n1);
+  assert.deepEqual(titles(ntfy), [...downs, ...recovered].sort());
+  for (let i = 0; i < 10; i++) {
+    const order = ntfy.messages("ops").map((m) => m.title!).filter((title) => title.endsWith(`web/s${i}`));
+    assert.deepEqual(order, [`DOWN: web/s${i}`, `RECOVERED: web/s${i}`]);
+  }
+  const unsent = /^healthd_notifications\{status="unsent"\} (\d+)$/m.exec(await (await fetch(n2.url + "/metrics")).text())?.[1];
+  assert.equal(unsent, "0");
+});
+
 test("three locations with quorum 2: one failing location opens no incident, two open exactly one", async (t) => {
   const db = await testDatabase(t, "postgres");
   const ntfy = await ntfyStandIn(t);

@@ -131,6 +131,22 @@ for (const engine of engines) {
     assert.equal(ntfy.attempts, 1);
   });
 
+  test(`${engine}: a RECOVERED whose DOWN ntfy refused is kept unsent: nobody hears of a recovery without the outage`, async (t) => {
+    const ntfy = await ntfyStandIn(t);
+    ntfy.failNext(1, 400);
+    const { target, d, put } = await setup(t, ntfy, { engine, notifyThreshold: 0 });
+    const failed = nextEvent<[NotificationRow]>(d.events, "notify:failed", (row) => row.kind === "down");
+    await put();
+    await failed;
+    const kept = nextEvent<[NotificationRow, { error: string }]>(d.events, "notify:failed", (row) => row.kind === "recovered");
+    target.setUp(true);
+    const [, result] = await kept;
+    assert.match(result.error, /its incident's DOWN was not published \(failed\)/);
+    const stored = await d.store.notifications();
+    assert.deepEqual(stored.map((n) => [n.kind, n.status]), [["down", "failed"], ["recovered", "unsent"]]);
+    assert.equal(ntfy.messages("ops").length, 0, "before: the RECOVERED was published alone");
+  });
+
   test(`${engine}: no topic anywhere: the daemon runs and keeps the notification as unsent`, async (t) => {
     const ntfy = await ntfyStandIn(t);
     const { d, put } = await setup(t, ntfy, { engine, notifyThreshold: 0, topic: null });

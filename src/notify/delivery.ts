@@ -15,8 +15,8 @@ export interface DeliveryOptions {
   readonly log: Logger;
   /** This process, as the nodes table knows it: claims of notifications name it. */
   readonly instance: string;
-  /** The topic of notifications whose service has no notifyTopic; null when none is configured. */
-  readonly defaultTopic: string | null;
+  /** The topic of notifications whose service has no notifyTopic (the cluster's); null when none is configured. */
+  readonly defaultTopic: () => string | null;
   /** First retry delay; each later one doubles. Default 1000 ms. */
   readonly retryBaseMs?: number;
   /** Retry delays stop growing here. Default 300000 ms (5 minutes). */
@@ -100,14 +100,22 @@ export class Delivery {
     if (due.length > 0 && !this.#stopped) this.#again = true;
   }
 
+  /** Why a RECOVERED must not go out: its incident's DOWN never did (nobody was told it was down). */
+  async #orphan(row: Notification): Promise<string | undefined> {
+    if (row.kind !== "recovered" || row.incidentId === null) return undefined;
+    const down = await this.#store.downStatus(row.incidentId);
+    return down === "unsent" || down === "failed" ? `its incident's DOWN was not published (${down}): a RECOVERED alone would say nothing true` : undefined;
+  }
+
   async #deliver(row: Notification): Promise<void> {
     const body = row.message;
-    const topic = row.topic ?? this.#options.defaultTopic;
+    const topic = row.topic ?? this.#options.defaultTopic();
     const log = this.#options.log.child({ server: row.serverId, service: row.serviceId, kind: row.kind, topic });
-    if (topic === null) {
-      const error = "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic";
+    const orphan = topic === null ? undefined : await this.#orphan(row);
+    if (topic === null || orphan) {
+      const error = orphan ?? "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic";
       await this.#store.markGivenUp(row.id, "unsent", error);
-      log.warn("notification kept unsent: no ntfy topic is configured for it");
+      log.warn("notification kept unsent", { why: error });
       this.#options.onAttempt?.(row, { ok: false, retryable: false, status: null, error });
       return;
     }

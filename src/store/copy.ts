@@ -99,6 +99,11 @@ const tables = [
     ],
   }),
   table({
+    table: "cluster_settings",
+    key: ["name"],
+    columns: [["name", "text"], ["value", "text"]],
+  }),
+  table({
     table: "location_results",
     key: ["service_key", "location"],
     columns: [["service_key", "bigint"], ["location", "text"], ["checked_at", "bigint"], ["ok", "boolean"], ["error_kind", "text"], ["error", "text"]],

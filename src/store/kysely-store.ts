@@ -160,6 +160,14 @@ export class KyselyStore implements Store {
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
   requeueUnsent = (defaultTopic: boolean, now: number) =>
     this.#run(() => this.#backend.write((trx) => outbox.requeueUnsent(trx, defaultTopic, now)));
+  clusterTopic = () => this.#run(() => outbox.clusterTopic(this.#db));
+  shareTopic = (topic: string) =>
+    this.#run(() =>
+      this.#backend.write(async (trx) => {
+        if (await outbox.shareTopic(trx, topic)) await this.#backend.announce(trx, "config");
+      }),
+    );
+  downStatus = (incidentId: number) => this.#run(() => outbox.downStatus(this.#db, incidentId));
   notifications = (afterId?: number, limit?: number) => this.#run(() => outbox.notifications(this.#db, afterId, limit));
 
   pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));

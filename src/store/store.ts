@@ -130,6 +130,12 @@ export interface Store {
    * service's notifyTopic, or the daemon's default when `defaultTopic`). Answers how many.
    */
   requeueUnsent(defaultTopic: boolean, now: number): Promise<number>;
+  /** The ntfy topic of notifications whose service names none: the cluster's, as the last node given --ntfy-topic set it. */
+  clusterTopic(): Promise<string | null>;
+  /** Make `topic` the cluster's default topic; the other nodes are told (the "config" channel). */
+  shareTopic(topic: string): Promise<void>;
+  /** What became of the DOWN of an incident (pending, delivered, failed, unsent), if one was written. */
+  downStatus(incidentId: number): Promise<NotificationStatus | undefined>;
   /** Every notification, oldest first (for `healthd copy` and tests). */
   notifications(afterId?: number, limit?: number): Promise<Notification[]>;
 
@@ -353,7 +359,7 @@ export interface Notification {
   readonly serverId: string;
   readonly serviceId: string;
   readonly kind: NotificationKind;
-  /** The service's notifyTopic; null means the daemon's default topic, resolved when it is sent. */
+  /** The service's notifyTopic; null means the cluster's default topic, resolved when it is sent. */
   readonly topic: string | null;
   readonly message: NotificationBody;
   readonly status: NotificationStatus;
@@ -364,6 +370,8 @@ export interface Notification {
   readonly inFlightSince: number | null;
   readonly deliveredAt: number | null;
   readonly ntfyId: string | null;
+  /** The incident it speaks of (DOWN, RECOVERED and reminders). */
+  readonly incidentId: number | null;
 }
 
 /** The store cannot take this now (database unreachable, read-only, disk full): try again later. */

@@ -144,6 +144,12 @@ export interface SilencesTable {
   created_at: number;
 }
 
+/** Settings of the whole cluster, by name (ntfy_topic: the default topic). */
+export interface ClusterSettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface NotificationsTable {
   id: Generated<number>;
   created_at: number;
@@ -192,6 +198,7 @@ export interface Tables {
   health_check_data_entries: HealthCheckDataEntriesTable;
   service_states: ServiceStatesTable;
   notifications: NotificationsTable;
+  cluster_settings: ClusterSettingsTable;
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;
   incidents: IncidentsTable;

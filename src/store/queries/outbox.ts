@@ -112,3 +112,29 @@ export async function requeueUnsent(db: Db, defaultTopic: boolean, now: number):
   }
   return ready.length;
 }
+
+/** The cluster's default ntfy topic, if a node was ever given one. */
+export async function clusterTopic(db: Db): Promise<string | null> {
+  const row = await db.selectFrom("cluster_settings").select("value").where("name", "=", "ntfy_topic").executeTakeFirst();
+  return row?.value ?? null;
+}
+
+/** Make `topic` the cluster's default; answers whether it changed. */
+export async function shareTopic(trx: Db, topic: string): Promise<boolean> {
+  if ((await clusterTopic(trx)) === topic) return false;
+  await trx.deleteFrom("cluster_settings").where("name", "=", "ntfy_topic").execute();
+  await trx.insertInto("cluster_settings").values({ name: "ntfy_topic", value: topic }).execute();
+  return true;
+}
+
+/** What became of the DOWN of an incident, if one was written. */
+export async function downStatus(db: Db, incidentId: number): Promise<NotificationStatus | undefined> {
+  const row = await db
+    .selectFrom("notifications")
+    .select("status")
+    .where("incident_id", "=", incidentId)
+    .where("kind", "=", "down")
+    .orderBy("id")
+    .executeTakeFirst();
+  return row?.status;
+}

@@ -119,5 +119,6 @@ export function notificationFromRow(row: Selectable<NotificationsTable>): Notifi
     inFlightSince: row.in_flight_since,
     deliveredAt: row.delivered_at,
     ntfyId: row.ntfy_id,
+    incidentId: row.incident_id,
   };
 }
