@@ -6,6 +6,7 @@ import { EventEmitter } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { bearerCheck, isLoopback } from "./http/access.ts";
+import { boundConnections } from "./http/connections.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createListener, type Route } from "./http/router.ts";
@@ -325,7 +326,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 },
     listener,
   );
-  server.maxConnections = options.maxConnections ?? defaults.maxConnections;
+  boundConnections(server, options.maxConnections ?? defaults.maxConnections);
   try {
     await listen(server, options.host, options.port);
   } catch (error) {

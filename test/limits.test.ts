@@ -60,3 +60,42 @@ test("a check the daemon cannot make for want of descriptors is not counted agai
   assert.deepEqual(server.services.filter((s: { state: { status: string } }) => s.state.status === "down"), []);
   assert.equal(await served.stop(), 0);
 });
+
+test("slowloris: sockets that send a header line a second cannot keep /healthz from answering", async (t) => {
+  const served = await serveHealthd(t, ["--db", tempDbPath(t), "--max-connections", "16"]);
+  const { port } = new URL(served.url);
+  const sockets = new Set<Socket>();
+  let flooding = true;
+  const timers = new Set<NodeJS.Timeout>();
+  t.after(() => {
+    flooding = false;
+    timers.forEach(clearInterval);
+    sockets.forEach((s) => s.destroy());
+  });
+  // Twice the bound, each sending its head one line a second; one closed is opened again 200 ms later.
+  const slow = () => {
+    const socket = connect(Number(port), "127.0.0.1").on("error", () => {});
+    connected.push(new Promise((resolve) => socket.once("connect", resolve).once("close", resolve)));
+    sockets.add(socket);
+    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    let line = 0;
+    const timer = setInterval(() => socket.write(`X-Slow-${line++}: 1\r\n`), 1000);
+    timers.add(timer);
+    socket.on("close", () => {
+      clearInterval(timer);
+      sockets.delete(socket);
+      if (flooding) setTimeout(slow, 200);
+    });
+  };
+  const connected: Promise<unknown>[] = [];
+  for (let i = 0; i < 32; i++) slow();
+  await Promise.all(connected.slice(0, 32));
+  // Before: the bound was full of slow heads and a new connection was closed at once, for 10 s.
+  for (let i = 0; i < 10; i++) {
+    const answer = await fetch(`${served.url}/healthz`, { signal: AbortSignal.timeout(2000) });
+    assert.equal(answer.status, 200);
+  }
+  flooding = false;
+  sockets.forEach((s) => s.destroy());
+  assert.equal(await served.stop(), 0);
+});

@@ -1,0 +1,38 @@
+/**
+ * A bound on the API's open connections that a slow client cannot fill. Node's server.maxConnections refuses
+ * new connections once the bound is reached: 256 sockets that each send a header line a second (slowloris)
+ * held every place until the 10 s head timeout, and /healthz went unanswered. Here a new connection at the
+ * bound takes the place of the connection idle for longest: one still sending its request's head (a client
+ * that means it sends it within milliseconds of connecting), or a keep-alive one between requests. A
+ * connection whose request is being answered is never closed; when every place holds one, the new
+ * connection is refused, as before.
+ */
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
+
+export function boundConnections(server: Server, max: number): void {
+  /** Open connections, each with when it last became idle (connected, or answered a request); 0 while busy. */
+  const idleSince = new Map<Socket, number>();
+  server.on("connection", (socket: Socket) => {
+    if (idleSince.size >= max) {
+      let oldest: Socket | undefined;
+      let at = Infinity;
+      for (const [open, since] of idleSince) {
+        if (since !== 0 && since < at) [oldest, at] = [open, since];
+      }
+      if (!oldest) return void socket.destroy();
+      oldest.destroy();
+      idleSince.delete(oldest);
+    }
+    idleSince.set(socket, performance.now());
+    socket.once("close", () => idleSince.delete(socket));
+  });
+  server.on("request", (req, res) => {
+    const { socket } = req;
+    if (!idleSince.has(socket)) return;
+    idleSince.set(socket, 0);
+    res.once("close", () => {
+      if (idleSince.has(socket)) idleSince.set(socket, performance.now());
+    });
+  });
+}
