@@ -71,7 +71,7 @@ const outages: Outage[] = [
   {
     name: "PostgreSQL gone",
     code: /ECONNREFUSED|Connection terminated|PostgreSQL/i,
-    refusal: /the database cannot take this now \((ECONNREFUSED|EUNAVAILABLE)\); nothing was changed/,
+    refusal: /the database cannot take this now \((ECONNREFUSED|ECONNRESET|EUNAVAILABLE)\); nothing was changed/,
     async start(t, log) {
       const url = await testDatabase(t, "postgres");
       const server = new URL(url);
@@ -116,6 +116,8 @@ for (const outage of outages) {
 
     const stored = startedDuring;
     await allow();
+    // Healthy again once results are stored (PostgreSQL: after the connection backoff, a few seconds at most).
+    await until(() => d.api("GET", "/healthz"), (h) => h.body.status === "ok", "results stored again");
     while ((await entries()) < before + stored) await nextEvent<[CheckDone]>(d.events, "check:done");
     assert.equal((await d.api("GET", "/healthz")).body.status, "ok");
     if (outage.refusal) assert.equal((await d.api("GET", "/services/t")).status, 404, "the refused PUT changed nothing");
@@ -154,7 +156,7 @@ test("the WAL index truncated or made unwritable under the daemon: it survives, 
   assert.equal(await served.stop(), 0, served.log());
 });
 
-test("a deleted database directory is noticed: the log says so and /healthz is degraded", async (t) => {
+test("a deleted database directory is noticed: the log says so, /healthz is degraded, and writes are 503", async (t) => {
   const dir = tempDir(t);
   const db = join(dir, "data", "healthd.db");
   mkdirSync(join(dir, "data"));
@@ -162,7 +164,11 @@ test("a deleted database directory is noticed: the log says so and /healthz is d
   const logged = served.waitForLog(/the database needs attention .*healthd\.db was deleted/);
   rmSync(join(dir, "data"), { recursive: true, force: true });
   const health = await until(() => fetch(`${served.url}/healthz`).then((r) => r.json() as Promise<any>), (h) => h.status === "degraded", "degraded health");
-  assert.ok(health.problems.some((p: string) => /healthd\.db was deleted; results go to a file nobody can open any more/.test(p)), JSON.stringify(health));
+  assert.ok(health.problems.some((p: string) => /healthd\.db was deleted; writes are refused and results wait in memory/.test(p)), JSON.stringify(health));
   await logged;
+  // Before: 201, into a file nobody can open any more.
+  const put = await fetch(`${served.url}/services/s`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ services: [] }) });
+  assert.equal(put.status, 503);
+  assert.match(((await put.json()) as { detail: string }).detail, /the database cannot take this now \(FILE_DELETED\); nothing was changed/);
   assert.equal(await served.stop(), 0, served.log());
 });

@@ -174,18 +174,22 @@ function preparing(pool: pg.Pool, backoff: Backoff): PostgresPool {
   };
   // Kysely keeps its connection object per client: answer the same wrapper for the same pg client.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  let lastFailure: NodeJS.ErrnoException = new Error("none yet");
   return {
     async connect() {
       // After a failed connection no new one is tried until the backoff has passed; an idle one is still used.
+      // The error says why, as the failed connection did (ECONNREFUSED, ...).
       const waitMs = pool.idleCount === 0 ? backoff.waitMs : 0;
       if (waitMs > 0) {
-        throw Object.assign(new Error(`not connecting to PostgreSQL for another ${Math.ceil(waitMs)} ms after failed connections`), { code: "EBACKOFF" });
+        const message = `not connecting to PostgreSQL for another ${Math.ceil(waitMs)} ms after a failed connection (${lastFailure.message})`;
+        throw Object.assign(new Error(message), { code: lastFailure.code ?? "EBACKOFF" });
       }
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
       } catch (error) {
         backoff.failed();
+        lastFailure = error as NodeJS.ErrnoException;
         throw error;
       }
       backoff.succeeded();

@@ -12,7 +12,7 @@ export class Backoff {
   #failures = 0;
   #until = 0;
 
-  constructor({ baseMs = 250, maxMs = 10_000, now = () => performance.now(), random = Math.random } = {}) {
+  constructor({ baseMs = 250, maxMs = 5000, now = () => performance.now(), random = Math.random } = {}) {
     this.#baseMs = baseMs;
     this.#maxMs = maxMs;
     this.#now = now;

@@ -29,8 +29,20 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   const inode = statSync(path).ino;
   let release = () => {};
   let checkpointer: Checkpointer | undefined;
+  /** Whether the path still names the file this connection holds: "deleted", "replaced", or undefined. */
+  const gone = (): "deleted" | "replaced" | undefined => {
+    try {
+      return statSync(path).ino === inode ? undefined : "replaced";
+    } catch {
+      return "deleted";
+    }
+  };
   const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>, urgent = true) =>
     db.connection().execute(async (conn) => {
+      // A write to a file nobody can open any more would be lost: refuse it ("not now"), so that a PUT is 503
+      // and results wait, rather than answer 201 for nothing.
+      const lost = gone();
+      if (lost) throw new StoreUnavailable(`the database file ${path} was ${lost === "deleted" ? "deleted" : "replaced by another file"}`, `FILE_${lost.toUpperCase()}`);
       await sql`begin immediate`.execute(conn);
       try {
         const result = await fn(conn);
@@ -102,16 +114,11 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     problems() {
       const shm = guard.problem();
       if (shm) return [shm];
-      let now: number | undefined;
-      try {
-        now = statSync(path).ino;
-      } catch {
-        now = undefined;
-      }
-      if (now === inode) return [];
+      const lost = gone();
+      if (!lost) return [];
       return [
-        `the database file ${path} was ${now === undefined ? "deleted" : "replaced by another file"}; results go to a file ` +
-          "nobody can open any more. Restore it and restart healthd",
+        `the database file ${path} was ${lost === "deleted" ? "deleted" : "replaced by another file"}; writes are refused and ` +
+          "results wait in memory. Restore it and restart healthd",
       ];
     },
     migrate: (target) =>
