@@ -21,7 +21,9 @@ test("with a token, every endpoint but GET /healthz needs Authorization: Bearer 
   const wrong = await d.api("GET", "/services", undefined, { authorization: "Bearer not-the-token" });
   assert.equal(wrong.status, 401);
   assert.match(wrong.body.detail, /not the daemon's/);
-  assert.equal((await d.api("GET", "/services", undefined, { authorization: `bearer ${token}` })).status, 401);
+  // The scheme name is case-insensitive (RFC 9110); the token is not.
+  assert.equal((await d.api("GET", "/services", undefined, { authorization: `bearer ${token}` })).status, 200);
+  assert.equal((await d.api("GET", "/services", undefined, { authorization: `Bearer ${token.toUpperCase()}` })).status, 401);
   assert.equal((await d.api("GET", "/services", undefined, bearer)).status, 200);
   assert.equal((await d.api("PUT", "/services/x", {}, bearer)).status, 201);
   assert.equal((await d.api("GET", "/healthz")).status, 200);
@@ -47,10 +49,20 @@ test("healthd serve reads the token from a file (systemd credentials) and refuse
   const served = await serveHealthd(t, ["--db", tempDbPath(t), "--token-file", file]);
   assert.equal((await fetch(served.url + "/services")).status, 401);
   assert.equal((await fetch(served.url + "/services", { headers: { authorization: `Bearer ${token}` } })).status, 200);
+  // The scheme name is case-insensitive.
+  for (const scheme of ["bearer", "BEARER", "BeArEr"]) {
+    assert.equal((await fetch(served.url + "/services", { headers: { authorization: `${scheme} ${token}` } })).status, 200, scheme);
+  }
   assert.equal(await served.stop(), 0);
   const weak = await runHealthd(["serve", "--db", tempDbPath(t), "--token", "short"]);
   assert.equal(weak.code, 2);
-  assert.match(weak.stderr, /at least 16 characters/);
+  assert.match(weak.stderr, /at least 16 visible ASCII characters/);
+  // No client can send these in a header: refused at start, not a token that never matches.
+  for (const unsendable of [`${token}\u0007`, `${token}é`, `${token} x`]) {
+    const refused = await runHealthd(["serve", "--db", tempDbPath(t), "--token", unsendable]);
+    assert.equal(refused.code, 2, JSON.stringify(unsendable));
+    assert.match(refused.stderr, /^healthd: the token must be at least 16 visible ASCII characters \(letters, digits and punctuation; no spaces, control characters or accents\)/m);
+  }
   const both = await runHealthd(["serve", "--token", token, "--token-file", file]);
   assert.equal(both.code, 2);
   const exposed = await runHealthd(["serve", "--db", tempDbPath(t), "--host", "0.0.0.0", "--port", "0"]);

@@ -179,8 +179,12 @@ function readToken(flags: ServeFlags): string | undefined {
       throw new UsageError(`cannot read --token-file ${flags.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
     }
   }
-  if (token !== undefined && (token.length < 16 || /\s/.test(token))) {
-    throw new UsageError("the token must be at least 16 characters without spaces (for example: openssl rand -hex 32)");
+  // What a client can send in a header: visible ASCII only (a control character or an accent never matches).
+  if (token !== undefined && (token.length < 16 || !/^[\x21-\x7e]+$/.test(token))) {
+    throw new UsageError(
+      "the token must be at least 16 visible ASCII characters (letters, digits and punctuation; no spaces, control characters or accents), " +
+        "for example: openssl rand -hex 32",
+    );
   }
   return token;
 }

@@ -15,8 +15,8 @@ export function bearerCheck(token: string | undefined): ((headers: IncomingHttpH
   if (token === undefined) return null;
   const expected = digest(token);
   return (headers) => {
-    const header = headers.authorization ?? "";
-    const given = header.startsWith("Bearer ") ? header.slice(7) : undefined;
+    // The scheme name is case-insensitive (RFC 9110, 11.1).
+    const given = /^bearer +(.*)$/is.exec(headers.authorization ?? "")?.[1];
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
       throw new HttpError(
         401,
