@@ -156,11 +156,15 @@ const cron = z
       ctx.addIssue({ code: "custom", message: `must have 5 fields (or 6, seconds first); got ${fields}` });
       return;
     }
+    let next: Date | null;
     try {
-      new Cron(pattern, { paused: true });
+      next = new Cron(pattern, { paused: true }).nextRun();
     } catch (error) {
       ctx.addIssue({ code: "custom", message: `is not a valid cron pattern: ${(error as Error).message}` });
+      return;
     }
+    // A date that no month has (0 0 30 2 *): a check that never runs, a window that never opens.
+    if (next === null) ctx.addIssue({ code: "custom", message: `never fires (${pattern.trim()} names no date that exists); check its day and month` });
   });
 
 /** Where a node probes from (--location), as checks name it. */

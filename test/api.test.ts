@@ -474,3 +474,23 @@ test("since and until take a plain date, explain a + sent as a space, and must b
   assert.deepEqual(backwards.body.errors, [{ path: "/since", message: "is later than until; swap them, or leave one out" }]);
   assert.equal((await d.api("GET", "/services?unknown=1")).status, 400, "every endpoint refuses parameters it does not take");
 });
+
+test("a cron pattern that never fires (30 February) is 400 naming it, for a check and for a maintenance window", async (t) => {
+  const d = await testDaemon(t);
+  const never = await d.api("PUT", "/services/web-01", {
+    services: [{ id: "home", check: { url: "http://127.0.0.1:9/", cron: "0 0 30 2 *" } }],
+    maintenance: [{ cron: "0 3 31 4 *", durationMinutes: 60 }],
+  });
+  assert.equal(never.status, 400);
+  assert.deepEqual(
+    never.body.errors.map((e: { path: string; message: string }) => [e.path, e.message]),
+    [
+      ["/services/0/check/cron", "never fires (0 0 30 2 * names no date that exists); check its day and month"],
+      ["/maintenance/0/cron", "never fires (0 3 31 4 * names no date that exists); check its day and month"],
+    ],
+  );
+  assert.equal((await d.api("GET", "/services/web-01")).status, 404, "nothing stored");
+  // 29 February fires, every fourth year.
+  const leap = await d.api("PUT", "/services/web-01", { services: [{ id: "home", check: { url: "http://127.0.0.1:9/", cron: "0 0 29 2 *" } }] });
+  assert.equal(leap.status, 201);
+});
