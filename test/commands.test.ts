@@ -229,3 +229,15 @@ test("the documented systemd unit passes systemd-analyze verify", async (t) => {
   writeFileSync(path, unit.replace("ExecStart=healthd", `ExecStart=${healthdBin}`).replace(/^(User|Group)=healthd$/gm, "$1=root"));
   execFileSync("systemd-analyze", ["verify", path], { stdio: "pipe" });
 });
+
+test("too few open files at start (ulimit -n 200): a healthd: line naming the fix and exit 2, no stack", async (t) => {
+  const child = spawn("bash", ["-c", 'ulimit -n 200 && exec "$0" "$@"', process.execPath, healthdBin, "serve", "--db", tempDbPath(t), "--port", "0"], {
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d));
+  const [code] = await nextEvent<[number | null]>(child, "exit", () => true, 30_000);
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^healthd: too many open files \(EMFILE\): raise the limit of open files \(ulimit -n 4096, or LimitNOFILE=4096 under systemd\)/m);
+  assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
+});

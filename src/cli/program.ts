@@ -62,7 +62,14 @@ export async function run(argv: readonly string[]): Promise<number> {
       process.stderr.write(`healthd: ${error.message}\n`);
       return exitCodes.usage;
     }
-    const e = error as Error;
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === "EMFILE" || e.code === "ENFILE") {
+      // Said the same way by bin/healthd, when loading healthd's modules already fails.
+      process.stderr.write(
+        `healthd: too many open files (${e.code}): raise the limit of open files (ulimit -n 4096, or LimitNOFILE=4096 under systemd) and start again\n`,
+      );
+      return exitCodes.usage;
+    }
     const asked = (command: Command): boolean => command.opts().debug === true || command.commands.some(asked);
     const debug = asked(cli) || parseBooleanEnv("HEALTHD_DEBUG", process.env.HEALTHD_DEBUG ?? "") === true;
     process.stderr.write(
