@@ -166,6 +166,25 @@ test("a new service is first checked within a second, then at a fixed rate on it
   assert.ok(h.starts.every((x) => x.lag === 0));
 });
 
+test("a first run just before a point of its grid is not followed by a run at that point, but half an interval later at least", async () => {
+  const s = service(1);
+  const phase = hash("s/svc-1") % 10_000;
+  const soon = hash("s/svc-1") % 1000;
+  // The clock starts where the grid's next point comes 100 ms after the first run.
+  const start = Date.UTC(2026, 0, 1) + phase - soon - 100 + 10_000;
+  const clock = new FakeClock(start);
+  const starts: number[] = [];
+  const scheduler = new Scheduler({ clock, log: silentLogger, run: async () => void starts.push(clock.now()), onSkip: () => assert.fail("skipped") });
+  scheduler.upsert([s]);
+  await clock.advance(30_000);
+  assert.equal(starts[0], start + soon);
+  const gaps = starts.slice(1).map((at, i) => at - starts[i]!);
+  assert.ok(gaps.every((gap) => gap >= 5000), `gaps ${gaps.join(", ")}`);
+  // Before: the second run came 100 ms after the first (and a slower first run was skipped and counted).
+  assert.equal(starts[1], start + soon + 100 + 10_000, "the grid's point after next");
+  await scheduler.stop();
+});
+
 test("a tick that comes while the previous run is going is skipped and counted, not queued", async () => {
   const h = harness();
   h.hold();

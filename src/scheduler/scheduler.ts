@@ -50,6 +50,8 @@ interface Job {
   readonly earlyMs: number;
   /** The planned time of the job's next run; heap entries for other times are stale. */
   plannedAt: number | undefined;
+  /** The planned run is a first run off the schedule's grid (a new or changed service, checked soon). */
+  offGrid: boolean;
 }
 
 /**
@@ -131,7 +133,7 @@ export class Scheduler {
       const earlyMs = schedule.kind === "cron" ? 0 : earlyWindowMs(period, this.#options.batchWindowMs);
       const notBefore = Math.max(now + earlyMs, (service.lastCheckedAt ?? -Infinity) + period / 2);
       const plannedAt = early ? firstRun(identity, now) : nextRun(schedule, notBefore);
-      const job: Job = { service, schedule, earlyMs, plannedAt };
+      const job: Job = { service, schedule, earlyMs, plannedAt, offGrid: early };
       this.#jobs.set(service.key, job);
       if (plannedAt !== undefined) this.#heap.push(plannedAt, job);
     }
@@ -201,7 +203,11 @@ export class Scheduler {
       const job = this.#heap.pop()!;
       if (!this.#current(job) || job.plannedAt !== top) continue;
       // Fixed rate: the next run follows the plan, not the end of this run; missed grid points are not made up.
-      job.plannedAt = nextRun(job.schedule, Math.max(top, now));
+      // After a first run off the grid, the grid's next point may be a moment away (and come while that run
+      // is still going, to be skipped): a point less than half an interval after it is passed over.
+      const after = job.offGrid ? top + periodOf(job.service.check, top) / 2 : Math.max(top, now);
+      job.offGrid = false;
+      job.plannedAt = nextRun(job.schedule, after);
       if (job.plannedAt !== undefined) this.#heap.push(job.plannedAt, job);
       this.#due(job, top);
     }
