@@ -1,17 +1,24 @@
 /**
  * npm run bench:status — GET /status of the built executable with SERVICES (1,000) services across 10 servers
  * and 90 days of hourly rollups for each (filled in the database as a fixture), on ENGINE (sqlite). Prints the
- * first answer (it loads the closed days into memory) and the median and p99 of REQUESTS (50) after it, end to
+ * first answer (it loads the closed days into memory) and the median and p99 of REQUESTS (20) after it, end to
  * end on loopback (a request as a browser sends it, brotli accepted, until the last byte), with the page's size
- * as sent and as read; /status.json likewise.
+ * as sent and as read; /status.json likewise. Each of these requests waits until the page the previous one
+ * built is over a second old, so that it builds the page again (the daemon shares a page built less than a
+ * second ago with every reader, src/http/status.ts): they time a build, not a copy.
+ *
+ * Then READERS (16) clients read /status at once, over and over, for SECONDS (30) while every service is checked
+ * every 10 s against a target in a process of its own: pages per second, and the checks meanwhile, as the target
+ * saw them (lag p50, p99 and max against the plan; runs due against runs made) and as the daemon counted them
+ * (skipped runs). BIN measures another build (a worktree of an older commit) for before/after figures.
  */
-import { spawn } from "node:child_process";
-import { execFileSync } from "node:child_process";
+import { execFileSync, fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { serverDocument } from "../src/schema.ts";
 import { openStore } from "../src/store/open.ts";
 import { rawQuery } from "../src/store/raw.ts";
@@ -21,9 +28,11 @@ import { listening } from "./proc.ts";
 import { fixed, percentile } from "./stats.ts";
 
 const services = Number(process.env.SERVICES ?? 1000);
-const requests = Number(process.env.REQUESTS ?? 50);
+const requests = Number(process.env.REQUESTS ?? 20);
 const engine = process.env.ENGINE ?? "sqlite";
-const bin = fileURLToPath(new URL("../bin/healthd", import.meta.url));
+const readers = Number(process.env.READERS ?? 16);
+const seconds = Number(process.env.SECONDS ?? 30);
+const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "healthd-bench-status-"));
 const pg = new URL(process.env.BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/");
 const pgArgs = ["-h", pg.hostname, "-p", pg.port || "5432", "-U", pg.username || "postgres"];
@@ -69,6 +78,7 @@ try {
       let sent = 0;
       let read = 0;
       for (let i = 0; i <= requests; i++) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1100));
         const t0 = performance.now();
         const answer = await request(url + path, { headers: { "accept-encoding": "br, gzip" } });
         const body = Buffer.from(await answer.body.arrayBuffer());
@@ -84,6 +94,7 @@ try {
           `p99 ${fixed(percentile(times, 99))} ms over ${requests}; ${fixed(sent / 1e3, 0)} kB sent, ${fixed(read / 1e6, 2)} MB of HTML`,
       );
     }
+    await readersWhileChecking(url);
   } finally {
     child.kill("SIGTERM");
     await new Promise((resolve) => child.once("exit", resolve));
@@ -91,4 +102,66 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
   drop();
+}
+
+/** READERS clients read /status without pause for SECONDS while every service is checked every 10 s. */
+async function readersWhileChecking(url: string): Promise<void> {
+  const target = fork(fileURLToPath(new URL("./target.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
+  const ask = <T>(question: object) =>
+    new Promise<T>((resolve) => {
+      target.once("message", (m) => resolve(m as T));
+      target.send(question);
+    });
+  try {
+    const { port } = await new Promise<{ port: number }>((resolve) => target.once("message", (m) => resolve(m as { port: number })));
+    const docs = new Map<string, unknown>();
+    for (let s = 0; s < 10; s++) {
+      const count = Math.ceil(services / 10);
+      docs.set(`server-${s}`, {
+        services: Array.from({ length: count }, (_, i) => ({ id: `svc-${i}`, check: { url: `http://127.0.0.1:${port}/svc/server-${s}/svc-${i}?i=10`, intervalSeconds: 10 } })),
+      });
+    }
+    for (const [id, doc] of docs) {
+      const answer = await request(`${url}/services/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(doc) });
+      await answer.body.dump();
+      if (answer.statusCode >= 300) throw new Error(`PUT ${id}: ${answer.statusCode}`);
+    }
+    // Two intervals for the first runs (within a second of the PUT) to settle onto the plan.
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    const skipped = async () => Number(/^healthd_scheduler_skipped_runs_total (\d+)/m.exec(await (await request(`${url}/metrics`)).body.text())?.[1]);
+    await ask({ lags: true });
+    const skippedBefore = await skipped();
+    const started = Date.now();
+    const until = performance.now() + seconds * 1000;
+    let pages = 0;
+    await Promise.all(
+      Array.from({ length: readers }, async () => {
+        while (performance.now() < until) {
+          const answer = await request(`${url}/status`, { headers: { "accept-encoding": "br, gzip" } });
+          await answer.body.dump();
+          if (answer.statusCode !== 200) throw new Error(`/status: ${answer.statusCode}`);
+          pages++;
+        }
+      }),
+    );
+    const ended = Date.now();
+    const { lags } = await ask<{ lags: number[] }>({ lags: true });
+    const skippedRuns = (await skipped()) - skippedBefore;
+    // Runs planned in the window, from the plan (a pure function of each service's identity).
+    let due = 0;
+    for (let s = 0; s < 10; s++) {
+      for (let i = 0; i < Math.ceil(services / 10); i++) {
+        const schedule = scheduleOf({ intervalSeconds: 10, cron: null }, `server-${s}/svc-${i}`);
+        for (let at = nextRun(schedule, started)!; at < ended; at = nextRun(schedule, at)!) due++;
+      }
+    }
+    lags.sort((a, b) => a - b);
+    console.log(
+      `${readers} readers of /status for ${seconds} s while ${services} services are checked every 10 s: ${fixed(pages / seconds)} pages/s; ` +
+        `checks lag p50 ${fixed(percentile(lags, 50))} ms, p99 ${fixed(percentile(lags, 99))} ms, max ${fixed(lags.at(-1)!)} ms; ` +
+        `${lags.length} runs made of ${due} due, ${skippedRuns} skipped`,
+    );
+  } finally {
+    target.kill();
+  }
 }

@@ -11,7 +11,7 @@ import { alertingRoutes } from "./http/alerting.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
-import { statusRoutes } from "./http/status.ts";
+import { StatusViews, statusRoutes } from "./http/status.ts";
 import { systemRoutes } from "./http/system.ts";
 import { runCheck } from "./checks/http.ts";
 import { defaults, UsageError } from "./config.ts";
@@ -151,6 +151,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // never an authority.
   const facts = new Map<number, ServiceFacts>([...(await store.serviceStates())].map(([key, state]) => [key, { state }]));
   const incidentLog = log.child({ part: "incidents" });
+  const views = new StatusViews();
   const recorder = new Recorder(store, {
     log: log.child({ part: "recorder" }),
     location: cluster.location,
@@ -159,6 +160,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     onRecorded: (batch) => {
       for (const recorded of batch) {
         const known = facts.get(recorded.service.key);
+        if (known?.state?.status !== recorded.state.status || recorded.incident) views.changed();
         facts.set(recorded.service.key, { ...known, state: recorded.state });
         if (recorded.incident) logIncident(incidentLog, recorded.service, recorded.incident, recorded.silenced);
         if (recorded.entry) events.emit("check:done", recorded as CheckDone);
@@ -250,6 +252,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       .then(async () => {
         await cluster.rebalance(); // services created or deleted elsewhere get or lose their owners
         await reconcile(true);
+        views.changed();
         const topic = await store.clusterTopic();
         if (topic !== defaultTopic) log.info("another node set the cluster's default ntfy topic", { topic });
         defaultTopic = topic;
@@ -279,6 +282,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   retention.start();
 
   const scheduleChanged = async (change: ScheduleChange) => {
+    views.changed();
     scheduler.remove(change.stopped);
     for (const key of change.stopped) facts.delete(key);
     await cluster.rebalance().catch((error: unknown) => log.error("cannot rebalance the checks after a change", { error }));
@@ -298,7 +302,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
     ...alertingRoutes({ store, now: Date.now }),
     ...pushRoutes(publisher, version),
-    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now: Date.now }),
+    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now: Date.now, views }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...clusterRoutes({ store, cluster, now: Date.now }),
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),

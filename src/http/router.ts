@@ -30,7 +30,35 @@ export interface Response {
   readonly body?: unknown;
   /** For bodies that are not JSON (/metrics). */
   readonly text?: string;
+  /** A body made once and sent in many answers (a rendered page). */
+  readonly shared?: SharedBody;
   readonly headers?: Readonly<Record<string, string>>;
+}
+
+type Encoding = "br" | "gzip";
+
+/**
+ * Pages of a thousand services are megabytes of very repetitive text: compressed they are a few dozen
+ * kilobytes, for a millisecond or two (brotli at quality 1, or gzip at level 3).
+ */
+function compress(bytes: Buffer, encoding: Encoding): Buffer {
+  return encoding === "br" ? brotliCompressSync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } }) : gzipSync(bytes, { level: 3 });
+}
+
+/** A body made once and sent in many answers: it is compressed once per encoding, not once per answer. */
+export class SharedBody {
+  readonly bytes: Buffer;
+  readonly #encoded = new Map<Encoding, Buffer>();
+
+  constructor(text: string) {
+    this.bytes = Buffer.from(text);
+  }
+
+  encoded(encoding: Encoding): Buffer {
+    let bytes = this.#encoded.get(encoding);
+    if (!bytes) this.#encoded.set(encoding, (bytes = compress(this.bytes, encoding)));
+    return bytes;
+  }
 }
 
 export type Handler = (req: Request) => Response | Promise<Response>;
@@ -186,15 +214,14 @@ function send(req: IncomingMessage, res: ServerResponse, answer: Response): void
     const isProblem = answer.status >= 400;
     headers["content-type"] = `application/${isProblem ? "problem+json" : "json"}; charset=utf-8`;
   }
-  let payload: Buffer | undefined = text === undefined ? undefined : Buffer.from(text);
+  let payload: Buffer | undefined = answer.shared?.bytes ?? (text === undefined ? undefined : Buffer.from(text));
   if (payload && payload.length > compressAbove) {
-    // Pages of a thousand services are megabytes of very repetitive text: compressed they are a few dozen
-    // kilobytes, for a millisecond or two (brotli at quality 1, or gzip at level 3).
     const accepted = String(req.headers["accept-encoding"] ?? "");
     const encoding = /\bbr\b/.test(accepted) ? "br" : /\bgzip\b/.test(accepted) ? "gzip" : undefined;
-    if (encoding === "br") payload = brotliCompressSync(payload, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } });
-    if (encoding === "gzip") payload = gzipSync(payload, { level: 3 });
-    if (encoding) headers["content-encoding"] = encoding;
+    if (encoding) {
+      payload = answer.shared?.encoded(encoding) ?? compress(payload, encoding);
+      headers["content-encoding"] = encoding;
+    }
     headers["vary"] = "accept-encoding";
   }
   if (payload !== undefined) headers["content-length"] = payload.length;

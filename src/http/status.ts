@@ -2,14 +2,13 @@
  * The status page, its JSON and the badges. All read the one read model (src/status/read-model.ts). With
  * --public-status they answer without the token, and show names, statuses, times, uptime and latency only.
  */
-import { randomBytes } from "node:crypto";
 import { makeBadge } from "badge-maker";
 import { z } from "zod";
 import { History, serviceStats, statusModel, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
-import { renderStatusPage } from "../status/page.ts";
+import { pagePolicy, renderStatusPage } from "../status/page.ts";
 import type { Store } from "../store/store.ts";
 import { noServer, serviceKey, windowParameter } from "./services.ts";
-import type { Operation, Response, Route } from "./router.ts";
+import { SharedBody, type Operation, type Response, type Route } from "./router.ts";
 
 export interface StatusContext {
   readonly store: Store;
@@ -17,33 +16,54 @@ export interface StatusContext {
   /** Answer without the token, showing no URL or error text. */
   readonly public: boolean;
   readonly now: () => number;
+  readonly views: StatusViews;
+}
+
+/** A view of the status (every server, or one) as built at one moment, and its page once asked for. */
+interface View {
+  readonly model: StatusModel;
+  page?: SharedBody;
+}
+
+/**
+ * The status views, each built once and shared by every reader: 16 readers of 1,000 services each building
+ * their own made checks seconds late. A view is built again when what it shows changed in this daemon (a
+ * service changed state, a configuration changed: see changed()), and at least every second for what
+ * changes all the time (latencies, "checked 3 s ago", what other nodes stored); readers that come while it is
+ * built wait for that build.
+ */
+export class StatusViews {
+  static readonly maxAgeMs = 1000;
+  #mark = 0;
+  readonly #views = new Map<string, { readonly mark: number; readonly at: number; readonly view: Promise<View> }>();
+
+  /** What the views show has changed: the next reader builds them anew. */
+  changed(): void {
+    this.#mark++;
+  }
+
+  get(key: string, now: number, build: () => Promise<StatusModel>): Promise<View> {
+    for (const [k, made] of this.#views) if (now - made.at >= StatusViews.maxAgeMs) this.#views.delete(k);
+    const made = this.#views.get(key);
+    if (made && made.mark === this.#mark) return made.view;
+    const view = build().then((model): View => ({ model }));
+    this.#views.set(key, { mark: this.#mark, at: now, view });
+    // A failed build is not kept: the next reader tries again.
+    view.catch(() => this.#views.get(key)?.view === view && this.#views.delete(key));
+    return view;
+  }
 }
 
 const badgeColour: Record<ServiceStatusName, string> = { up: "brightgreen", down: "red", unknown: "lightgrey", blocked: "orange", paused: "lightgrey" };
 const badgeQuery = z.strictObject({ window: windowParameter });
 
-/**
- * The page's policy: nothing from another origin, and only its own inline style and script (by nonce).
- * A fresh nonce per answer, so that nothing injected could reuse it.
- */
-function pageHeaders(nonce: string): Record<string, string> {
-  return {
-    "content-type": "text/html; charset=utf-8",
-    "content-security-policy": [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src 'nonce-${nonce}'`,
-      "connect-src 'self'",
-      "img-src 'self'",
-      "base-uri 'none'",
-      "form-action 'none'",
-      "frame-ancestors 'none'",
-    ].join("; "),
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "cache-control": "no-store",
-  };
-}
+const pageHeaders: Record<string, string> = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy": pagePolicy,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
 
 const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#1a7f37"/><path d="M4 8.5l2.5 2.5L12 5.5" stroke="#fff" stroke-width="2" fill="none"/></svg>`;
 
@@ -57,13 +77,17 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   const { store } = ctx;
   const history = new History();
   const open = ctx.public;
-  const model = (serverId?: string) => statusModel(store, history, ctx.now(), { ...(serverId ? { serverId } : {}), public: ctx.public });
+  const view = (serverId?: string) => {
+    const now = ctx.now();
+    return ctx.views.get(serverId ?? "", now, () => statusModel(store, history, now, { ...(serverId ? { serverId } : {}), public: ctx.public }));
+  };
+  const model = async (serverId?: string) => (await view(serverId)).model;
   const page = async (serverId?: string): Promise<Response> => {
-    const m = await model(serverId);
-    if (serverId && m.servers.length === 0 && !(await store.getServer(serverId))) throw noServer(serverId);
-    const nonce = randomBytes(16).toString("base64");
-    const title = serverId ? `${m.servers[0]?.name ?? serverId} status` : "Status";
-    return { status: 200, text: renderStatusPage(m, { title, nonce, version: ctx.version }), headers: pageHeaders(nonce) };
+    const v = await view(serverId);
+    if (serverId && v.model.servers.length === 0 && !(await store.getServer(serverId))) throw noServer(serverId);
+    const title = serverId ? `${v.model.servers[0]?.name ?? serverId} status` : "Status";
+    v.page ??= new SharedBody(renderStatusPage(v.model, { title, version: ctx.version }));
+    return { status: 200, shared: v.page, headers: pageHeaders };
   };
   const html = (description: string) => ({ 200: { description, contentType: "text/html" }, 404: { description: "No such server" } });
   const badge = (operation: Omit<Operation, "open">): Operation => ({ ...operation, ...(open ? { open } : {}) });
@@ -126,7 +150,8 @@ export function statusRoutes(ctx: StatusContext): Route[] {
           operationId: "getStatus",
           ...(open ? { open } : {}),
           responses: { 200: { description: "Every server and service with its status, uptime, history and latency", contentType: "application/json" } },
-          handle: async () => ({ status: 200, body: (await model()) satisfies StatusModel }),
+          // As fresh as the page: a cached copy would show a service up after it went down.
+          handle: async () => ({ status: 200, body: (await model()) satisfies StatusModel, headers: { "cache-control": "no-store" } }),
         },
       },
     },

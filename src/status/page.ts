@@ -1,9 +1,10 @@
 /**
  * The status page: functions that take the read model and return markup (no queries here), rendered on the
  * server with escaping templates (html.ts). Complete without JavaScript; one small inline script, allowed by
- * the page's CSP nonce, refreshes it in place every 30 s and moves along a history bar with the arrow keys.
- * Styles are inline too (same nonce): nothing is loaded from anywhere.
+ * its hash in the page's CSP, refreshes it in place every 30 s and moves along a history bar with the arrow
+ * keys. Styles are inline too (allowed by hash): nothing is loaded from anywhere.
  */
+import { createHash } from "node:crypto";
 import { duration } from "../notify/message.ts";
 import { html, raw, type Html } from "./html.ts";
 import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
@@ -106,18 +107,18 @@ ${model.servers.map((srv) => server(srv, now, dates, model.historyRevision))}${m
  * React's render alone took 63 ms (median) of the page's 50 ms budget, the templates a few; what React gave,
  * escaping by default, html.ts gives too.
  */
-export function renderStatusPage(model: StatusModel, options: { title: string; nonce: string; version: string }): string {
-  const { nonce } = options;
+export function renderStatusPage(model: StatusModel, options: { title: string; version: string }): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
 <link rel="icon" href="/favicon.ico" type="image/svg+xml"><title>${options.title}: ${model.overall.summary}</title>
-<style nonce="${nonce}">${raw(css)}</style></head>
+<style>${raw(css)}</style></head>
 <body><header><h1>${options.title}</h1></header>
 <main>${content(model)}</main>
 <footer>healthd ${options.version} &middot; <a href="/status.json">as JSON</a> &middot; refreshed every 30 s</footer>
-<script nonce="${nonce}">${raw(script)}</script></body></html>
+<script>${raw(script)}</script></body></html>
 `.text;
 }
+
 
 const at = (time: string) => time.replace("T", " ").slice(0, 19) + " UTC";
 
@@ -209,3 +210,22 @@ h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
 a { color: var(--focus); }
 footer { margin-top: 2rem; }
 `;
+
+/**
+ * The page's policy: nothing from another origin, and only its own inline style and script, named by their
+ * hashes. A hash pins the exact text (a nonce allows any script that carries it), and it is the same for every
+ * answer, so one rendering can be sent to every reader.
+ */
+export const pagePolicy = (() => {
+  const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+  return [
+    "default-src 'none'",
+    `script-src ${hash(script)}`,
+    `style-src ${hash(css)}`,
+    "connect-src 'self'",
+    "img-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+})();
