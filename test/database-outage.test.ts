@@ -142,6 +142,66 @@ test("a lone node keeps checking through an outage longer than its lease, and st
   assert.ok(rows[0]!.n >= received - 5, `every result stored: ${rows[0]!.n} entries for ${received} requests`);
 });
 
+/** Two nodes on one database, each through a proxy of its own, sharing 10 services checked every second. */
+async function twoNodes(t: TestContext) {
+  const target = await httpTarget(t);
+  const url = await testDatabase(t, "postgres");
+  const server = new URL(url);
+  const to = { host: server.hostname, port: Number(server.port || 5432) };
+  const proxies = [await tcpProxy(t, to), await tcpProxy(t, to)];
+  const nodes = [
+    await testDaemon(t, { db: throughProxy(url, proxies[0]!), node: "n1", leaseMs: 2000 }),
+    await testDaemon(t, { db: throughProxy(url, proxies[1]!), node: "n2", leaseMs: 2000 }),
+  ];
+  await nodes[0]!.api("PUT", "/services/s", { services: services(target, 10) });
+  // Both nodes run some of them.
+  await until(() => nodes[1]!.api("GET", "/nodes"), (a) => a.body.nodes.every((n: { services: number }) => n.services > 0), "both nodes run checks");
+  const starts = new Map<string, number[]>();
+  for (const node of nodes) {
+    node.events.on("check:started", (service: { serviceId: string }) => starts.set(service.serviceId, [...(starts.get(service.serviceId) ?? []), Date.now()]));
+  }
+  return { target, url, proxies, nodes, starts };
+}
+
+test("PostgreSQL down for every node (connections refused): each node keeps checking its services, none goes unchecked", async (t) => {
+  const { url, proxies, nodes, starts, target } = await twoNodes(t);
+  await Promise.all(proxies.map((p) => p.cut()));
+  const cutAt = Date.now();
+  // Three leases and more: before, each node held the checks the other could run, and nothing was checked.
+  while (Date.now() - cutAt < 7000) await nextEvent(nodes[0]!.events, "check:started");
+  const health = await nodes[0]!.api("GET", "/healthz");
+  assert.ok(health.body.problems.some((p: string) => /the database turns every node away, so none can take its checks over/.test(p)), JSON.stringify(health.body));
+  await Promise.all(proxies.map((p) => p.restore()));
+  for (const [service, at] of starts) {
+    const during = at.filter((time) => time > cutAt);
+    const gaps = during.slice(1).map((time, i) => time - during[i]!);
+    assert.ok(during.length >= 6, `${service} was checked through the outage (${during.length} runs)`);
+    assert.ok(Math.max(...gaps) <= 2000, `${service} never went unchecked longer than its interval and a second: ${gaps.join(", ")} ms`);
+  }
+  for (const node of nodes) await until(() => node.api("GET", "/healthz"), (h) => h.body.status === "ok", "results stored again", 30_000);
+  await Promise.all(nodes.map((n) => n.stop()));
+  const admin = await testAdmin(url);
+  t.after(() => admin.end());
+  const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM health_check_data_entries");
+  const received = target.hits.get("/ok") ?? 0;
+  assert.ok(rows[0]!.n >= received - 10, `every result stored: ${rows[0]!.n} entries for ${received} requests`);
+});
+
+test("one node's link to PostgreSQL lost (a black hole): the other takes its checks over, and it runs none of them meanwhile", async (t) => {
+  const { proxies, nodes, starts } = await twoNodes(t);
+  await proxies[0]!.set("blackhole");
+  const cutAt = Date.now();
+  let late = 0;
+  // Runs by n1 once its lease may have passed would run beside n2's after the takeover.
+  nodes[0]!.events.on("check:started", () => Date.now() - cutAt > 2000 && late++);
+  while (Date.now() - cutAt < 7000) await nextEvent(nodes[1]!.events, "check:started");
+  const health = await nodes[0]!.api("GET", "/healthz");
+  assert.ok(health.body.problems.some((p: string) => /it runs only the checks no other live node can take over/.test(p)), JSON.stringify(health.body));
+  assert.equal(late, 0, "n1 started no run after its lease");
+  for (const [service, at] of starts) assert.ok(at.some((time) => time > cutAt + 5000), `${service} is checked by n2 after the takeover`);
+  await proxies[0]!.restore();
+});
+
 test("two nodes each adding half of a dependency cycle at once: one is refused, no cycle is stored", async (t) => {
   const target = await httpTarget(t);
   const url = await testDatabase(t, "postgres");

@@ -8,15 +8,16 @@
  * starts no run of a check another node could be running: once its lease may have passed, by its own
  * monotonic clock since the heartbeat it last saw confirmed (a paused process, a slow link, a database
  * outage), it holds the runs of checks that another node, live when it last reached the database, can run.
- * It keeps running the checks no other node can take over (it was alone, or the last of its location): a
- * monitor must not go blind because its database does. When it reaches the database again it reads what it
- * owns before it starts held runs again.
+ * It keeps running the checks no other node can take over (it was alone, or the last of its location, or the
+ * database itself turns everyone away, so that no node can take anything over): a monitor must not go blind
+ * because its database does. When it reaches the database again it reads what it owns before it starts held
+ * runs again.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { UsageError } from "../config.ts";
 import type { Logger } from "../log.ts";
-import type { NodeRecord, Store } from "../store/store.ts";
+import { StoreUnavailable, type NodeRecord, type Store } from "../store/store.ts";
 
 export interface ClusterOptions {
   readonly name: string;
@@ -46,6 +47,8 @@ export class ClusterNode {
   /** When (monotonic) the last heartbeat this node saw confirmed was sent: its lease runs from there. */
   #heldFrom: number;
   #lapsed = false;
+  /** The last heartbeat failed because the database turns everyone away (StoreUnavailable.down). */
+  #databaseDown = false;
   #timer: NodeJS.Timeout | undefined;
   #stopWatching: (() => void) | undefined;
   #ticking: Promise<void> = Promise.resolve();
@@ -80,18 +83,19 @@ export class ClusterNode {
 
   /**
    * Whether this node may start a run of a check (with these `locations`) now: while its lease holds, or when
-   * no other node that was live when it last reached the database can run it.
+   * no other node can run it: none that was live when this one last reached the database could, or the
+   * database turns everyone away (then no node can take anything over).
    */
   mayRun(locations: readonly string[] | null): boolean {
-    return this.leaseHeld || !(locations === null ? this.#othersAnywhere : this.#othersHere);
+    return this.leaseHeld || this.#databaseDown || !(locations === null ? this.#othersAnywhere : this.#othersHere);
   }
 
   /** What /healthz should say of this node, when its lease has run out. */
   problem(): string | undefined {
     if (!this.#lapsed) return undefined;
-    return this.#othersAnywhere
-      ? "this node cannot heartbeat and its lease has run out: it runs only the checks no other live node can take over"
-      : "this node cannot heartbeat and its lease has run out; no other node can take its checks over, so it keeps running them all";
+    if (!this.#othersAnywhere) return "this node cannot heartbeat and its lease has run out; no other node can take its checks over, so it keeps running them all";
+    if (this.#databaseDown) return "this node cannot heartbeat and its lease has run out; the database turns every node away, so none can take its checks over and it keeps running them all";
+    return "this node cannot heartbeat and its lease has run out: it runs only the checks no other live node can take over";
   }
 
   /**
@@ -177,18 +181,22 @@ export class ClusterNode {
         await this.rebalance();
       }
       this.#heldFrom = sentAt;
+      this.#databaseDown = false;
       if (this.#lapsed) {
         this.#lapsed = false;
         this.#options.log.info("the database answers again; this node's lease holds again and it runs all its checks");
       }
       if (notified) void this.#options.onOwnership();
     } catch (error) {
+      this.#databaseDown = error instanceof StoreUnavailable && error.down;
       if (!this.#lapsed && !this.leaseHeld) {
         this.#lapsed = true;
         this.#options.log.error(
-          this.#othersAnywhere
-            ? "cannot heartbeat for longer than the lease: until it can, this node starts no check another live node can take over"
-            : "cannot heartbeat for longer than the lease; no other node can take over, so this node keeps running its checks",
+          !this.#othersAnywhere
+            ? "cannot heartbeat for longer than the lease; no other node can take over, so this node keeps running its checks"
+            : this.#databaseDown
+              ? "cannot heartbeat for longer than the lease; the database turns every node away, so none can take over and this node keeps running its checks"
+              : "cannot heartbeat for longer than the lease: until it can, this node starts no check another live node can take over",
           { error },
         );
       }

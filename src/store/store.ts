@@ -376,13 +376,20 @@ export interface Notification {
 
 /** The store cannot take this now (database unreachable, read-only, disk full): try again later. */
 export class StoreUnavailable extends Error {
+  /**
+   * The database itself turns everyone away (it is not running, shutting down or starting up), rather than
+   * this process's link to it failing: no other node can use it either.
+   */
+  readonly down: boolean;
+
   constructor(
     message: string,
     /** A short code for logs and metrics: SQLITE_FULL, ECONNREFUSED, 57P01, ... */
     readonly code: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { readonly down?: boolean },
   ) {
     super(message, options);
+    this.down = options?.down ?? false;
   }
 }
 

@@ -40,6 +40,11 @@ const unavailableStates: readonly (readonly [prefix: string, name: string])[] = 
   ["58", "system error"],
 ];
 const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|not queryable|connection is closed|Client was closed/i;
+/**
+ * What PostgreSQL answers when it turns everyone away: nothing listens on its port, or it is shutting down
+ * (57P01, 57P02) or starting up (57P03). A timeout or a reset may be this process's link alone.
+ */
+const downCodes = new Set(["ECONNREFUSED", "57P01", "57P02", "57P03"]);
 
 export interface PostgresOptions {
   /** Told of errors on idle connections (the server went away between queries). */
@@ -84,7 +89,10 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
       const state = unavailableStates.find(([prefix]) => code.startsWith(prefix));
       if (!state && !unavailableCodes.has(code) && !unavailableMessages.test(message)) return undefined;
       const why = state ? `${code}, ${state[1]}: ${message}` : code ? `${code}: ${message}` : message;
-      return new StoreUnavailable(`PostgreSQL at ${target.host}:${target.port} cannot take this now (${why})`, code || "EUNAVAILABLE", { cause: error });
+      return new StoreUnavailable(`PostgreSQL at ${target.host}:${target.port} cannot take this now (${why})`, code || "EUNAVAILABLE", {
+        cause: error,
+        down: downCodes.has(code),
+      });
     },
     watch(channel, listener, everyMs) {
       // One connection LISTENs. While it is down, it is retried after everyMs, backing off up to 30 s while
