@@ -179,6 +179,17 @@ test("PostgreSQL down for every node (connections refused): each node keeps chec
     assert.ok(Math.max(...gaps) <= 2000, `${service} never went unchecked longer than its interval and a second: ${gaps.join(", ")} ms`);
   }
   for (const node of nodes) await until(() => node.api("GET", "/healthz"), (h) => h.body.status === "ok", "results stored again", 30_000);
+  // Back together, each keeps its share: before, the first node back took every check (the other's lease had
+  // run out meanwhile) and the two ran many of them twice until the other took its share back.
+  const back = Date.now();
+  while (Date.now() - back < 3000) await nextEvent(nodes[0]!.events, "check:started");
+  for (const [service, at] of starts) {
+    const after = at.filter((time) => time > back);
+    const gaps = after.slice(1).map((time, i) => time - after[i]!);
+    assert.ok(gaps.every((gap) => gap >= 500), `${service} was not checked twice in an interval: ${gaps.join(", ")} ms`);
+  }
+  const spread = await nodes[0]!.api("GET", "/nodes");
+  assert.ok(spread.body.nodes.every((n: { services: number }) => n.services > 0), JSON.stringify(spread.body));
   await Promise.all(nodes.map((n) => n.stop()));
   const admin = await testAdmin(url);
   t.after(() => admin.end());

@@ -11,7 +11,8 @@
  * It keeps running the checks no other node can take over (it was alone, or the last of its location, or the
  * database itself turns everyone away, so that no node can take anything over): a monitor must not go blind
  * because its database does. When it reaches the database again it reads what it owns before it starts held
- * runs again.
+ * runs again, and for a lease it counts as live the nodes that were live when it last reached the database:
+ * those cut off with it (the database was down for all) heartbeat again meanwhile, and keep their checks.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -49,6 +50,10 @@ export class ClusterNode {
   #lapsed = false;
   /** The last heartbeat failed because the database turns everyone away (StoreUnavailable.down). */
   #databaseDown = false;
+  /** When (wall clock) the last heartbeat the database confirmed was sent. */
+  #reachedAt: number;
+  /** Back from a lapse: until then (monotonic), nodes live at #reachedAt as it was before the lapse count as live. */
+  #presume: { readonly liveAt: number; readonly until: number } | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopWatching: (() => void) | undefined;
   #ticking: Promise<void> = Promise.resolve();
@@ -60,6 +65,7 @@ export class ClusterNode {
     this.#now = options.now ?? Date.now;
     this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#startedAt = this.#now();
+    this.#reachedAt = this.#startedAt;
     this.#heldFrom = this.#monotonic();
   }
 
@@ -128,7 +134,8 @@ export class ClusterNode {
 
   /** Spread the checks over the live nodes again; tells onOwnership when anything moved. */
   async rebalance(): Promise<void> {
-    const moved = await this.#store.rebalance(this.#now());
+    const presumed = this.#presume && this.#monotonic() < this.#presume.until ? this.#presume.liveAt : undefined;
+    const moved = await this.#store.rebalance(presumed ?? this.#now());
     if (moved > 0) {
       this.#options.log.debug("checks rebalanced", { moved });
       this.#options.onOwnership();
@@ -175,12 +182,18 @@ export class ClusterNode {
       this.#see(live);
       if (!this.leaseHeld) {
         // The others may have taken this node's checks over meanwhile: read what it owns before it runs them.
+        // Those cut off with it have not heartbeated yet: for a lease, the nodes live when it last reached the
+        // database keep their checks (before, the first node back took every check, then gave them back).
+        this.#presume = { liveAt: this.#reachedAt, until: sentAt + this.#options.leaseMs };
         await this.rebalance();
         await this.#options.onOwnership();
-      } else if (changed) {
+      } else if (changed || (this.#presume && sentAt >= this.#presume.until)) {
+        // A node that died while the database was away is taken over once the lease of grace is over.
+        if (this.#presume && sentAt >= this.#presume.until) this.#presume = undefined;
         await this.rebalance();
       }
       this.#heldFrom = sentAt;
+      this.#reachedAt = now;
       this.#databaseDown = false;
       if (this.#lapsed) {
         this.#lapsed = false;

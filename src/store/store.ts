@@ -107,8 +107,11 @@ export interface Store {
   /** Every registered node seen in the last day, with how many checks each owns. */
   nodes(now: number): Promise<(NodeRecord & { readonly services: number })[]>;
   liveNodes(now: number): Promise<NodeRecord[]>;
-  /** Spread the checks over the live nodes of their pools (one rebalancing at a time); answers how many moved. */
-  rebalance(now: number): Promise<number>;
+  /**
+   * Spread the checks over the nodes of their pools live at `liveAt` (now, or a moment before: see ClusterNode),
+   * one rebalancing at a time; answers how many moved.
+   */
+  rebalance(liveAt: number): Promise<number>;
 
   // The notification outbox.
   /**
