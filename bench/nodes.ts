@@ -6,14 +6,22 @@
  * Prints per round and as medians: checks per node (spread against the fair share), scheduling lag p99,
  * duplicate runs (two within half an interval) and missed runs (a gap over one and a half intervals) per
  * service outside and inside the takeover window, and the takeover time (the kill to the last of the dead
- * node's services checked again) against the lease plus an interval. Needs PostgreSQL on 127.0.0.1:5432
- * (PGURL to use another); makes and drops its own database. Load goes to 127.0.0.1 only; it stops by itself.
+ * node's services checked again) against the lease plus an interval.
+ *
+ * Then three database outages of OUTAGE (30) s, each node reaching PostgreSQL through a proxy of its own: one
+ * node's link lost (a black hole: the others take over), PostgreSQL refusing every node (each keeps checking),
+ * and a lone node refused (the other two stopped first). For each: the longest time a service went unchecked,
+ * duplicate runs, and results lost (requests the target received in the window against entries stored for it).
+ *
+ * Needs PostgreSQL on 127.0.0.1:5432 (PGURL to use another); makes and drops its own database. Load goes to
+ * 127.0.0.1 only; it stops by itself.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { tcpProxy, throughProxy, type TcpProxy } from "../test/support/tcp-proxy.ts";
 import { listening } from "./proc.ts";
 import { fixed, median } from "./stats.ts";
 
@@ -23,6 +31,7 @@ const rounds = Number(process.env.ROUNDS ?? 3);
 const steady = Number(process.env.STEADY ?? 30);
 const lease = Number(process.env.LEASE ?? 15);
 const takeover = Number(process.env.TAKEOVER ?? lease + 2 * interval);
+const outage = Number(process.env.OUTAGE ?? 30);
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
 const admin = process.env.PGURL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const names = ["n1", "n2", "n3"];
@@ -54,8 +63,14 @@ interface Node {
   readonly url: string;
 }
 
+// Each node reaches PostgreSQL through a proxy of its own, so that one node's link can be cut.
+const closing: (() => unknown)[] = [];
+const proxies = new Map<string, TcpProxy>();
+for (const name of names) proxies.set(name, await tcpProxy({ after: (fn) => closing.push(fn) }, { host: url.hostname, port: Number(url.port || 5432) }));
+
 async function start(name: string): Promise<Node> {
-  const child = spawn(process.execPath, [bin, "serve", "--db", db, "--port", "0", "--node", name, "--lease-seconds", String(lease), "--max-in-flight", "512"], {
+  const through = throughProxy(db, proxies.get(name)!);
+  const child = spawn(process.execPath, [bin, "serve", "--db", through, "--port", "0", "--node", name, "--lease-seconds", String(lease), "--max-in-flight", "512"], {
     env: { ...process.env, HEALTHD_NTFY_URL: "http://127.0.0.1:9" },
   });
   const url = await listening(child, name);
@@ -173,17 +188,75 @@ try {
     nodes.set(victim, await start(victim));
     await sleep(interval * 1000); // it takes its share back, and the services settle on their phases
   }
-  await owners.end();
   const med = (key: keyof (typeof results)[number]) => median(results.map((r) => r[key]));
   console.log(
     `median: spread ±${fixed(med("spread") * 100)} % (target ±20 %), lag p99 ≤${med("lagP99")} ms, ` +
       `steady duplicates ${med("steadyDup")} and missed ${med("steadyMissed")} (target 0), ` +
       `takeover ${fixed(med("takeoverS"))} s (target ≤ ${lease + interval} s), at most ${med("takeoverDupMax")} duplicate per service per takeover (target ≤ 1)`,
   );
+
+  /** An outage of OUTAGE seconds made by `cut` and ended by `heal`; the figures for `watched` services. */
+  const outageRound = async (name: string, watched: readonly string[], cut: () => Promise<void>, heal: () => Promise<void>) => {
+    const from = Date.now();
+    await cut();
+    await sleep(outage * 1000);
+    await heal();
+    const healedAt = Date.now();
+    // Every node stores what it kept once it reaches the database again.
+    for (const node of nodes.values()) {
+      while ((await (await fetch(`${node.url}/healthz`)).json() as { status: string }).status !== "ok") await sleep(500);
+    }
+    await sleep(interval * 1000);
+    const until = Date.now();
+    let longest = 0;
+    for (const path of watched) {
+      const at = (hits.get(path) ?? []).filter((t) => t >= from - interval * 1000 && t < until);
+      for (let i = 1; i < at.length; i++) longest = Math.max(longest, at[i]! - at[i - 1]!);
+    }
+    const { duplicates } = runs(watched, from, until);
+    const received = watched.reduce((n, path) => n + (hits.get(path) ?? []).filter((t) => t >= from && t < healedAt).length, 0);
+    const keys = watched.map((path) => path.split("/").slice(1));
+    const { rows } = await owners.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM health_check_data_entries e JOIN services s ON s.key = e.service_key
+       WHERE e.checked_at >= $1 AND e.checked_at < $2 AND (s.server_id, s.id) IN (SELECT 'srv-' || x, 's' || y FROM unnest($3::text[], $4::text[]) AS u(x, y))`,
+      // A check reaches the target a moment after it starts (checked_at): the same window, a little earlier.
+      [from - 100, healedAt - 100, keys.map((k) => k[0]), keys.map((k) => k[1])],
+    );
+    console.log(
+      `outage ${outage} s, ${name}: ${watched.length} services, longest unchecked ${fixed(longest / 1000)} s (interval ${interval} s), ` +
+        `${duplicates} duplicate runs, ${received} requests received and ${rows[0]!.n} entries stored for them (${Math.max(0, received - rows[0]!.n)} lost)`,
+    );
+  };
+  const ownedBy = async (name: string) => {
+    const { rows } = await owners.query<{ server_id: string; id: string }>(
+      "SELECT s.server_id, s.id FROM service_owners o JOIN services s ON s.key = o.service_key WHERE o.node = $1",
+      [name],
+    );
+    return rows.map((r) => `/${r.server_id.slice(4)}/${r.id.slice(1)}`);
+  };
+  await outageRound("one node's link lost (black hole), the others take over", await ownedBy("n1"), () => proxies.get("n1")!.set("blackhole"), () => proxies.get("n1")!.restore());
+  await sleep(interval * 1000);
+  const all = [...proxies.values()];
+  await outageRound(
+    "PostgreSQL refusing every node",
+    paths,
+    () => Promise.all(all.map((p) => p.cut())).then(() => {}),
+    () => Promise.all(all.map((p) => p.restore())).then(() => {}),
+  );
+  for (const name of ["n2", "n3"]) {
+    const node = nodes.get(name)!;
+    node.child.kill("SIGTERM");
+    await new Promise((resolve) => node.child.once("exit", resolve));
+    nodes.delete(name);
+  }
+  await sleep(interval * 1000);
+  await outageRound("a lone node refused", paths, () => proxies.get("n1")!.cut(), () => proxies.get("n1")!.restore());
+  await owners.end();
 } finally {
   for (const node of nodes.values()) node.child.kill("SIGTERM");
   await Promise.all([...nodes.values()].map((n) => new Promise((resolve) => (n.child.exitCode !== null ? resolve(null) : n.child.once("exit", resolve)))));
   target.close();
+  for (const close of closing) await close();
   await adminClient.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await adminClient.end();
 }

@@ -4,7 +4,6 @@
  * server other tests share.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
-import type { TestContext } from "node:test";
 
 /**
  * How the proxy treats connections:
@@ -27,7 +26,8 @@ export interface TcpProxy {
   set(mode: ProxyMode, options?: { delayMs?: number }): Promise<void>;
 }
 
-export async function tcpProxy(t: TestContext, to: { host: string; port: number }): Promise<TcpProxy> {
+/** `t` is a test's context, or anything that runs a function at the end (the benchmarks use it too). */
+export async function tcpProxy(t: { after(fn: () => unknown): void }, to: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
