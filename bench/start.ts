@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { serverDocument, type ServerDocument } from "../src/schema.ts";
-import { openStore } from "../src/store/open.ts";
 import { fixed, median } from "./stats.ts";
+import { open } from "../test/support/raw.ts";
 
 const services = Number(process.env.SERVICES ?? 50_000);
 const runs = Number(process.env.RUNS ?? 3);
@@ -19,7 +19,7 @@ const bin = fileURLToPath(new URL("../bin/healthd", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "healthd-bench-start-"));
 const db = join(dir, "start.db");
 try {
-  const store = await openStore(db, { mode: "write" });
+  const store = await open(db, { mode: "write" });
   const servers = new Map<string, ServerDocument>();
   for (let s = 0; s * 1000 < services; s++) {
     const count = Math.min(1000, services - s * 1000);

@@ -20,8 +20,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { serverDocument } from "../src/schema.ts";
-import { openStore } from "../src/store/open.ts";
-import { rawQuery } from "../src/store/raw.ts";
+import { open, rawQuery } from "../test/support/raw.ts";
 import { request } from "undici";
 import { brotliDecompressSync } from "node:zlib";
 import { listening } from "./proc.ts";
@@ -48,7 +47,7 @@ if (engine === "postgres") {
 }
 
 try {
-  const store = await openStore(target, { mode: "write" });
+  const store = await open(target, { mode: "write" });
   const servers = new Map();
   for (let s = 0; s < 10; s++) {
     const count = Math.ceil(services / 10);

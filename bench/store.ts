@@ -18,14 +18,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { CheckResult } from "../src/model.ts";
+import type { CheckResult, CheckRun } from "../src/model.ts";
+import { systemClock } from "../src/clock.ts";
 import { silentLogger } from "../src/log.ts";
 import { Retention } from "../src/retention.ts";
 import { serverDocument } from "../src/schema.ts";
-import { encodeCursor } from "../src/store/queries/entries.ts";
-import { openStore } from "../src/store/open.ts";
-import { rawQuery } from "../src/store/raw.ts";
-import type { CheckRun, Store } from "../src/store/store.ts";
+import { open, rawQuery } from "../test/support/raw.ts";
+import type { Store } from "../src/store/store.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
 const entries = Number(process.env.ENTRIES ?? 10_000_000);
@@ -40,7 +39,7 @@ for (const engine of engines) {
   const { target, cleanUp } = engine === "postgres" ? postgresDatabase() : sqliteFile();
   console.log(`\n== ${engine}`);
   // serve mode: the store as the daemon runs it (on SQLite, with checkpoints on their worker thread).
-  const store = await openStore(target, { mode: "serve" });
+  const store = await open(target, { mode: "serve" });
   try {
     await bench(store);
   } finally {
@@ -91,7 +90,7 @@ async function bench(store: Store): Promise<void> {
         const result = written % 50 === 0 ? failed : ok;
         batch.push({ serviceKey: keys[written % keys.length]!, outcome: { ...result, latencyMs: 5 + (written % 200) / 10, checkedAt: checkedAt(written) } });
       }
-      await store.recordResults(batch);
+      await store.recordResults(batch, systemClock.now());
     }
   };
 
@@ -130,10 +129,10 @@ async function bench(store: Store): Promise<void> {
     if ((await store.readEntries(key, { limit: 100 })).entries.length === 0) throw new Error("empty page");
   });
   // A cursor halfway down the service's history, as if the client had followed `next` many times.
-  const deepCursor = new Map<number, string>();
+  const deepCursor = new Map<number, number>();
   for (const key of keys) {
     const { entries: page } = await store.readEntries(key, { limit: 1000 });
-    deepCursor.set(key, encodeCursor(Number(page[Math.floor(page.length / 2)]!.id)));
+    deepCursor.set(key, page[Math.floor(page.length / 2)]!.id);
   }
   const deep = await timeReads(async (key) => {
     if ((await store.readEntries(key, { limit: 100, before: deepCursor.get(key)! })).entries.length === 0) throw new Error("empty page");
@@ -146,7 +145,7 @@ async function bench(store: Store): Promise<void> {
   const retention = new Retention(store, {
     entriesDays: 30,
     rollupDays: 365,
-    now: () => cutoff + 30 * 86_400_000,
+    clock: { ...systemClock, now: () => cutoff + 30 * 86_400_000 },
     log: silentLogger,
     onBatch: (ms) => batches.push(ms),
   });

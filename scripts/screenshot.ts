@@ -12,8 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { serverDocument } from "../src/schema.ts";
-import { openStore } from "../src/store/open.ts";
-import { rawQuery } from "../src/store/raw.ts";
+import { open, rawQuery } from "../test/support/raw.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "healthd-screenshot-"));
@@ -26,7 +25,7 @@ await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
 const base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
 
 try {
-  const store = await openStore(db, { mode: "write" });
+  const store = await open(db, { mode: "write" });
   const check = (path: string) => ({ url: base + path, intervalSeconds: 5, notifyThreshold: 0 });
   const servers = new Map([
     ["web-01", serverDocument.parse({ name: "Web shop", services: [

@@ -1,37 +1,39 @@
 /**
- * The daemon: the store, the scheduler, the recorder and the HTTP API, wired together, started and stopped
- * in order. Data flows one way: scheduler -> check controller -> recorder -> store -> events.
+ * The daemon: the HTTP API, the store, this node of the cluster, the checks it runs and the delivery of
+ * notifications, started and stopped in order. Data flows one way: scheduler -> check controller -> recorder
+ * -> store (which asks the policy) -> events. Start-up is a few steps, in the order a failure should be met:
+ * the port (a port in use fails before anything runs), the database, the cluster, then the checks.
  */
 import { EventEmitter } from "node:events";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
+import { Checking } from "./checking.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import { ClusterNode } from "./cluster/node.ts";
+import { defaults, UsageError } from "./config.ts";
 import { bearerCheck, isLoopback } from "./http/access.ts";
-import { boundConnections } from "./http/connections.ts";
 import { alertingRoutes } from "./http/alerting.ts";
+import { boundConnections } from "./http/connections.ts";
+import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
+import { problem } from "./http/problem.ts";
+import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { StatusViews, statusRoutes } from "./http/status.ts";
 import { systemRoutes } from "./http/system.ts";
-import { runCheck } from "./checks/http.ts";
-import { defaults, UsageError } from "./config.ts";
 import type { Logger } from "./log.ts";
-import { createMetrics, type ServiceFacts } from "./metrics.ts";
+import { createMetrics } from "./metrics.ts";
+import type { Entry, IncidentChange, ScheduleChange, ScheduledService } from "./model.ts";
 import { Delivery } from "./notify/delivery.ts";
 import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/ntfy.ts";
-import { Recorder, type Recorded } from "./recorder.ts";
-import { pushRoutes } from "./http/push.ts";
-import type { Entry, ScheduleChange, ScheduledService } from "./model.ts";
+import { policy } from "./policy/index.ts";
+import { duration } from "./policy/message.ts";
+import type { Recorded } from "./recorder.ts";
 import { Retention } from "./retention.ts";
-import { Scheduler } from "./scheduler/scheduler.ts";
-import { Shortages } from "./shortage.ts";
 import { openStore } from "./store/open.ts";
-import type { IncidentChange, Notification, Store } from "./store/store.ts";
-import { duration } from "./notify/message.ts";
-import { ClusterNode } from "./cluster/node.ts";
-import { clusterRoutes } from "./http/nodes.ts";
-import { hostname } from "node:os";
-import { periodOf } from "./scheduler/plan.ts";
+import type { Notification, Store } from "./store/store.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -70,6 +72,8 @@ export interface DaemonOptions {
   readonly location?: string;
   /** A node not heard from for this long is dead and its checks are taken over. Default 15 s. */
   readonly leaseMs?: number;
+  /** What the time is. Default the system's. */
+  readonly clock?: Clock;
 }
 
 export interface DaemonEvents {
@@ -101,140 +105,188 @@ export interface Daemon {
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const { log } = options;
-  if (options.token === undefined && !isLoopback(options.host)) {
-    if (!options.allowNoToken) {
-      throw new UsageError(
-        `refusing to listen on ${options.host} without a token: anyone who reaches it could change your checks. ` +
-          "Set one with --token, --token-file or HEALTHD_TOKEN (clients send Authorization: Bearer <token>), " +
-          "or pass --allow-no-token if something in front of healthd already guards it",
-      );
-    }
-    log.warn(`LISTENING ON ${options.host} WITHOUT A TOKEN: anyone who can reach this port can change and delete checks`);
-  }
+  refuseExposure(options);
+  const http = await listenFirst(options);
   let store: Store;
   try {
-    store = await openStore(options.db, {
+    store = await openDatabase(options);
+  } catch (error) {
+    await http.close();
+    throw error;
+  }
+  let running: Running;
+  try {
+    running = await startWork(store, options);
+  } catch (error) {
+    await store.close();
+    await http.close();
+    throw error;
+  }
+  http.serve(createListener(running.routes, options.log.child({ part: "http" }), { authorize: bearerCheck(options.token) }));
+  options.log.info("listening", { url: http.url, db: store.location, version });
+  options.log.info(`open ${http.url}/status to see every service`);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: http.url,
+    store,
+    retention: running.retention,
+    events: running.events,
+    cluster: running.cluster,
+    stop: () =>
+      (stopping ??= (async () => {
+        await http.close();
+        await running.stop();
+        options.log.info("stopped");
+      })()),
+  };
+}
+
+/** Anyone who reaches a non-loopback address could change the checks: a token is needed, unless waived. */
+function refuseExposure(options: DaemonOptions): void {
+  if (options.token !== undefined || isLoopback(options.host)) return;
+  if (!options.allowNoToken) {
+    throw new UsageError(
+      `refusing to listen on ${options.host} without a token: anyone who could reach it could change your checks. ` +
+        "Set one with --token, --token-file or HEALTHD_TOKEN (clients send Authorization: Bearer <token>), " +
+        "or pass --allow-no-token if something in front of healthd already guards it",
+    );
+  }
+  options.log.warn(`LISTENING ON ${options.host} WITHOUT A TOKEN: anyone who can reach this port can change and delete checks`);
+}
+
+interface Listening {
+  readonly url: string;
+  /** Answer requests with `listener` from now on (until then: 503, starting). */
+  serve(listener: (req: IncomingMessage, res: ServerResponse) => unknown): void;
+  /** Stop accepting, finish the requests in flight. */
+  close(): Promise<void>;
+}
+
+/**
+ * The API's port, taken first: a port in use is said before anything starts. Until the daemon is ready its
+ * requests are answered 503 (starting). A client gets 10 s to send its request's head and 30 s for the whole
+ * request, and an idle keep-alive connection is closed after 5 s: silent sockets cannot pile up (Node's
+ * defaults hold them 60 to 300 s).
+ */
+async function listenFirst(options: DaemonOptions): Promise<Listening> {
+  let listener = (_req: IncomingMessage, res: ServerResponse): unknown =>
+    res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "1" }).end(JSON.stringify(problem(503, "healthd is starting; try again in a moment")));
+  const server = createServer(
+    { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 },
+    (req, res) => listener(req, res),
+  );
+  boundConnections(server, options.maxConnections ?? defaults.maxConnections);
+  try {
+    await listen(server, options.host, options.port);
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === "EADDRINUSE") throw new UsageError(`${options.host}:${options.port} is in use; choose another --port`, { cause: e });
+    if (e.code === "EADDRNOTAVAIL" || e.code === "ENOTFOUND") throw new UsageError(`cannot listen on ${options.host}; check --host`, { cause: e });
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}`,
+    serve: (next) => (listener = next),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/** Open (and create, and migrate) the database, saying in one line what the migrations did. */
+async function openDatabase(options: DaemonOptions): Promise<Store> {
+  const { log } = options;
+  try {
+    return await openStore(options.db, {
       mode: "serve",
       log: log.child({ part: "store" }),
-      onMigrated: (applied) => applied.forEach((name) => log.info("applied migration", { name })),
+      policy,
+      onMigrated: (applied) => {
+        if (applied.length > 0) log.info(`applied ${applied.length} migration${applied.length === 1 ? "" : "s"}`, { last: applied.at(-1) });
+      },
     });
   } catch (error) {
     throw new UsageError((error as Error).message, { cause: error });
   }
+}
 
+interface Running {
+  readonly routes: Route[];
+  readonly events: EventEmitter<DaemonEvents>;
+  readonly retention: Retention;
+  readonly cluster: ClusterNode;
+  stop(): Promise<void>;
+}
+
+/** Everything but the HTTP server, started in the order data flows; `stop` stops it in the same order. */
+async function startWork(store: Store, options: DaemonOptions): Promise<Running> {
+  const { log } = options;
+  const clock = options.clock ?? systemClock;
+  const now = () => clock.now();
   const events = new EventEmitter<DaemonEvents>();
+
   // The default topic is the cluster's, so that any node can deliver any notification: --ntfy-topic makes it
   // the cluster's; a node started without it uses the one the cluster has. Followed on every reload.
   if (options.ntfy.topic !== undefined) await store.shareTopic(options.ntfy.topic);
   let defaultTopic = await store.clusterTopic();
-  if (defaultTopic === null) {
-    log.warn("no ntfy topic configured: notifications of services without notifyTopic are kept as unsent (set --ntfy-topic)");
-  }
-  const publisher = ntfyPublisher(options.ntfy);
+  if (defaultTopic === null) log.warn("no ntfy topic configured: notifications of services without notifyTopic are kept as unsent (set --ntfy-topic)");
+
   const cluster = new ClusterNode(store, {
     name: options.node ?? hostname(),
     location: options.location ?? defaults.location,
     leaseMs: options.leaseMs ?? defaults.leaseSeconds * 1000,
     version,
     log: log.child({ part: "cluster" }),
-    onOwnership: () => reconcile(false),
+    clock,
   });
+  const publisher = ntfyPublisher(options.ntfy);
   const delivery = new Delivery(store, publisher, {
     log: log.child({ part: "notify" }),
     instance: cluster.instance,
+    clock,
     defaultTopic: () => defaultTopic,
     retryBaseMs: options.notifyRetryBaseMs,
     onAttempt: (row, result) => events.emit(result.ok ? "notify:sent" : "notify:failed", row, result),
   });
-  // What was last seen of each service (the state the store decided, the last check): a cache for /metrics,
-  // never an authority.
-  const facts = new Map<number, ServiceFacts>([...(await store.serviceStates())].map(([key, state]) => [key, { state }]));
-  const incidentLog = log.child({ part: "incidents" });
+  const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight }, version);
+  const metrics = createMetrics(
+    {
+      services: () => checking.services(),
+      facts: (key) => checking.facts.get(key),
+      inFlight: () => checking.inFlight,
+      notifications: () => store.notificationCounts(),
+      storeWritable: () => checking.writeError === null,
+      nodes: () => cluster.live,
+    },
+    version,
+  );
+  metrics.observe(checking.events);
+  // What the status page and its JSON show is built again when a service changes state.
   const views = new StatusViews();
-  const recorder = new Recorder(store, {
-    log: log.child({ part: "recorder" }),
-    location: cluster.location,
-    onWriteFailed: () => metrics.storeWriteFailed(),
-    onDropped: (count) => metrics.resultsDropped(count),
-    onRecorded: (batch) => {
-      for (const recorded of batch) {
-        const known = facts.get(recorded.service.key);
-        if (known?.state?.status !== recorded.state.status || recorded.incident) views.changed();
-        facts.set(recorded.service.key, { ...known, state: recorded.state });
-        if (recorded.incident) logIncident(incidentLog, recorded.service, recorded.incident, recorded.silenced);
-        if (recorded.entry) events.emit("check:done", recorded as CheckDone);
-      }
-      if (batch.some((r) => r.notices.length > 0)) delivery.wake();
-    },
+  const incidentLog = log.child({ part: "incidents" });
+  checking.events.on("check:started", (service, lagMs) => events.emit("check:started", service, lagMs));
+  checking.events.on("recorded", (batch, changed) => {
+    if (changed) views.changed();
+    for (const recorded of batch) {
+      if (recorded.incident) logIncident(incidentLog, recorded.service, recorded.incident, recorded.silenced);
+      if (recorded.entry) events.emit("check:done", recorded as CheckDone);
+    }
+    if (batch.some((r) => r.notices.length > 0)) delivery.wake();
   });
-  // Every check says which healthd and which location asks (a site may answer one location differently).
-  const userAgent = `healthd/${version} (location ${cluster.location})`;
-  const shortages = new Shortages(log.child({ part: "scheduler" }));
-  // The metrics read the scheduler only when scraped, so they can be made before it.
-  const metrics = createMetrics({
-    services: () => scheduler.services(),
-    facts: (key) => facts.get(key),
-    inFlight: () => scheduler.inFlight,
-    notifications: () => store.notificationCounts(),
-    storeWritable: () => recorder.writeError === null,
-    nodes: () => cluster.live,
-  }, version);
-  const scheduler = new Scheduler({
-    log: log.child({ part: "scheduler" }),
-    maxInFlight: options.maxInFlight,
-    run: async (service, signal) => {
-      const outcome = await runCheck(service.check, { signal, userAgent });
-      if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
-      if (!outcome.ok && outcome.shortage) {
-        shortages.seen(outcome.shortage, outcome.error);
-        metrics.shortage(outcome.shortage);
-        return;
-      }
-      metrics.checked(outcome);
-      facts.set(service.key, {
-        ...facts.get(service.key),
-        lastCheckedAt: outcome.checkedAt,
-        latencyMs: outcome.latencyMs,
-        ...(outcome.certExpiresAt === undefined ? {} : { certExpiresAt: outcome.certExpiresAt }),
-      });
-      recorder.push(service, outcome);
-    },
-    onStart: (service, lagMs) => {
-      metrics.started(lagMs);
-      events.emit("check:started", service, lagMs);
-    },
-    onSkip: () => metrics.skipped(),
-    mayStart: (service) => cluster.mayRun(service.check.locations),
-  });
-  // What this node runs: the checks it owns, read again whenever ownership or the configuration changes. A
-  // check new to this node runs soon when it is overdue (never checked, or it missed a run: its node died);
-  // one handed over by a live node keeps its phase, so it is not run twice in an interval.
-  let reconciling = Promise.resolve();
-  const reconcile = (configChanged: boolean) =>
-    (reconciling = reconciling
-      .then(async () => {
-        const owned = await store.scheduledServices(cluster.name);
-        const keep = new Set(owned.map((s) => s.key));
-        for (const s of scheduler.services()) if (!keep.has(s.key)) facts.delete(s.key);
-        const now = Date.now();
-        const overdue = (s: ScheduledService) => s.lastCheckedAt == null || now - s.lastCheckedAt > 1.5 * periodOf(s.check, now);
-        scheduler.replaceAll(owned, { soon: (s, known) => (known ? configChanged : overdue(s)) });
-      })
-      .catch((error: unknown) => log.error("cannot read the checks this node runs; the schedule stays as it was", { error })));
-  try {
-    await cluster.start();
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  await reconcile(false);
-  log.info("scheduled", { services: scheduler.size, node: cluster.name, location: cluster.location });
+
+  await cluster.start(() => checking.reconcile(false));
+  await checking.reconcile(false);
+  log.info("scheduled", { services: checking.services().length, node: cluster.name, location: cluster.location });
   // DOWNs kept unsent for want of a topic go out now that there is one (--ntfy-topic, or a notifyTopic given
   // since); then what was pending when the daemon last stopped.
   const requeue = async () => {
     try {
-      const count = await store.requeueUnsent(defaultTopic !== null, Date.now());
+      const count = await store.requeueUnsent(defaultTopic !== null, clock.now());
       if (count > 0) log.info("notifications kept unsent now have a topic; sending them", { count });
     } catch (error) {
       // Not worth failing a PUT or the start for: the next change or start tries again.
@@ -244,124 +296,110 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
   await requeue();
 
-  // Another process (healthd apply, another node) may change the configuration. On a change the whole
-  // schedule is reconciled, which keeps unchanged services on their phase.
-  let reloading = Promise.resolve();
-  const reload = () => {
-    reloading = reloading
-      .then(async () => {
-        await cluster.rebalance(); // services created or deleted elsewhere get or lose their owners
-        await reconcile(true);
-        views.changed();
-        const topic = await store.clusterTopic();
-        if (topic !== defaultTopic) log.info("another node set the cluster's default ntfy topic", { topic });
-        defaultTopic = topic;
-        await requeue();
-      })
-      .catch((error: unknown) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
-  };
-  const stopWatching = store.watch(reload, { everyMs: options.watchMs ?? 1000 });
-
-  // What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
-  // asked; this says it in the log as soon as it is seen, once, and again when it is over.
-  let known = new Set<string>();
-  const problemWatch = setInterval(() => {
-    const now = new Set(store.problems());
-    for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
-    for (const problem of known) if (!now.has(problem)) log.info("the database problem is over", { problem });
-    known = now;
-  }, 5000);
+  // Another process (healthd apply, another node) may change the configuration: the whole schedule is
+  // reconciled, which keeps unchanged services on their phase. Changes that come while one is being read are
+  // followed once, after it.
+  const reload = coalesced(async () => {
+    await cluster.rebalance(); // services created or deleted elsewhere get or lose their owners
+    await checking.reconcile(true);
+    views.changed();
+    const topic = await store.clusterTopic();
+    if (topic !== defaultTopic) log.info("another node set the cluster's default ntfy topic", { topic });
+    defaultTopic = topic;
+    await requeue();
+  }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
+  const stopWatching = store.watch(reload.run, { everyMs: options.watchMs ?? 1000 });
+  const stopProblemWatch = watchProblems(store, log);
 
   const retention = new Retention(store, {
     isHousekeeper: () => cluster.isHousekeeper(),
     entriesDays: options.retentionDays ?? 30,
     rollupDays: options.rollupRetentionDays ?? 365,
     log: log.child({ part: "retention" }),
+    clock,
     onBatch: (ms, deleted) => metrics.retentionBatch(ms, deleted),
   });
   retention.start();
 
+  /** A change made through this node's API: followed at once, before the answer is sent. */
   const scheduleChanged = async (change: ScheduleChange) => {
     views.changed();
-    scheduler.remove(change.stopped);
-    for (const key of change.stopped) facts.delete(key);
     await cluster.rebalance().catch((error: unknown) => log.error("cannot rebalance the checks after a change", { error }));
-    await reconcile(true);
+    await checking.follow(change);
     if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
     events.emit("schedule:changed", change);
   };
   const problems = () => {
-    const error = recorder.writeError;
+    const error = checking.writeError;
     const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
-    const shortage = shortages.problem();
-    const lease = cluster.problem();
-    return [...writing, ...(lease ? [lease] : []), ...store.problems(), ...(shortage ? [shortage] : [])];
+    return [...writing, cluster.problem(), ...store.problems(), checking.shortage()].filter((p): p is string => p !== undefined);
   };
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...serviceRoutes({ store, now: Date.now, scheduleChanged }),
-    ...alertingRoutes({ store, now: Date.now }),
+    ...serviceRoutes({ store, now, scheduleChanged }),
+    ...alertingRoutes({ store, now }),
     ...pushRoutes(publisher, version),
-    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now: Date.now, views }),
+    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
+    ...clusterRoutes({ store, cluster, now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
-    ...clusterRoutes({ store, cluster, now: Date.now }),
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];
-  /** Stop everything but the HTTP server, in the order data flows: nothing is written after its store closes. */
-  const stopWork = async () => {
-    stopWatching();
-    clearInterval(problemWatch);
-    await reloading;
-    await retention.stop();
-    await reconciling;
-    await scheduler.stop();
-    await recorder.flushAll();
-    // No check starts here any more, and the last results are stored: the others take over at once.
-    await cluster.stop();
-    await delivery.stop();
-    await publisher.close();
-    await store.close();
-  };
-
-  const listener = createListener(routes, log.child({ part: "http" }), { authorize: bearerCheck(options.token) });
-  // A client gets 10 s to send its request's head and 30 s for the whole request, and an idle keep-alive
-  // connection is closed after 5 s: silent sockets cannot pile up (Node's defaults hold them 60 to 300 s).
-  const server = createServer(
-    { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 },
-    listener,
-  );
-  boundConnections(server, options.maxConnections ?? defaults.maxConnections);
-  try {
-    await listen(server, options.host, options.port);
-  } catch (error) {
-    await stopWork();
-    const e = error as NodeJS.ErrnoException;
-    if (e.code === "EADDRINUSE") throw new UsageError(`${options.host}:${options.port} is in use; choose another --port`, { cause: e });
-    if (e.code === "EADDRNOTAVAIL" || e.code === "ENOTFOUND") throw new UsageError(`cannot listen on ${options.host}; check --host`, { cause: e });
-    throw error;
-  }
-  const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const url = `http://${host}:${port}`;
-  log.info("listening", { url, db: options.db, version });
-
-  let stopping: Promise<void> | undefined;
   return {
-    url,
-    store,
-    retention,
+    routes,
     events,
+    retention,
     cluster,
-    stop: () =>
-      (stopping ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-        await stopWork();
-        log.info("stopped");
-      })()),
+    // In the order data flows: nothing is written after its store closes.
+    async stop() {
+      stopWatching();
+      stopProblemWatch();
+      await reload.settled();
+      await retention.stop();
+      await checking.stop();
+      // No check starts here any more, and the last results are stored: the others take over at once.
+      await cluster.stop();
+      await delivery.stop();
+      await publisher.close();
+      await store.close();
+    },
   };
+}
+
+/**
+ * `work` run for a signal, one run at a time; signals that come while it runs make one more run after it,
+ * however many they are.
+ */
+function coalesced(work: () => Promise<void>, onError: (error: unknown) => void) {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = (): void => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = work()
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+        if (again) (again = false), run();
+      });
+  };
+  return { run, settled: async () => { while (running) await running; } };
+}
+
+/**
+ * What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
+ * asked; this says it in the log as soon as it is seen, once, and again when it is over.
+ */
+function watchProblems(store: Store, log: Logger): () => void {
+  let known = new Set<string>();
+  const timer = setInterval(() => {
+    const now = new Set(store.problems());
+    for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
+    for (const problem of known) if (!now.has(problem)) log.info("the database problem is over", { problem });
+    known = now;
+  }, 5000);
+  return () => clearInterval(timer);
 }
 
 /** Every incident opened and closed goes to the log, with or without ntfy. */

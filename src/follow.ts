@@ -3,8 +3,7 @@
  * when another process may have committed (SQLite's data_version, PostgreSQL's notifications), and each
  * look reads what came after the last entry seen.
  */
-import type { NamedEntry } from "./model.ts";
-import type { Store } from "./store/store.ts";
+import type { NamedEntry, Store } from "./store/store.ts";
 
 export interface FollowOptions {
   readonly serverId?: string | undefined;
@@ -27,7 +26,7 @@ export function followEntries(store: Store, afterId: number, options: FollowOpti
       for (;;) {
         const entries = await store.entriesAfter(after, options);
         if (entries.length === 0) break;
-        after = Number(entries.at(-1)!.id);
+        after = entries.at(-1)!.id;
         options.onEntries(entries);
       }
     } catch (error) {

@@ -3,6 +3,8 @@
  * so under it the time is left out), or one JSON object per line.
  * The core never calls console; it is handed a Logger, scoped with what it is working on.
  */
+import { systemClock, type Clock } from "./clock.ts";
+
 export const levels = ["debug", "info", "warn", "error", "silent"] as const;
 export type Level = (typeof levels)[number];
 type Fields = Readonly<Record<string, unknown>>;
@@ -25,20 +27,23 @@ export interface LoggerOptions {
   readonly write?: (line: string) => void;
   /** Start text lines with the time. Default: unless journald reads them (JOURNAL_STREAM is set). */
   readonly timestamps?: boolean;
+  /** What the time is. Default the system's. */
+  readonly clock?: Clock;
 }
 
 export function createLogger(options: LoggerOptions = {}, scope: Fields = {}): Logger {
   const threshold = levels.indexOf(options.level ?? "info");
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const timestamps = options.timestamps ?? !process.env.JOURNAL_STREAM;
+  const clock = options.clock ?? systemClock;
   const log = (level: Level, message: string, fields: Fields = {}) => {
     if (levels.indexOf(level) < threshold) return;
     const all = { ...scope, ...fields };
     if (options.json) {
-      write(JSON.stringify({ time: new Date().toISOString(), level, message, ...serialize(all) }) + "\n");
+      write(JSON.stringify({ time: new Date(clock.now()).toISOString(), level, message, ...serialize(all) }) + "\n");
     } else {
       const pairs = Object.entries(serialize(all)).map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`);
-      write([...(timestamps ? [new Date().toISOString()] : []), level.padEnd(5), message, ...pairs].join(" ") + "\n");
+      write([...(timestamps ? [new Date(clock.now()).toISOString()] : []), level.padEnd(5), message, ...pairs].join(" ") + "\n");
     }
   };
   return {

@@ -4,9 +4,10 @@
  * saw of each when scraped: through prom-client's labelled gauges, 20,000 series took long enough to stall
  * checks. The exposition passes `promtool check metrics` (a test runs it).
  */
+import type { EventEmitter } from "node:events";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { CheckResult, ScheduledService } from "./model.ts";
-import type { IncidentState } from "./notify/incident.ts";
+import type { CheckingEvents } from "./checking.ts";
+import type { IncidentState, ScheduledService } from "./model.ts";
 import type { NotificationStatus } from "./store/store.ts";
 
 /** What the daemon last saw of a service: its state (from the store) and its last check. */
@@ -154,28 +155,21 @@ export function createMetrics(sources: MetricSources, version: string) {
     async text(): Promise<string> {
       return withoutTotalGauges(await registry.metrics()) + perServiceText(sources);
     },
-    storeWriteFailed(): void {
-      storeWriteFailures.inc();
-    },
-    resultsDropped(count: number): void {
-      resultsDropped.inc(count);
+    /** Count what the checks tell. */
+    observe(events: EventEmitter<CheckingEvents>): void {
+      events.on("check:started", (_service, lagMs) => lag.observe(Math.max(0, lagMs) / 1000));
+      events.on("check:skipped", () => skipped.inc());
+      events.on("check:finished", (_service, result) => {
+        checks.inc({ result: result.ok ? "ok" : "failed", error_kind: result.errorKind ?? "none" });
+        duration.observe(result.latencyMs / 1000);
+      });
+      events.on("check:shortage", (reason) => shortages.inc({ reason }));
+      events.on("store:failed", () => storeWriteFailures.inc());
+      events.on("results:dropped", (count) => resultsDropped.inc(count));
     },
     retentionBatch(ms: number, deleted: number): void {
       retentionBatches.observe(ms / 1000);
       retentionDeleted.inc(deleted);
-    },
-    checked(result: CheckResult): void {
-      checks.inc({ result: result.ok ? "ok" : "failed", error_kind: result.errorKind ?? "none" });
-      duration.observe(result.latencyMs / 1000);
-    },
-    started(lagMs: number): void {
-      lag.observe(Math.max(0, lagMs) / 1000);
-    },
-    skipped(): void {
-      skipped.inc();
-    },
-    shortage(reason: string): void {
-      shortages.inc({ reason });
     },
   };
 }

@@ -32,6 +32,9 @@ export const errorKinds = [
 ] as const;
 export type ErrorKind = (typeof errorKinds)[number];
 
+/** Where a node probes from when --location is not given. Entries of it store no location (most are). */
+export const defaultLocation = "default";
+
 /** The outcome of one run of a check, before it is stored. */
 export type CheckResult =
   | {
@@ -57,10 +60,18 @@ export type CheckResult =
       readonly shortage?: string;
     };
 
-/** A stored check result as the API shows it. */
+/** A result as the check controller returns it: when it was made, and the certificate's expiry over TLS. */
+export type Outcome = CheckResult & {
+  readonly checkedAt: number;
+  /** When the server's TLS certificate expires (Unix ms); absent over plain HTTP or without an answer. */
+  readonly certExpiresAt?: number;
+};
+
+/** A stored check result. */
 export interface Entry {
-  readonly id: string;
-  readonly checkedAt: string;
+  /** Increases as entries are stored. */
+  readonly id: number;
+  readonly checkedAt: number;
   readonly ok: boolean;
   readonly status: number | null;
   readonly latencyMs: number;
@@ -72,47 +83,6 @@ export interface Entry {
 }
 
 export type ServiceStatus = "up" | "down" | "unknown";
-
-/**
- * What the API says of a service: the incident machine's status, or paused (its check is paused) or blocked
- * (it fails while a service it depends on has an open incident, named in blockedBy).
- */
-export type ShownStatus = ServiceStatus | "paused" | "blocked";
-
-/**
- * The one rule for what is shown: a paused check is paused whatever it last said; a failing service without
- * an incident of its own while `blockedBy` (its dependencies with an open incident) is not empty is blocked.
- */
-export function shownStatus(
-  status: ServiceStatus,
-  paused: boolean,
-  incidentOpen: boolean,
-  blockedBy: readonly string[],
-): { status: ShownStatus; blockedBy?: readonly string[] } {
-  if (paused) return { status: "paused" };
-  if (status === "down" && !incidentOpen && blockedBy.length > 0) return { status: "blocked", blockedBy };
-  return { status };
-}
-
-export interface ServiceState {
-  readonly status: ShownStatus;
-  /** With status blocked: the services it depends on that have an open incident. */
-  readonly blockedBy?: readonly string[];
-  /** With check.locations: each location's latest result; unmonitored while no live node is there. */
-  readonly locations?: Readonly<Record<string, { readonly status: "up" | "down" | "unmonitored"; readonly lastCheckedAt: string | null }>>;
-  readonly consecutiveFailures: number;
-  readonly lastCheckedAt: string | null;
-  readonly lastEntry: Entry | null;
-  readonly incidentOpenSince: string | null;
-}
-
-export const unknownState: ServiceState = {
-  status: "unknown",
-  consecutiveFailures: 0,
-  lastCheckedAt: null,
-  lastEntry: null,
-  incidentOpenSince: null,
-};
 
 /** A check as stored: the data layer has filled the notification settings a document may leave out. */
 export type StoredCheck = Check & { readonly notify: boolean; readonly notifyThreshold: number };
@@ -142,37 +112,259 @@ export interface ScheduleChange {
   readonly stopped: readonly number[];
 }
 
-export interface ServerSummary {
-  readonly id: string;
-  readonly name: string;
-  readonly serviceCount: number;
-  readonly up: number;
-  readonly down: number;
-  readonly unknown: number;
-  /** Services whose check is paused (counted in none of the above). */
-  readonly paused: number;
-  /** Services failing while a service they depend on has an open incident (shown `blocked`; not in `down`). */
-  readonly blocked: number;
+/** What the incident machine (policy/incident.ts) keeps of a service between results. */
+export interface IncidentState {
+  readonly status: ServiceStatus;
+  readonly consecutiveFailures: number;
+  /** Passes in a row since the last failure (they close an open incident at recoverThreshold). */
+  readonly consecutivePasses: number;
+  /** When the current run of failures began (Unix ms), or null while passing. */
+  readonly failingSince: number | null;
+  /** When the open incident began (Unix ms), or null. */
+  readonly incidentOpenSince: number | null;
+  /** The open incident's DOWN was published (false while it waits for a silence to end). */
+  readonly downSent: boolean;
+  /** When the open incident was last told of (its DOWN, then each reminder): the next reminder counts from it. */
+  readonly lastRemindedAt: number | null;
 }
 
-export interface ServiceView {
-  readonly id: string;
-  readonly name: string;
-  readonly check: StoredCheck;
-  readonly state: ServiceState;
+export const initialState: IncidentState = {
+  status: "unknown",
+  consecutiveFailures: 0,
+  consecutivePasses: 0,
+  failingSince: null,
+  incidentOpenSince: null,
+  downSent: true,
+  lastRemindedAt: null,
+};
+
+export type NotificationKind = "down" | "recovered" | "reminder" | "cert";
+
+/** What a notification says, in ntfy's JSON publishing form without its topic (https://docs.ntfy.sh/publish/#publish-as-json). */
+export interface NotificationBody {
+  readonly title?: string;
+  readonly message?: string;
+  /** 1 min, 2 low, 3 default, 4 high, 5 urgent. */
+  readonly priority?: number;
+  readonly tags?: readonly string[];
+  readonly click?: string;
 }
 
-export interface ServerView {
-  readonly id: string;
-  readonly name: string;
+/** Latency counts in log-scale buckets (policy/sketch.ts). */
+export type Sketch = Record<number, number>;
+
+/** A service's checks in one hour. */
+export interface Rollup {
+  readonly checks: number;
+  readonly failures: number;
+  readonly latencySum: number;
+  readonly sketch: Sketch;
+  /** Of checks and failures, those made while silenced (uptime leaves them out). */
+  readonly silencedChecks: number;
+  readonly silencedFailures: number;
+}
+
+// The write path: what a transaction reads about a batch of results (BatchFacts), and what the policy decides
+// from it (BatchDecision), which the transaction writes. The store reads and writes; src/policy/ decides.
+
+/** A finished check handed to the store. */
+export interface CheckRun {
+  readonly serviceKey: number;
+  readonly outcome: Outcome;
+  /**
+   * Set when this run stands for that many results alike (all passing or all failing, `outcome` the last)
+   * that the daemon could not keep while the store was down: they count in the service's state and can open
+   * or close its incident, but are not stored as entries.
+   */
+  readonly folded?: number;
+  /** The location of the node that ran it. Default: the default location. */
+  readonly location?: string;
+}
+
+/** A location's latest result of a check that runs in several. */
+export interface LocationResult {
+  readonly location: string;
+  readonly checkedAt: number;
+  readonly ok: boolean;
+  readonly errorKind: ErrorKind | null;
+  readonly error: string | null;
+}
+
+/** A silence, as a span of time over a server or one of its services. */
+export interface SilenceSpan {
+  readonly serverId: string;
+  /** null: the whole server. */
+  readonly serviceId: string | null;
+  readonly startsAt: number;
+  readonly endsAt: number;
+}
+
+/** What a service's dependents need to know of it. */
+export interface Upstream {
+  /** Its own dependencies, as full names ("serverId/serviceId"). */
+  readonly dependsOn: readonly string[];
+  readonly incidentOpen: boolean;
+  /** Its last check failed. */
+  readonly failing: boolean;
+}
+
+/** A service as the write path reads it: who it is, and the settings that decide about its results. */
+export interface ServiceRecord
+  extends Pick<
+    StoredCheck,
+    "url" | "notify" | "notifyThreshold" | "notifyTopic" | "paused" | "recoverThreshold" | "remindEveryMinutes" | "certWarnDays" | "locations" | "quorum" | "intervalSeconds" | "cron"
+  > {
+  readonly key: number;
+  readonly serverId: string;
+  readonly serviceId: string;
+  /** Its dependencies, as full names. */
+  readonly dependsOn: readonly string[];
+  /** Its server's maintenance windows. */
   readonly maintenance: readonly MaintenanceWindow[];
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly services: readonly ServiceView[];
 }
 
-/** An entry with the ids of its server and service, as `healthd tail` shows it. */
-export interface NamedEntry extends Entry {
-  readonly server: string;
-  readonly service: string;
+/**
+ * Where a service's results have brought it, as its state row keeps it. An incident id below zero is one the
+ * batch opens: the store gives it its id when it writes it.
+ */
+export interface ServiceProgress {
+  readonly state: IncidentState;
+  readonly lastCheckedAt: number | null;
+  readonly incidentId: number | null;
+  /** Checks failed while the open incident lasts. */
+  readonly incidentFailures: number;
+  /** The open incident's first error. */
+  readonly incidentError: string | null;
+  /** The expiry of the certificate the last CERT warning was about. */
+  readonly certWarnedExpiry: number | null;
+  /** When the last verdict of a check with locations was made. */
+  readonly lastVerdictAt: number | null;
+}
+
+export interface ServiceFacts {
+  readonly record: ServiceRecord;
+  readonly progress: ServiceProgress;
+  /** With locations: each location's latest result. */
+  readonly latest: ReadonlyMap<string, LocationResult>;
+}
+
+export interface BatchFacts {
+  readonly runs: readonly CheckRun[];
+  /** The batch's services, by key; a run whose service is not here was deleted while it ran. */
+  readonly services: ReadonlyMap<number, ServiceFacts>;
+  /** The silences of their servers that overlap the batch. */
+  readonly silences: readonly SilenceSpan[];
+  /** Every service upstream of the batch's services (their dependencies, and theirs), by full name. */
+  readonly upstream: ReadonlyMap<string, Upstream>;
+  /** The stored rollups of the hours the batch falls in, by `${serviceKey}:${hour}`. */
+  readonly rollups: ReadonlyMap<string, Rollup>;
+}
+
+/** The incident a run opened or closed (its id below zero when this batch opens it). */
+export interface IncidentChange {
+  readonly id: number;
+  readonly opened: boolean;
+  readonly closed: boolean;
+  /** When it opened, and when it closed (Unix ms). */
+  readonly openedAt: number;
+  readonly closedAt: number | null;
+  /** The error of the result that opened it, or of the last failure before it closed. */
+  readonly error: string | null;
+  /** Checks failed while it was open (so far). */
+  readonly failures: number;
+}
+
+export interface RunDecision {
+  /** Stored as an entry (a folded run is not). */
+  readonly stored: boolean;
+  readonly state: IncidentState;
+  /** Every notification it queued, in order. */
+  readonly notices: readonly NotificationKind[];
+  readonly incident: IncidentChange | null;
+  /** A silence, a maintenance window or a pause covered it: it queued nothing. */
+  readonly silenced: boolean;
+  /** The services it depends on that had an open incident. */
+  readonly blockedBy: readonly string[];
+}
+
+export type IncidentWrite =
+  | {
+      readonly kind: "open";
+      /** Below zero: what the batch's other writes call it until it has its id. */
+      readonly id: number;
+      readonly serviceKey: number;
+      readonly serverId: string;
+      readonly serviceId: string;
+      readonly openedAt: number;
+      readonly firstError: string | null;
+      readonly notified: boolean;
+    }
+  | { readonly kind: "notified"; readonly id: number }
+  | { readonly kind: "close"; readonly id: number; readonly closedAt: number; readonly failures: number };
+
+export interface NotificationWrite {
+  readonly at: number;
+  readonly serverId: string;
+  readonly serviceId: string;
+  readonly kind: NotificationKind;
+  readonly topic: string | null;
+  readonly body: NotificationBody;
+  readonly incidentId: number | null;
+}
+
+export interface BatchDecision {
+  /** One per run, in order: undefined for a run whose service is gone. */
+  readonly runs: readonly (RunDecision | undefined)[];
+  /** The services the batch changed, as it leaves them. */
+  readonly services: ReadonlyMap<number, ServiceProgress>;
+  /** Each listed location's latest result, by `${serviceKey}:${location}`. */
+  readonly locationResults: ReadonlyMap<string, LocationResult & { readonly serviceKey: number }>;
+  /** In the order they are written. */
+  readonly incidents: readonly IncidentWrite[];
+  readonly notifications: readonly NotificationWrite[];
+  /** The rollups to store, whole. */
+  readonly rollups: readonly { readonly serviceKey: number; readonly hour: number; readonly rollup: Rollup }[];
+  /** Results were added to an hour that had settled: whoever keeps past hours in memory must read them again. */
+  readonly settledHourChanged: boolean;
+}
+
+/** A service in the graph of dependsOn, its references as written. */
+export interface GraphNode {
+  readonly serverId: string;
+  readonly serviceId: string;
+  readonly dependsOn: readonly string[];
+}
+
+/** A reference of dependsOn as a full name: "serverId/serviceId", or "serviceId" of `serverId`. */
+export function qualify(ref: string, serverId: string): string {
+  return ref.includes("/") ? ref : `${serverId}/${ref}`;
+}
+
+export type DependencyProblem =
+  | { readonly kind: "unknown"; readonly service: string; readonly index: number; readonly ref: string }
+  | { readonly kind: "dangling"; readonly dependents: readonly string[]; readonly missing: string }
+  | { readonly kind: "cycle"; readonly cycle: readonly string[] };
+
+/** The checks of one pool (a location, or "*") and the live nodes that may run them. */
+export interface Pool {
+  readonly services: readonly number[];
+  readonly nodes: readonly string[];
+  /** The current owner of each service that has one (live or not). */
+  readonly owners: ReadonlyMap<number, string>;
+}
+
+/**
+ * The decisions healthd makes from what the database holds, handed to the store when it is opened (src/policy/):
+ * the store reads the facts in a transaction, asks, and writes the answer in the same transaction.
+ */
+export interface Policy {
+  /** What a batch of results means: see BatchFacts and BatchDecision. */
+  decide(facts: BatchFacts, now: number): BatchDecision;
+  /**
+   * The problems of the graph of dependsOn after a write: `exists` says whether a service exists, `written`
+   * whether the write named it (its unknown references are its own fault; others left dangling are not).
+   */
+  dependencyProblems(nodes: readonly GraphNode[], exists: (service: string) => boolean, written: (service: string) => boolean): DependencyProblem[];
+  /** Who runs which check of a pool: every service gets a live node, moving as few as possible. */
+  assign(pool: Pool): Map<number, string>;
 }

@@ -9,10 +9,10 @@
  * refused for anything else is written one result at a time: a result the database cannot take (refused
  * alone, while others are stored) is dropped, so one bad result never holds back the others.
  */
-import type { Outcome } from "./checks/http.ts";
+import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
-import type { ScheduledService } from "./model.ts";
-import { StoreUnavailable, type CheckRun, type RecordedRun, type Store } from "./store/store.ts";
+import type { CheckRun, Outcome, ScheduledService } from "./model.ts";
+import { StoreUnavailable, type RecordedRun, type ResultStore } from "./store/store.ts";
 
 /** A committed result: what the store decided of it (entry null for a folded run), with its service. */
 export interface Recorded extends RecordedRun {
@@ -21,6 +21,8 @@ export interface Recorded extends RecordedRun {
 
 export interface RecorderOptions {
   readonly log: Logger;
+  /** The time a batch is stored at (rollups of hours that have settled are marked changed). */
+  readonly clock: Clock;
   /** The location of this node, which runs the checks it is handed. Default: the default location. */
   readonly location?: string;
   /** Told of each batch once it is committed. */
@@ -45,7 +47,7 @@ interface Pending {
 const maxRunsPerService = 100;
 
 export class Recorder {
-  readonly #store: Store;
+  readonly #store: ResultStore;
   readonly #options: RecorderOptions;
   #pending: Pending[] = [];
   /** Runs folded from dropped results, per service, oldest first; all older than anything pending. */
@@ -55,7 +57,7 @@ export class Recorder {
   #writeError: Error | null = null;
   #foldWarned = false;
 
-  constructor(store: Store, options: RecorderOptions) {
+  constructor(store: ResultStore, options: RecorderOptions) {
     this.#store = store;
     this.#options = options;
   }
@@ -119,7 +121,7 @@ export class Recorder {
     let recorded: (RecordedRun | undefined)[];
     let complete = true;
     try {
-      recorded = await this.#store.recordResults(batch.map((p) => p.run));
+      recorded = await this.#store.recordResults(batch.map((p) => p.run), this.#options.clock.now());
     } catch (error) {
       if (error instanceof StoreUnavailable) return this.#failed(error, batch);
       // Perhaps something in the batch (a value the database refuses): each result alone, so that one refused
@@ -156,7 +158,7 @@ export class Recorder {
     for (const [i, p] of batch.entries()) {
       if (refused.length === recorded.length && refused.length === 10) break;
       try {
-        recorded.push((await this.#store.recordResults([p.run]))[0]);
+        recorded.push((await this.#store.recordResults([p.run], this.#options.clock.now()))[0]);
       } catch (alone) {
         if (alone instanceof StoreUnavailable) {
           // Those refused so far wait too, in their order: the next try tells them apart again.

@@ -4,7 +4,7 @@
  * never wait long behind it. Each batch's duration is reported, so the worst stall can be watched.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { performance } from "node:perf_hooks";
+import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
 import type { Store } from "./store/store.ts";
 
@@ -17,7 +17,7 @@ export interface RetentionOptions {
   readonly batchSize?: number;
   /** Time between passes. Default 10 minutes. */
   readonly everyMs?: number;
-  readonly now?: () => number;
+  readonly clock: Clock;
   readonly log: Logger;
   /** Told of each batch with how long it held the event loop (ms). */
   readonly onBatch?: (ms: number, deleted: number) => void;
@@ -71,14 +71,15 @@ export class Retention {
   }
 
   async #pass(): Promise<RetentionPass> {
-    const now = (this.#options.now ?? Date.now)();
+    const { clock } = this.#options;
+    const now = clock.now();
     const batchSize = this.#options.batchSize ?? 250;
     let worst = 0;
     /** Run one batch, timing how long it takes (on SQLite: how long it holds the event loop). */
     const timed = async <T>(work: () => Promise<T>): Promise<T> => {
-      const started = performance.now();
+      const started = clock.monotonic();
       const result = await work();
-      const ms = performance.now() - started;
+      const ms = clock.monotonic() - started;
       worst = Math.max(worst, ms);
       this.#options.onBatch?.(ms, typeof result === "number" ? result : 0);
       return result;

@@ -4,7 +4,15 @@
  */
 import { isNode, LineCounter, parseDocument, stringify, type Document } from "yaml";
 import { id, pointer, serverDocument, validate, type ServerDocument } from "./schema.ts";
-import type { ServerView } from "./model.ts";
+import type { MaintenanceWindow, StoredCheck } from "./model.ts";
+
+/** A server as a file holds it: its services' checks as stored. */
+export interface FileServer {
+  readonly id: string;
+  readonly name: string;
+  readonly maintenance: readonly MaintenanceWindow[];
+  readonly services: readonly { readonly id: string; readonly name: string; readonly check: StoredCheck }[];
+}
 
 export type ParsedFile =
   | {
@@ -61,7 +69,7 @@ export function parseServersFile(text: string, file: string): ParsedFile {
 }
 
 /** The stored servers as a file that `healthd apply` reads back to the same state. */
-export function renderServersFile(servers: readonly ServerView[], format: "yaml" | "json"): string {
+export function renderServersFile(servers: readonly FileServer[], format: "yaml" | "json"): string {
   const data: Record<string, unknown> = {};
   for (const server of servers) {
     data[server.id] = {

@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { dependencyProblems } from "../src/alerting/dependencies.ts";
-import { maintenanceAt, silencedAt } from "../src/alerting/silence.ts";
+import { dependencyProblems } from "../src/policy/dependencies.ts";
+import { maintenanceAt, silencedAt } from "../src/policy/silence.ts";
 
 const db = { serverId: "web-01", serviceId: "db" };
 const app = { serverId: "web-01", serviceId: "app" };

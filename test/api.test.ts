@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { request } from "node:http";
 import { connect } from "node:net";
 import { test } from "node:test";
-import { rawQuery } from "../src/store/raw.ts";
+import { rawQuery } from "./support/raw.ts";
 import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 
@@ -25,7 +25,7 @@ const api = { id: "api", check: { url: "https://example.org/api", cron: "*/5 * *
 async function storeEntry(daemon: TestDaemon, serverId: string, serviceId: string): Promise<void> {
   const { key } = await daemon.store.findService(serverId, serviceId);
   const outcome = { ok: false as const, status: 500, latencyMs: 3, matched: null, errorKind: "status" as const, error: "status 500", checkedAt: Date.now() };
-  await daemon.store.recordResults([{ serviceKey: key!, outcome }]);
+  await daemon.store.recordResults([{ serviceKey: key!, outcome }], Date.now());
 }
 
 // The tests that read and write the store run on both engines.
@@ -461,7 +461,7 @@ test("since and until take a plain date, explain a + sent as a space, and must b
   await d.api("PUT", "/services/s", { services: [{ id: "a", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }] });
   const { key } = await d.store.findService("s", "a");
   const at = (iso: string) => ({ ok: true as const, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: Date.parse(iso) });
-  await d.store.recordResults(["2020-01-01T10:00:00Z", "2020-01-02T10:00:00Z", "2020-01-03T10:00:00Z"].map((iso) => ({ serviceKey: key!, outcome: at(iso) })));
+  await d.store.recordResults(["2020-01-01T10:00:00Z", "2020-01-02T10:00:00Z", "2020-01-03T10:00:00Z"].map((iso) => ({ serviceKey: key!, outcome: at(iso) })), Date.now());
   const day = await d.api("GET", "/services/s/a/data?since=2020-01-02&until=2020-01-03");
   assert.equal(day.status, 200, JSON.stringify(day.body));
   assert.deepEqual(day.body.entries.map((e: { checkedAt: string }) => e.checkedAt), ["2020-01-02T10:00:00.000Z"]);

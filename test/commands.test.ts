@@ -5,11 +5,11 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { healthdBin, runHealthd, serveHealthd } from "./support/cli.ts";
-import { openStore } from "../src/store/open.ts";
 import { engines, testDatabase } from "./support/databases.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpTarget, switchableTarget } from "./support/targets.ts";
 import { tempDbPath, tempDir } from "./support/temp.ts";
+import { open } from "./support/raw.ts";
 
 const serversYaml = (url: string) => `# two servers
 web-01:
@@ -114,14 +114,14 @@ test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --
   assert.equal(recorded.code, 0, recorded.stderr);
   assert.equal((await runHealthd(["check", "web-01/teapot", "--db", db, "--record"])).code, 1);
   // --record goes the daemon's way: the entry with the service's state and its hourly rollup.
-  const store = await openStore(db, { mode: "read" });
+  const store = await open(db, { mode: "read" });
   try {
-    const [pg] = (await store.getServer("db-01"))!.services;
-    assert.deepEqual([pg!.state.status, pg!.state.consecutiveFailures, pg!.state.lastEntry?.ok], ["up", 0, true]);
-    const teapot = (await store.getServer("web-01"))!.services.find((s) => s.id === "teapot")!;
-    assert.deepEqual([teapot.state.status, teapot.state.consecutiveFailures, teapot.state.lastEntry?.status], ["down", 1, 418]);
-    const { key } = await store.findService("web-01", "teapot");
-    assert.deepEqual([(await store.rollupTotals(key!, 0)).checks, (await store.readEntries(key!, { limit: 10 })).entries.length], [1, 1]);
+    const [pg] = await store.services({ serverId: "db-01" });
+    assert.deepEqual([pg!.state?.status, pg!.state?.consecutiveFailures, pg!.lastEntry?.ok], ["up", 0, true]);
+    const teapot = (await store.services({ serverId: "web-01" })).find((s) => s.id === "teapot")!;
+    assert.deepEqual([teapot.state?.status, teapot.state?.consecutiveFailures, teapot.lastEntry?.status], ["down", 1, 418]);
+    const rollups = await store.rollups(teapot.key, 0);
+    assert.deepEqual([rollups.reduce((n, r) => n + r.checks, 0), (await store.readEntries(teapot.key, { limit: 10 })).entries.length], [1, 1]);
   } finally {
     await store.close();
   }

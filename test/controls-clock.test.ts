@@ -5,19 +5,20 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { Outcome } from "../src/checks/http.ts";
+import type { Outcome } from "../src/model.ts";
 import { serverDocument } from "../src/schema.ts";
 import { parseServersFile, renderServersFile } from "../src/servers-file.ts";
-import { openStore } from "../src/store/open.ts";
 import type { Store } from "../src/store/store.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
+import { notifications, open } from "./support/raw.ts";
+import { incidentJson } from "../src/http/views.ts";
 
 const minute = 60_000;
 const fail = (checkedAt: number): Outcome => ({ ok: false, status: 503, latencyMs: 1, matched: null, errorKind: "status", error: "status 503", checkedAt });
 const pass = (checkedAt: number): Outcome => ({ ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt });
 
 async function storeWith(t: TestContext, engine: TestEngine, db: string, server: object): Promise<{ store: Store; key: number }> {
-  const store = await openStore(db, { mode: "write" });
+  const store = await open(db, { mode: "write" });
   t.after(() => store.close());
   await store.applyServers(new Map([["web-01", serverDocument.parse(server)]]), { now: Date.now() });
   const found = await store.findService("web-01", "db");
@@ -27,10 +28,12 @@ async function storeWith(t: TestContext, engine: TestEngine, db: string, server:
 
 /** Record results one at a time, each at its time, as the daemon would. */
 async function record(store: Store, key: number, outcomes: readonly Outcome[]): Promise<void> {
-  for (const outcome of outcomes) await store.recordResults([{ serviceKey: key, outcome }]);
+  for (const outcome of outcomes) await store.recordResults([{ serviceKey: key, outcome }], outcome.checkedAt);
 }
 
-const kinds = async (store: Store) => (await store.notifications()).map((n) => `${n.kind}@${new Date(n.createdAt).toISOString().slice(11, 16)}`);
+const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+
+const kinds = async (store: Store) => (await notifications(store)).map((n) => `${n.kind}@${new Date(n.createdAt).toISOString().slice(11, 16)}`);
 
 for (const engine of engines) {
   test(`${engine}: deleting a service takes it out of its server's maintenance windows, so the server's document still applies`, async (t) => {
@@ -44,14 +47,14 @@ for (const engine of engines) {
       ],
     });
     assert.ok(await store.deleteService("web-01", "db", Date.now()));
-    const server = (await store.getServer("web-01"))!;
+    const [server] = await store.servers("web-01");
     // A window that named only the deleted service silences nothing any more: it goes with it.
-    assert.deepEqual(server.maintenance, [
+    assert.deepEqual(server!.maintenance, [
       { cron: "0 4 * * 0", durationMinutes: 30, services: ["app"] },
       { cron: "0 5 * * 0", durationMinutes: 15 },
     ]);
     // What `healthd export` writes of the server is a file `healthd apply` takes back.
-    const exported = parseServersFile(renderServersFile([server], "yaml"), "servers.yaml");
+    const exported = parseServersFile(renderServersFile([{ ...server!, services: await store.services({ serverId: "web-01" }) }], "yaml"), "servers.yaml");
     assert.ok(exported.ok, JSON.stringify(exported));
   });
 
@@ -72,8 +75,8 @@ for (const engine of engines) {
     await record(store, key, [fail(sunday + 180 * minute), fail(sunday + 181 * minute), pass(sunday + 182 * minute)]);
     assert.deepEqual(await kinds(store), ["down@03:00", "recovered@03:02"]);
     // The incidents are on record, the first one not notified.
-    const { incidents } = await store.incidents({ limit: 10 }, sunday + 200 * minute);
-    assert.deepEqual(incidents.map((i) => [i.openedAt.slice(11, 16), i.closedAt?.slice(11, 16), i.notified, i.failures]), [
+    const { incidents } = await store.incidents({ limit: 10 });
+    assert.deepEqual(incidents.map((i) => [hhmm(i.openedAt), i.closedAt && hhmm(i.closedAt), i.notified, i.failures]), [
       ["02:30", "03:02", true, 4],
       ["02:05", "02:10", false, 2],
     ]);
@@ -92,11 +95,11 @@ for (const engine of engines) {
     await first.store.close();
 
     // The daemon restarts: the stored state says when the last reminder went.
-    const again = await openStore(db, { mode: "write" });
+    const again = await open(db, { mode: "write" });
     t.after(() => again.close());
     await record(again, first.key, [90, 119, 120, 150].map((m) => fail(start + m * minute)));
     assert.deepEqual(await kinds(again), ["down@00:00", "reminder@01:00", "reminder@02:00"]);
-    const reminder = (await again.notifications()).at(-1)!;
+    const reminder = (await notifications(again)).at(-1)!;
     assert.equal(reminder.message.title, "Still DOWN: web-01/db");
     assert.match(reminder.message.message!, /^still DOWN for 2h 0m \(/);
     assert.equal(reminder.message.priority, 4);
@@ -112,17 +115,20 @@ for (const engine of engines) {
     for (let i = 0; i < 5; i++) await record(store, key, [fail(start + i * 10 * minute), pass(start + (i * 10 + 1) * minute)]);
     await record(store, key, [fail(start + 60 * minute)]);
     const seen: string[] = [];
-    let before: string | undefined;
+    let before: number | undefined;
     for (;;) {
-      const page = await store.incidents({ limit: 2, before }, start + 70 * minute);
-      seen.push(...page.incidents.map((i) => i.openedAt.slice(11, 16)));
+      const page = await store.incidents({ limit: 2, before });
+      seen.push(...page.incidents.map((i) => hhmm(i.openedAt)));
       if (page.next === null) break;
       before = page.next;
     }
     assert.deepEqual(seen, ["01:00", "00:40", "00:30", "00:20", "00:10", "00:00"]);
-    const open = await store.incidents({ limit: 10, open: true }, start + 70 * minute);
-    assert.deepEqual(open.incidents.map((i) => [i.openedAt.slice(11, 16), i.closedAt, i.durationMs, i.failures]), [["01:00", null, 10 * minute, 1]]);
-    assert.equal((await store.incidents({ limit: 10, open: false }, start)).incidents.length, 5);
-    assert.equal((await store.incidents({ limit: 10, serverId: "web-01", serviceId: "other" }, start)).incidents.length, 0);
+    const open = await store.incidents({ limit: 10, open: true });
+    assert.deepEqual(
+      open.incidents.map((i) => incidentJson(i, start + 70 * minute)).map((i) => [i.openedAt.slice(11, 16), i.closedAt, i.durationMs, i.failures]),
+      [["01:00", null, 10 * minute, 1]],
+    );
+    assert.equal((await store.incidents({ limit: 10, open: false })).incidents.length, 5);
+    assert.equal((await store.incidents({ limit: 10, serverId: "web-01", serviceId: "other" })).incidents.length, 0);
   });
 }

@@ -30,8 +30,8 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
 
   const data = await d.api("GET", "/services/web-01/home/data");
   assert.equal(data.status, 200);
-  const stored = data.body.entries.find((e: { id: string }) => e.id === homeDone.entry.id);
-  assert.deepEqual(stored, homeDone.entry);
+  const stored = data.body.entries.find((e: { id: string }) => e.id === String(homeDone.entry.id));
+  assert.deepEqual(stored, { ...homeDone.entry, id: String(homeDone.entry.id), checkedAt: new Date(homeDone.entry.checkedAt).toISOString() });
   assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location"]);
   const server = (await d.api("GET", "/services/web-01")).body;
   const otherState = server.services.find((s: { id: string }) => s.id === "other").state;
@@ -72,6 +72,7 @@ test("GET …/data pages newest first with an opaque cursor and filters", async 
           ? { ok: false as const, status: 500, latencyMs: 1, matched: null, errorKind: "status" as const, error: "status 500", checkedAt: t0 + i * 1000 }
           : { ok: true as const, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: t0 + i * 1000 },
     })),
+    Date.now(),
   );
   const until = new Date(t0 + 25_000).toISOString();
   const seen: string[] = [];

@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { openStore } from "../src/store/open.ts";
 import type { Store } from "../src/store/store.ts";
 import { runHealthd, serveHealthd } from "./support/cli.ts";
 import { testDatabase } from "./support/databases.ts";
@@ -11,25 +10,23 @@ import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { switchableTarget } from "./support/targets.ts";
 import { tempDbPath, tempDir } from "./support/temp.ts";
+import { notifications, open as openStore } from "./support/raw.ts";
 
 /** Everything a user reads back, through the store: documents, states, entries, stats, notifications. */
 async function contents(store: Store) {
   const servers = [];
-  for (const { id } of await store.listServers()) {
-    const server = (await store.getServer(id))!;
+  for (const server of await store.servers()) {
     const services = [];
-    for (const service of server.services) {
-      const { key } = await store.findService(id, service.id);
-      services.push({ service, entries: await store.readEntries(key!, { limit: 1000 }), totals: await store.rollupTotals(key!, 0) });
+    for (const service of await store.services({ serverId: server.id })) {
+      services.push({ service, entries: await store.readEntries(service.key, { limit: 1000 }), rollups: await store.rollups(service.key, 0) });
     }
     servers.push({ server, services });
   }
-  const later = Date.parse("2100-01-01T00:00:00Z");
   return {
     servers,
-    notifications: await store.notifications(),
+    notifications: await notifications(store),
     counts: await store.notificationCounts(),
-    incidents: await store.incidents({ limit: 1000 }, later),
+    incidents: await store.incidents({ limit: 1000 }),
     silences: await store.silences(0),
   };
 }
@@ -48,9 +45,9 @@ test("copy: SQLite to PostgreSQL and back keeps everything, ids included; a non-
     maintenance: [{ cron: "0 3 * * 0", durationMinutes: 30, timezone: "Europe/Berlin" }],
   });
   assert.equal((await d.api("POST", "/silences", { server: "web", startsAt: "2099-01-01T00:00:00Z", durationSeconds: 60, reason: "later" })).status, 201);
-  await nextEvent(d.events, "check:done", (r: { notify: string | null }) => r.notify === "down");
+  await nextEvent(d.events, "check:done", (r: { notices: readonly string[] }) => r.notices.includes("down"));
   target.setUp(true);
-  await nextEvent(d.events, "check:done", (r: { notify: string | null }) => r.notify === "recovered");
+  await nextEvent(d.events, "check:done", (r: { notices: readonly string[] }) => r.notices.includes("recovered"));
   await d.stop();
 
   const pg = await testDatabase(t, "postgres");
@@ -70,7 +67,7 @@ test("copy: SQLite to PostgreSQL and back keeps everything, ids included; a non-
   const again = await runHealthd(["copy", "--from", source, "--to", pg]);
   assert.equal(again.code, 2);
   assert.match(again.stderr, /is not empty .*nothing was written/);
-  assert.equal((await to.notifications()).length, 2);
+  assert.equal((await notifications(to)).length, 2);
 
   // Back into a new SQLite file: the same again.
   const back = join(tempDir(t), "back.db");
@@ -83,7 +80,7 @@ test("copy: SQLite to PostgreSQL and back keeps everything, ids included; a non-
   const onPg = await testDaemon(t, { db: pg });
   const put = await onPg.api("PUT", "/services/web", { services: [{ id: "home", check: { url: target.url, intervalSeconds: 1, notifyThreshold: 0 } }, { id: "new", check: { url: target.url, intervalSeconds: 1 } }] });
   assert.equal(put.status, 200, JSON.stringify(put.body));
-  const [done] = await nextEvent<[{ entry: { id: string } }]>(onPg.events, "check:done");
+  const [done] = await nextEvent<[{ entry: { id: number } }]>(onPg.events, "check:done");
   const lastCopied = Math.max(...(await contents(from)).servers[0]!.services.flatMap((s) => s.entries.entries.map((e) => Number(e.id))));
   assert.ok(Number(done.entry.id) > lastCopied, `${done.entry.id} after ${lastCopied}`);
 });

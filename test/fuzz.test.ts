@@ -65,8 +65,9 @@ function mutation(): fc.Arbitrary<(doc: unknown) => unknown> {
 
 /** What a PUT writes: the document, not the services' states, which the checks running beside it change. */
 async function snapshot(d: TestDaemon): Promise<string> {
-  const server = await d.store.getServer("web");
-  return JSON.stringify(server ? { ...server, services: server.services.map(({ state: _, ...service }) => service) } : null);
+  const [server] = await d.store.servers("web");
+  const services = (await d.store.services({ serverId: "web" })).map(({ state: _, lastEntry: __, ...service }) => service);
+  return JSON.stringify(server ? { ...server, services } : null);
 }
 
 // On both engines: PostgreSQL refuses what SQLite takes (a NUL in a text), so each must be refused the same way.

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { certWarning, initialState, transition, type AlertFacts, type AlertSettings, type IncidentState } from "../src/notify/incident.ts";
-import { duration, renderCertWarning, renderNotification } from "../src/notify/message.ts";
+import { initialState, type IncidentState } from "../src/model.ts";
+import { certWarning, transition, type AlertFacts, type AlertSettings } from "../src/policy/incident.ts";
+import { duration, renderCertWarning, renderNotification } from "../src/policy/message.ts";
 
 type Step = AlertSettings | ((i: number) => AlertSettings);
 

@@ -8,8 +8,7 @@ import { test, type TestContext } from "node:test";
 import { serverDocument } from "../src/schema.ts";
 import { migrationNames } from "../src/store/migrate.ts";
 import type { KyselyStore } from "../src/store/kysely-store.ts";
-import { openStore } from "../src/store/open.ts";
-import { rawQuery } from "../src/store/raw.ts";
+import { open as openStore, rawQuery } from "./support/raw.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
 
 const [created, fixed, cascade, defaults, disjunctive, nonUnique] = migrationNames;
@@ -278,10 +277,11 @@ for (const engine of engines) {
     );
     assert.deepEqual(await rows(store, "SELECT kind, status, incident_id FROM notifications"), [{ kind: "down", status: "delivered", incident_id: null }]);
     // The store reads the incident as open, and a pass closes it with one RECOVERED.
-    const [recorded] = await store.recordResults([
-      { serviceKey: 1, outcome: { ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: 6000 } },
-    ]);
-    assert.deepEqual([recorded?.notify, recorded?.incident?.id, recorded?.incident?.closed], ["recovered", incident!.id, true]);
+    const [recorded] = await store.recordResults(
+      [{ serviceKey: 1, outcome: { ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: 6000 } }],
+      Date.now(),
+    );
+    assert.deepEqual([recorded?.notices, recorded?.incident?.id, recorded?.incident?.closed], [["recovered"], incident!.id, true]);
   });
 }
 
@@ -296,7 +296,10 @@ test("postgres: checks rewrite their services' state and rollup rows in place (H
   const keys = (await store.scheduledServices()).map((s) => s.key);
   const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
   const check = (round: number) =>
-    store.recordResults(keys.map((serviceKey) => ({ serviceKey, outcome: { ok: true, status: 200, latencyMs: 1 + round, matched: 0, errorKind: null, error: null, checkedAt: hour + round } })));
+    store.recordResults(
+      keys.map((serviceKey) => ({ serviceKey, outcome: { ok: true, status: 200, latencyMs: 1 + round, matched: 0, errorKind: null, error: null, checkedAt: hour + round } })),
+      Date.now(),
+    );
   const pages = async (table: string) => (await rows(store, `SELECT (ctid::text::point)[0] AS page FROM ${table} ORDER BY service_key`)).map((r) => r.page);
   await check(0);
   const before = { states: await pages("service_states"), rollups: await pages("service_rollups") };

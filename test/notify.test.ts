@@ -7,6 +7,7 @@ import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { ntfyStandIn, type NtfyStandIn, type StoredMessage } from "./support/ntfy.ts";
 import { switchableTarget } from "./support/targets.ts";
+import { notifications } from "./support/raw.ts";
 
 const nextMessage = (ntfy: NtfyStandIn, accept: (m: StoredMessage) => boolean) =>
   nextEvent<[StoredMessage]>(ntfy.events, "message", accept);
@@ -78,7 +79,7 @@ for (const engine of engines) {
     assert.equal(row.kind, "down");
     assert.equal(ntfy.messages("ops").length, 1);
     assert.ok(checksWhileFailing >= 1);
-    const [stored] = await d.store.notifications();
+    const [stored] = await notifications(d.store);
     assert.deepEqual([stored!.status, stored!.attempts, stored!.ntfyId], ["delivered", 5, ntfy.messages("ops")[0]!.id]);
   });
 
@@ -89,9 +90,9 @@ for (const engine of engines) {
     await put();
     await nextEvent<[NotificationRow]>(d.events, "notify:failed", (row) => row.kind === "down");
     target.setUp(true);
-    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.notify === "recovered");
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.notices.includes("recovered"));
     target.setUp(false);
-    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.notify === "down");
+    await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.notices.includes("down"));
     const third = nextEvent<[NotificationRow]>(d.events, "notify:sent", (row) => row.id === 3);
     await ntfy.start();
     await third;
@@ -112,7 +113,7 @@ for (const engine of engines) {
     const [row, result] = await refused;
     assert.match(result.error, /^ntfy answered 401: unauthorized \(code 40101\)$/);
     await nextEvent(bad.d.events, "notify:failed", (r: NotificationRow) => r.id === row.id);
-    const [stored] = await bad.d.store.notifications();
+    const [stored] = await notifications(bad.d.store);
     assert.deepEqual([stored!.status, stored!.lastError], ["pending", result.error]);
   });
 
@@ -124,7 +125,7 @@ for (const engine of engines) {
     await put();
     await failed;
     await nextEvent<[CheckDone]>(d.events, "check:done");
-    const [stored] = await d.store.notifications();
+    const [stored] = await notifications(d.store);
     assert.equal(stored!.status, "failed");
     assert.equal(stored!.attempts, 1);
     assert.match(String(stored!.lastError), /ntfy answered 400/);
@@ -142,7 +143,7 @@ for (const engine of engines) {
     target.setUp(true);
     const [, result] = await kept;
     assert.match(result.error, /its incident's DOWN was not published \(failed\)/);
-    const stored = await d.store.notifications();
+    const stored = await notifications(d.store);
     assert.deepEqual(stored.map((n) => [n.kind, n.status]), [["down", "failed"], ["recovered", "unsent"]]);
     assert.equal(ntfy.messages("ops").length, 0, "before: the RECOVERED was published alone");
   });
@@ -153,7 +154,7 @@ for (const engine of engines) {
     const unsent = nextEvent<[NotificationRow]>(d.events, "notify:failed");
     await put();
     await unsent;
-    const [stored] = await d.store.notifications();
+    const [stored] = await notifications(d.store);
     assert.deepEqual([stored!.status, stored!.topic, stored!.lastError], ["unsent", null, "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic"]);
     const metrics = await (await fetch(d.url + "/metrics")).text();
     assert.match(metrics, /^healthd_notifications\{status="unsent"\} 1$/m);
@@ -178,7 +179,7 @@ for (const engine of engines) {
     await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serverId === "other");
     await nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serverId === "other");
     assert.equal(ntfy.messages("ops").length, 1);
-    assert.deepEqual((await d.store.notifications()).map((n) => n.status), ["delivered"]);
+    assert.deepEqual((await notifications(d.store)).map((n) => n.status), ["delivered"]);
   });
 }
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import type { ScheduledService } from "../src/model.ts";
 import type { CheckDone } from "../src/daemon.ts";
-import { rawQuery } from "../src/store/raw.ts";
+import { rawQuery } from "./support/raw.ts";
 import { serveHealthd } from "./support/cli.ts";
 import { testDatabase } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";

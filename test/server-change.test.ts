@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { serverDocument } from "../src/schema.ts";
-import { planServerChange } from "../src/server-change.ts";
+import { planServerChange } from "../src/store/server-change.ts";
 
 const check = { url: "http://127.0.0.1:9/" };
 const doc = (services: { id: string; name?: string }[], name?: string) =>

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { systemClock } from "../src/clock.ts";
 import { silentLogger } from "../src/log.ts";
 import { Retention } from "../src/retention.ts";
-import { add, quantile, type Sketch } from "../src/rollup/sketch.ts";
-import { rawQuery } from "../src/store/raw.ts";
+import { add, quantile, type Sketch } from "../src/policy/sketch.ts";
+import { rawQuery } from "./support/raw.ts";
 import type { CheckDone } from "../src/daemon.ts";
 import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
@@ -38,7 +39,7 @@ async function store(d: TestDaemon, serviceId: string, results: [number, boolean
     };
   });
   // In batches, as the recorder writes them.
-  for (let i = 0; i < runs.length; i += 500) await d.store.recordResults(runs.slice(i, i + 500));
+  for (let i = 0; i < runs.length; i += 500) await d.store.recordResults(runs.slice(i, i + 500), now);
 }
 
 for (const engine of engines) {
@@ -92,7 +93,7 @@ for (const engine of engines) {
       entriesDays: 30,
       rollupDays: 365,
       batchSize: 1000,
-      now: () => now,
+      clock: { ...systemClock, now: () => now },
       log: silentLogger,
       onBatch: (_ms, deleted) => batches.push(deleted),
     });

@@ -4,17 +4,17 @@ import { test } from "node:test";
 import { render as inkRender } from "ink";
 import { createElement } from "react";
 import { columns, fold, order, sparkline, TailView, type Row } from "../src/cli/tail-view.tsx";
-import type { NamedEntry } from "../src/model.ts";
+import type { NamedEntry } from "../src/store/store.ts";
 import { settle } from "./support/clock.ts";
 import { nextEvent } from "./support/events.ts";
 
 const at = Date.UTC(2026, 10, 21, 12, 0, 0);
 let nextId = 1;
 const entry = (service: string, ok: boolean, latencyMs: number, secondsAgo = 0): NamedEntry => ({
-  id: String(nextId++),
+  id: nextId++,
   server: "web-01",
   service,
-  checkedAt: new Date(at - secondsAgo * 1000).toISOString(),
+  checkedAt: at - secondsAgo * 1000,
   ok,
   status: ok ? 200 : 503,
   latencyMs,

@@ -7,15 +7,15 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { serverDocument, serviceDocument } from "../src/schema.ts";
-import { openStore } from "../src/store/open.ts";
 import type { Store } from "../src/store/store.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
+import { open } from "./support/raw.ts";
 
 const t0 = Date.parse("2026-01-01T10:00:00Z");
 const service = (notifyThreshold: number) => serviceDocument.parse({ id: "web", check: { url: "http://127.0.0.1:9/", notifyThreshold } });
 
 async function opened(t: TestContext, target: string): Promise<Store> {
-  const store = await openStore(target, { mode: "write" });
+  const store = await open(target, { mode: "write" });
   t.after(() => store.close());
   return store;
 }
@@ -33,7 +33,7 @@ async function withService(t: TestContext, engine: TestEngine, notifyThreshold: 
 async function fail(store: Store, key: number, seconds: number) {
   const checkedAt = t0 + seconds * 1000;
   const outcome = { ok: false as const, status: 503, latencyMs: 5, matched: null, errorKind: "status" as const, error: "status 503", checkedAt };
-  const [recorded] = await store.recordResults([{ serviceKey: key, outcome }]);
+  const [recorded] = await store.recordResults([{ serviceKey: key, outcome }], checkedAt);
   return recorded;
 }
 
@@ -46,18 +46,18 @@ for (const engine of engines) {
     // The third consecutive failure exceeds the threshold of 2: DOWN, whoever stored the second.
     const third = (await fail(daemon, key, 30))!;
     assert.equal(third.state.consecutiveFailures, 3);
-    assert.equal(third.notify, "down");
-    const totals = await daemon.rollupTotals(key, 0);
-    assert.deepEqual([totals.checks, totals.failures], [3, 3], "the hour's rollup holds both connections' checks");
+    assert.deepEqual(third.notices, ["down"]);
+    const [hour] = await daemon.rollups(key, 0);
+    assert.deepEqual([hour!.checks, hour!.failures], [3, 3], "the hour's rollup holds both connections' checks");
   });
 
   test(`${engine}: a batch follows a change of settings made through its own connection`, async (t) => {
     const { store, key } = await withService(t, engine, 5);
-    assert.equal((await fail(store, key, 10))!.notify, null);
+    assert.deepEqual((await fail(store, key, 10))!.notices, []);
     await store.putService("s", service(1), t0 + 15_000);
     const second = (await fail(store, key, 20))!;
     assert.equal(second.state.consecutiveFailures, 2);
-    assert.equal(second.notify, "down", "the threshold is 1 now");
+    assert.deepEqual(second.notices, ["down"], "the threshold is 1 now");
     await store.deleteService("s", "web", t0 + 25_000);
     assert.equal(await fail(store, key, 30), undefined, "a deleted service's result has nowhere to go");
   });
@@ -72,6 +72,6 @@ for (const engine of engines) {
     const { key: again } = await daemon.findService("s", "web");
     const first = (await fail(daemon, again!, 30))!;
     assert.equal(first.state.consecutiveFailures, 1, "a new service starts from nothing");
-    assert.equal(first.notify, "down", "with the new service's threshold of 0");
+    assert.deepEqual(first.notices, ["down"], "with the new service's threshold of 0");
   });
 }

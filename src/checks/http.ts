@@ -5,13 +5,13 @@
  * measures what a new visitor meets (DNS, connect, TLS, first byte, body) and a stale keep-alive socket can
  * never hide an outage. One deadline, `timeoutMs`, covers the whole exchange: every redirect and the body.
  */
-import { performance } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
 import { TLSSocket } from "node:tls";
 import type { Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { buildConnector, Client, type Dispatcher } from "undici";
-import type { Check, CheckResult, ErrorKind } from "../model.ts";
+import { systemClock, type Clock } from "../clock.ts";
+import type { Check, ErrorKind, Outcome } from "../model.ts";
 import { version } from "../version.ts";
 import { evaluate } from "./expect.ts";
 import { guardHeads, headLimits } from "./head-guard.ts";
@@ -23,8 +23,8 @@ export interface ControllerOptions {
   readonly maxRedirects?: number;
   /** A redirect's location longer than this fails the check (errorKind redirect). Default 8192 characters. */
   readonly maxRedirectUrl?: number;
-  /** The wall clock, for `checkedAt` and certificate lifetimes. Default Date.now. */
-  readonly now?: () => number;
+  /** For `checkedAt` and certificate lifetimes (the wall clock) and the latency (the monotonic one). Default the system's. */
+  readonly clock?: Clock;
   /** Aborts the check (the daemon is stopping); the result then reports a timeout and should be dropped. */
   readonly signal?: AbortSignal;
   /** Sent unless the check's headers set one. Default `healthd/<version>`. */
@@ -36,12 +36,6 @@ export type CheckRequest = Pick<
   Check,
   "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect"
 >;
-
-export type Outcome = CheckResult & {
-  readonly checkedAt: number;
-  /** When the server's TLS certificate expires (Unix ms); absent over plain HTTP or without an answer. */
-  readonly certExpiresAt?: number;
-};
 
 /** A failure with its kind, thrown inside the controller and turned into a result at its edge. */
 class CheckFailure extends Error {
@@ -64,8 +58,9 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 10;
   const maxRedirectUrl = options.maxRedirectUrl ?? 8192;
-  const checkedAt = (options.now ?? Date.now)();
-  const started = performance.now();
+  const clock = options.clock ?? systemClock;
+  const checkedAt = clock.now();
+  const started = clock.monotonic();
   // The deadline, or the daemon stopping, ends the exchange going on by closing its connection: the request,
   // the body and any pipeline fail with it. (Not an AbortController per check: making its signal and undici's
   // listener on it cost several per cent of the daemon's main thread at everyday loads, profiled.)
@@ -82,7 +77,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   };
   const timer = setTimeout(end, check.timeoutMs);
   options.signal?.addEventListener("abort", end, { once: true });
-  const elapsed = () => performance.now() - started;
+  const elapsed = () => clock.monotonic() - started;
 
   let url = new URL(check.url);
   let method: string = check.method;

@@ -2,9 +2,11 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { UsageError } from "../config.ts";
 import { parseServersFile } from "../servers-file.ts";
-import { DependencyError, type ServerChange } from "../store/store.ts";
+import { describeRefusal } from "../policy/dependencies.ts";
+import { DependenciesRefused, type ServerChange } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
 import { dbOption } from "./options.ts";
+import { systemClock } from "../clock.ts";
 
 export function applyCommand(): Command {
   return new Command("apply")
@@ -45,11 +47,17 @@ Examples:
         const dryRun = flags.dryRun ?? false;
         let result;
         try {
-          result = await store.applyServers(parsed.servers, { now: Date.now(), prune: flags.prune ?? false, dryRun, keyed: true });
+          result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun });
         } catch (error) {
-          if (!(error instanceof DependencyError)) throw error;
-          const located = error.errors.map((e) => `${parsed.where(e.path)}: ${e.path}: ${e.message}`);
-          throw new UsageError(`${file} cannot be applied; nothing was applied:\n  ${(located.length > 0 ? located : [error.message]).join("\n  ")}`);
+          if (!(error instanceof DependenciesRefused)) throw error;
+          // Where a service's reference sits in the file: under its server's id.
+          const refusal = describeRefusal(error.problems, (service, index) => {
+            const [serverId, serviceId] = service.split("/") as [string, string];
+            const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
+            return position === -1 ? undefined : `/${serverId}/services/${position}/check/dependsOn/${index}`;
+          });
+          const located = refusal.errors.map((e) => `${parsed.where(e.path)}: ${e.path}: ${e.message}`);
+          throw new UsageError(`${file} cannot be applied; nothing was applied:\n  ${(located.length > 0 ? located : [refusal.detail]).join("\n  ")}`);
         }
         if (flags.json) {
           // Server ids by outcome (what scripts read first), then each server's changes service by service.

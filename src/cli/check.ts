@@ -1,7 +1,8 @@
 import { Command, Option } from "commander";
-import { runCheck, type Outcome } from "../checks/http.ts";
+import { runCheck } from "../checks/http.ts";
+import { systemClock } from "../clock.ts";
 import { parsePositiveInt, UsageError } from "../config.ts";
-import type { Check } from "../model.ts";
+import type { Check, Outcome } from "../model.ts";
 import { checkInput, validate } from "../schema.ts";
 import type { ScheduledService } from "../model.ts";
 import { exitCodes } from "./exit.ts";
@@ -80,7 +81,7 @@ Examples:
       try {
         const stored = select(await store.scheduledServices(), target);
         // --record goes the daemon's way: entry, state, rollup and notifications in one transaction.
-        const record = flags.record ? (s: Subject, o: Outcome) => store.recordResults([{ serviceKey: s.key!, outcome: o }]) : async () => {};
+        const record = flags.record ? (s: Subject, o: Outcome) => store.recordResults([{ serviceKey: s.key!, outcome: o }], systemClock.now()) : async () => {};
         process.exitCode = await runAll(stored, flags, record);
       } finally {
         await store.close();

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { UsageError } from "../config.ts";
 import { copyDatabase, DestinationNotEmpty, type CopyProgress } from "../store/copy.ts";
 import { openStore } from "../store/open.ts";
+import { policy } from "../policy/index.ts";
 
 export function copyCommand(): Command {
   return new Command("copy")
@@ -23,7 +24,7 @@ Examples:
     .action(async (flags: { from: string; to: string; json?: boolean }) => {
       const open = async (target: string, mode: "read" | "write") => {
         try {
-          return await openStore(target, { mode });
+          return await openStore(target, { mode, policy });
         } catch (error) {
           throw new UsageError(`${mode === "read" ? "--from" : "--to"}: ${(error as Error).message}`, { cause: error });
         }

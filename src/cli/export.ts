@@ -1,6 +1,5 @@
 import { Command } from "commander";
 import { renderServersFile } from "../servers-file.ts";
-import type { ServerView } from "../model.ts";
 import { openForReading } from "./database.ts";
 import { dbOption } from "./options.ts";
 
@@ -13,11 +12,8 @@ export function exportCommand(): Command {
     .action(async (flags: { db: string; json?: boolean }) => {
       const store = await openForReading(flags.db);
       try {
-        const servers: ServerView[] = [];
-        for (const { id } of await store.listServers()) {
-          const server = await store.getServer(id);
-          if (server) servers.push(server);
-        }
+        const services = await store.services();
+        const servers = (await store.servers()).map((server) => ({ ...server, services: services.filter((s) => s.serverId === server.id) }));
         process.stdout.write(renderServersFile(servers, flags.json ? "json" : "yaml"));
       } finally {
         await store.close();

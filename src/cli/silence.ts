@@ -12,6 +12,8 @@ import type { Silence, Store } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
 import { argument, dbOption } from "./options.ts";
 import { parseTarget } from "./target.ts";
+import { systemClock } from "../clock.ts";
+import { silenceJson } from "../http/views.ts";
 
 const units = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 
@@ -66,7 +68,8 @@ Examples:
       const { serverId, serviceId } = parseTarget(target);
       const silence = await withStore(flags.db, (store) => add(store, serverId!, serviceId ?? null, flags.for!, flags.reason ?? null));
       if (command.length === 0) {
-        process.stdout.write(flags.json ? JSON.stringify(silence) + "\n" : `silenced ${target} until ${silence.endsAt} (id ${silence.id})\n`);
+        const shown = silenceJson(silence);
+        process.stdout.write(flags.json ? JSON.stringify(shown) + "\n" : `silenced ${target} until ${shown.endsAt} (id ${shown.id})\n`);
         return;
       }
       process.exitCode = await runWhileSilenced(command, silence, flags.db);
@@ -83,7 +86,7 @@ async function withStore<T>(db: string, work: (store: Store) => Promise<T>): Pro
 }
 
 async function add(store: Store, serverId: string, serviceId: string | null, seconds: number, reason: string | null): Promise<Silence> {
-  const now = Date.now();
+  const now = systemClock.now();
   const silence = await store.addSilence({ serverId, serviceId, startsAt: now, endsAt: now + seconds * 1000, reason }, now);
   if (silence === "no server") throw new UsageError(`no server ${serverId}; healthd export lists the servers`);
   if (silence === "no service") throw new UsageError(`server ${serverId} has no service ${serviceId}; healthd export lists its services`);
@@ -91,9 +94,9 @@ async function add(store: Store, serverId: string, serviceId: string | null, sec
 }
 
 async function list(flags: Flags): Promise<void> {
-  const silences = await withStore(flags.db, (store) => store.silences(Date.now()));
+  const silences = await withStore(flags.db, (store) => store.silences(systemClock.now()));
   if (flags.json) {
-    process.stdout.write(JSON.stringify({ silences }) + "\n");
+    process.stdout.write(JSON.stringify({ silences: silences.map(silenceJson) }) + "\n");
     return;
   }
   if (silences.length === 0) {
@@ -101,14 +104,14 @@ async function list(flags: Flags): Promise<void> {
     return;
   }
   const rows = [["ID", "TARGET", "STARTS", "ENDS", "REASON"]].concat(
-    silences.map((s) => [s.id, s.service ? `${s.server}/${s.service}` : s.server, s.startsAt, s.endsAt, s.reason ?? ""]),
+    silences.map(silenceJson).map((s) => [s.id, s.service ? `${s.server}/${s.service}` : s.server, s.startsAt, s.endsAt, s.reason ?? ""]),
   );
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows) process.stdout.write(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd() + "\n");
 }
 
 async function end(id: string, flags: Flags): Promise<void> {
-  const ended = /^[0-9]{1,15}$/.test(id) && (await withStore(flags.db, (store) => store.endSilence(Number(id), Date.now())));
+  const ended = /^[0-9]{1,15}$/.test(id) && (await withStore(flags.db, (store) => store.endSilence(Number(id), systemClock.now())));
   if (!ended) throw new UsageError(`no silence ${JSON.stringify(id)} that has not ended; healthd silence --list shows them`);
   if (!flags.json) process.stdout.write(`ended silence ${id}\n`);
 }
@@ -133,9 +136,9 @@ async function runWhileSilenced(command: readonly string[], silence: Silence, db
   });
   for (const signal of forwarded) process.off(signal, pass);
   try {
-    await withStore(db, (store) => store.endSilence(Number(silence.id), Date.now()));
+    await withStore(db, (store) => store.endSilence(silence.id, systemClock.now()));
   } catch (error) {
-    process.stderr.write(`healthd: cannot end silence ${silence.id} (${(error as Error).message}); it ends by itself at ${silence.endsAt}\n`);
+    process.stderr.write(`healthd: cannot end silence ${silence.id} (${(error as Error).message}); it ends by itself at ${silenceJson(silence).endsAt}\n`);
   }
   return code;
 }

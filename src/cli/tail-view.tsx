@@ -7,7 +7,8 @@
  */
 import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useState } from "react";
-import type { NamedEntry } from "../model.ts";
+import type { NamedEntry } from "../store/store.ts";
+import { systemClock } from "../clock.ts";
 
 export interface Row {
   readonly name: string;
@@ -28,7 +29,7 @@ export interface TailViewProps {
   readonly subscribe: (onEntries: (entries: readonly NamedEntry[]) => void) => () => void;
   /** Colours on (a terminal without NO_COLOR). Default true. */
   readonly colour?: boolean;
-  /** The clock for "time since last check". Default Date.now. */
+  /** The clock for "time since last check". Default the system's. */
   readonly now?: () => number;
 }
 
@@ -52,7 +53,7 @@ export function fold(state: State, entries: readonly NamedEntry[]): { rows: Map<
       ok: e.ok,
       latencyMs: e.latencyMs,
       consecutiveFailures: e.ok ? 0 : (before?.consecutiveFailures ?? 0) + 1,
-      lastAt: Date.parse(e.checkedAt),
+      lastAt: e.checkedAt,
       recent: [...(before?.recent ?? []), e.ok ? e.latencyMs : -1].slice(-sparkWidth),
     });
     if (!e.ok) failures.unshift(e);
@@ -81,7 +82,7 @@ export function columns(width: number): { recent: boolean; last: boolean } {
   return { recent: width >= 80, last: width >= 56 };
 }
 
-export function TailView({ initial, subscribe, colour = true, now = Date.now }: TailViewProps) {
+export function TailView({ initial, subscribe, colour = true, now = systemClock.now }: TailViewProps) {
   const { exit } = useApp();
   const { stdout } = useStdout();
   const [state, setState] = useState<State>({ rows: new Map(initial.map((r) => [r.name, r])), failures: [] });
@@ -130,7 +131,7 @@ export function TailView({ initial, subscribe, colour = true, now = Date.now }: 
           <Text bold>RECENT FAILURES</Text>
           {state.failures.map((f) => (
             <Text key={f.id} wrap="truncate" {...paint(false)}>
-              {`${f.checkedAt.slice(11, 19)}  ${f.server}/${f.service}  ${f.errorKind}: ${f.error}`}
+              {`${new Date(f.checkedAt).toISOString().slice(11, 19)}  ${f.server}/${f.service}  ${f.errorKind}: ${f.error}`}
             </Text>
           ))}
         </Box>

@@ -1,7 +1,7 @@
 import { Command } from "commander";
 import { followEntries } from "../follow.ts";
-import type { NamedEntry } from "../model.ts";
-import type { Store } from "../store/store.ts";
+import { entryJson } from "../http/views.ts";
+import type { NamedEntry, Store } from "../store/store.ts";
 import { openForReading } from "./database.ts";
 import { dbOption } from "./options.ts";
 import { colourWanted } from "./output.ts";
@@ -34,7 +34,7 @@ Examples:
         const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) => followEntries(store, after, { ...scope, onEntries });
         if (flags.json || !process.stdout.isTTY || !process.stdin.isTTY) {
           const stop = subscribe((entries) => {
-            for (const entry of entries) process.stdout.write(JSON.stringify(entry) + "\n");
+            for (const { server, service, ...entry } of entries) process.stdout.write(JSON.stringify({ server, service, ...entryJson(entry) }) + "\n");
           });
           await new Promise<void>((resolve) => {
             process.once("SIGINT", resolve);
@@ -56,22 +56,12 @@ Examples:
 
 /** The services in scope as stored: the table starts from them rather than empty. */
 async function storedRows(store: Store, scope: Target): Promise<Row[]> {
-  const rows: Row[] = [];
-  for (const { id } of await store.listServers()) {
-    if (scope.serverId && id !== scope.serverId) continue;
-    for (const service of (await store.getServer(id))?.services ?? []) {
-      if (scope.serviceId && service.id !== scope.serviceId) continue;
-      const { state } = service;
-      const last = state.lastEntry;
-      rows.push({
-        name: `${id}/${service.id}`,
-        ok: state.status === "unknown" ? null : state.status === "up",
-        latencyMs: last?.latencyMs ?? null,
-        consecutiveFailures: state.consecutiveFailures,
-        lastAt: state.lastCheckedAt === null ? null : Date.parse(state.lastCheckedAt),
-        recent: last ? [last.ok ? last.latencyMs : -1] : [],
-      });
-    }
-  }
-  return rows;
+  return (await store.services(scope)).map(({ serverId, id, state, lastEntry: last }) => ({
+    name: `${serverId}/${id}`,
+    ok: state === null || state.status === "unknown" ? null : state.status === "up",
+    latencyMs: last?.latencyMs ?? null,
+    consecutiveFailures: state?.consecutiveFailures ?? 0,
+    lastAt: state?.lastCheckedAt ?? null,
+    recent: last ? [last.ok ? last.latencyMs : -1] : [],
+  }));
 }

@@ -16,6 +16,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import type { Clock } from "../clock.ts";
 import { UsageError } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { StoreUnavailable, type NodeRecord, type Store } from "../store/store.ts";
@@ -26,12 +27,8 @@ export interface ClusterOptions {
   readonly leaseMs: number;
   readonly version: string;
   readonly log: Logger;
-  /** Which checks this node runs may have changed: read them again (the promise settles once they are read). */
-  readonly onOwnership: () => void | Promise<void>;
-  /** Wall-clock time, as written in heartbeats. */
-  readonly now?: () => number;
-  /** A monotonic clock for the lease; a paused process or a changed wall clock does not stop it. */
-  readonly monotonic?: () => number;
+  /** The wall clock, as written in heartbeats; the monotonic one for the lease (a paused process or a changed wall clock does not stop it). */
+  readonly clock: Clock;
 }
 
 export class ClusterNode {
@@ -58,12 +55,14 @@ export class ClusterNode {
   #stopWatching: (() => void) | undefined;
   #ticking: Promise<void> = Promise.resolve();
   #stopped = false;
+  /** Told when which checks this node runs may have changed (see start). */
+  #onOwnership: () => void | Promise<void> = () => {};
 
   constructor(store: Store, options: ClusterOptions) {
     this.#store = store;
     this.#options = options;
-    this.#now = options.now ?? Date.now;
-    this.#monotonic = options.monotonic ?? (() => performance.now());
+    this.#now = () => options.clock.now();
+    this.#monotonic = () => options.clock.monotonic();
     this.#startedAt = this.#now();
     this.#reachedAt = this.#startedAt;
     this.#heldFrom = this.#monotonic();
@@ -106,9 +105,11 @@ export class ClusterNode {
 
   /**
    * Register (refused when a live node has the name, unless that is a process of this host that is gone: a
-   * restart after a crash), take a share of the checks, and start heartbeating.
+   * restart after a crash), take a share of the checks, and start heartbeating. `onOwnership` is told whenever
+   * which checks this node runs may have changed, and reads them again (its promise settles once it has).
    */
-  async start(): Promise<void> {
+  async start(onOwnership: () => void | Promise<void>): Promise<void> {
+    this.#onOwnership = onOwnership;
     const sentAt = this.#monotonic();
     let taken = await this.#register();
     if (taken && taken.host === hostname() && (taken.pid === process.pid || !running(taken.pid))) taken = await this.#register(taken.instance);
@@ -138,7 +139,7 @@ export class ClusterNode {
     const moved = await this.#store.rebalance(presumed ?? this.#now());
     if (moved > 0) {
       this.#options.log.debug("checks rebalanced", { moved });
-      this.#options.onOwnership();
+      this.#onOwnership();
     }
   }
 
@@ -186,7 +187,7 @@ export class ClusterNode {
         // database keep their checks (before, the first node back took every check, then gave them back).
         this.#presume = { liveAt: this.#reachedAt, until: sentAt + this.#options.leaseMs };
         await this.rebalance();
-        await this.#options.onOwnership();
+        await this.#onOwnership();
       } else if (changed || (this.#presume && sentAt >= this.#presume.until)) {
         // A node that died while the database was away is taken over once the lease of grace is over.
         if (this.#presume && sentAt >= this.#presume.until) this.#presume = undefined;
@@ -199,7 +200,7 @@ export class ClusterNode {
         this.#lapsed = false;
         this.#options.log.info("the database answers again; this node's lease holds again and it runs all its checks");
       }
-      if (notified) void this.#options.onOwnership();
+      if (notified) void this.#onOwnership();
     } catch (error) {
       this.#databaseDown = error instanceof StoreUnavailable && error.down;
       if (!this.#lapsed && !this.leaseHeld) {

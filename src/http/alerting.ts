@@ -3,12 +3,13 @@
  */
 import { z } from "zod";
 import { id, integer, limits, time, validate, type FieldError } from "../schema.ts";
-import { decodeIncidentCursor } from "../store/queries/alerting.ts";
-import type { Store } from "../store/store.ts";
+import type { Incident, Store } from "../store/store.ts";
+import { incidentCursor } from "./cursor.ts";
 import { incidentsAnswer, silenceAnswer, silencesAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Route } from "./router.ts";
 import { noServer, noService, pageCursor, pageLimit, serviceKey } from "./services.ts";
+import { incidentJson, silenceJson } from "./views.ts";
 
 export interface AlertingContext {
   readonly store: Store;
@@ -35,7 +36,7 @@ export const silenceBody = z
 
 const incidentsQuery = z.strictObject({
   limit: pageLimit("Incidents"),
-  before: pageCursor(decodeIncidentCursor),
+  before: pageCursor(incidentCursor),
   open: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional().describe("Only open ones, or only closed ones"),
 });
 const allIncidentsQuery = incidentsQuery.extend({ server: id.optional(), service: id.optional() });
@@ -52,7 +53,7 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
           summary: "The silences that have not ended: active ones, then future ones",
           operationId: "listSilences",
           responses: { 200: { description: "The silences, by start", schema: silencesAnswer } },
-          handle: async () => ({ status: 200, body: { silences: await store.silences(ctx.now()) } }),
+          handle: async () => ({ status: 200, body: { silences: (await store.silences(ctx.now())).map(silenceJson) } }),
         },
         POST: {
           summary: "Silence a server, or one of its services, for a while: checks run and are stored, nothing is published",
@@ -87,7 +88,7 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
             const silence = await store.addSilence({ serverId: s.server, serviceId: s.service ?? null, startsAt, endsAt, reason: s.reason ?? null }, now);
             if (silence === "no server") throw noServer(s.server);
             if (silence === "no service") throw noService(s.server, s.service!);
-            return { status: 201, body: silence, headers: { location: `/silences/${silence.id}` } };
+            return { status: 201, body: silenceJson(silence), headers: { location: `/silences/${silence.id}` } };
           },
         },
       },
@@ -119,7 +120,7 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
           responses: { 200: { description: "A page of incidents", schema: incidentsAnswer }, 400: badInput },
           handle: async (req) => {
             const q = req.query as z.output<typeof allIncidentsQuery>;
-            return { status: 200, body: await store.incidents({ ...q, serverId: q.server, serviceId: q.service }, ctx.now()) };
+            return { status: 200, body: incidentsPage(await store.incidents({ ...q, serverId: q.server, serviceId: q.service }), ctx.now()) };
           },
         },
       },
@@ -136,10 +137,14 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
             await serviceKey(store, serverId, serviceId);
             const q = req.query as z.output<typeof incidentsQuery>;
-            return { status: 200, body: await store.incidents({ ...q, serverId, serviceId }, ctx.now()) };
+            return { status: 200, body: incidentsPage(await store.incidents({ ...q, serverId, serviceId }), ctx.now()) };
           },
         },
       },
     },
   ];
+}
+
+function incidentsPage(page: { incidents: Incident[]; next: number | null }, now: number) {
+  return { incidents: page.incidents.map((i) => incidentJson(i, now)), next: page.next === null ? null : incidentCursor.encode(page.next) };
 }

@@ -9,7 +9,7 @@ import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import { validate, type FieldError } from "../schema.ts";
-import { DependencyError, StoreUnavailable } from "../store/store.ts";
+import { StoreUnavailable } from "../store/store.ts";
 import { parseJson } from "./json.ts";
 import { HttpError, invalid, problem } from "./problem.ts";
 
@@ -186,8 +186,6 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
     } catch (error) {
       if (error instanceof HttpError) {
         answer = { status: error.status, body: error.toProblem(), headers: error.headers };
-      } else if (error instanceof DependencyError) {
-        answer = { status: error.status, body: problem(error.status, error.message, error.status === 400 ? error.errors : undefined) };
       } else if (error instanceof StoreUnavailable) {
         log.error("the database refused a request", { method, url: req.url, code: error.code, error: error.message });
         answer = {

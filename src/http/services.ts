@@ -5,11 +5,13 @@ import { z } from "zod";
 import type { ScheduleChange } from "../model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
 import { id, serverDocument, serviceDocument, time, validate, type FieldError } from "../schema.ts";
-import { decodeCursor } from "../store/queries/entries.ts";
-import type { Store } from "../store/store.ts";
+import { DependenciesRefused, type Store } from "../store/store.ts";
+import { describeRefusal } from "../policy/dependencies.ts";
 import { entriesAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
+import { entryCursor, type Cursor } from "./cursor.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Answer, Request, Route } from "./router.ts";
+import { entryJson, serverSummaries, serverView, serviceViews } from "./views.ts";
 
 export interface ServicesContext {
   readonly store: Store;
@@ -32,7 +34,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           summary: "List servers, with how many of their services are up, down, unknown, paused and blocked",
           operationId: "listServers",
           responses: { 200: { description: "The servers, by id", schema: serverListAnswer } },
-          handle: async () => ({ status: 200, body: { servers: await store.listServers() } }),
+          handle: async () => ({ status: 200, body: { servers: await serverSummaries(store) } }),
         },
       },
     },
@@ -44,7 +46,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           operationId: "getServer",
           responses: { 200: { description: "The server", schema: serverAnswer }, 404: notFound("server") },
           handle: async (req) => {
-            const server = await store.getServer(req.params.serverId!);
+            const server = await serverView(store, ctx.now(), req.params.serverId!);
             if (!server) throw noServer(req.params.serverId!);
             return { status: 200, body: server };
           },
@@ -61,9 +63,12 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           handle: async (req) => {
             const serverId = pathId(req, "serverId");
             const doc = validated(await req.json(), serverDocument, "server", serverId);
-            const result = await store.applyServers(new Map([[serverId, doc]]), { now: ctx.now() });
+            const result = await refusable(store.applyServers(new Map([[serverId, doc]]), { now: ctx.now() }), (service, index) => {
+              const position = service.startsWith(`${serverId}/`) ? doc.services.findIndex((s) => `${serverId}/${s.id}` === service) : -1;
+              return position === -1 ? undefined : `/services/${position}/check/dependsOn/${index}`;
+            });
             await ctx.scheduleChanged(result.schedule);
-            return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await store.getServer(serverId) };
+            return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await serverView(store, ctx.now(), serverId) };
           },
         },
         DELETE: {
@@ -72,7 +77,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           responses: { 204: { description: "Deleted" }, 404: notFound("server") },
           handle: async (req) => {
             const serverId = req.params.serverId!;
-            const change = await store.deleteServer(serverId);
+            const change = await refusable(store.deleteServer(serverId));
             if (!change) throw noServer(serverId);
             await ctx.scheduleChanged(change);
             return { status: 204 };
@@ -89,7 +94,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           responses: { 200: { description: "The service", schema: serviceAnswer }, 404: notFound("server or service") },
           handle: async (req) => {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-            const service = await store.getService(serverId, serviceId);
+            const [service] = await serviceViews(store, ctx.now(), serverId, serviceId);
             if (!service) throw await missing(store, serverId, serviceId);
             return { status: 200, body: service };
           },
@@ -108,10 +113,12 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
             const serverId = pathId(req, "serverId");
             const serviceId = pathId(req, "serviceId");
             const doc = validated(await req.json(), serviceInPath, "service", serviceId);
-            const result = await store.putService(serverId, { ...doc, id: serviceId }, ctx.now());
+            const result = await refusable(store.putService(serverId, { ...doc, id: serviceId }, ctx.now()), (service, index) =>
+              service === `${serverId}/${serviceId}` ? `/check/dependsOn/${index}` : undefined,
+            );
             if (!result) throw noServer(serverId);
             await ctx.scheduleChanged(result.schedule);
-            return { status: result.outcome === "created" ? 201 : 200, body: await store.getService(serverId, serviceId) };
+            return { status: result.outcome === "created" ? 201 : 200, body: (await serviceViews(store, ctx.now(), serverId, serviceId))[0] };
           },
         },
         DELETE: {
@@ -120,7 +127,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           responses: { 204: { description: "Deleted" }, 404: notFound("server or service") },
           handle: async (req) => {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-            const change = await store.deleteService(serverId, serviceId, ctx.now());
+            const change = await refusable(store.deleteService(serverId, serviceId, ctx.now()));
             if (!change) throw await missing(store, serverId, serviceId);
             await ctx.scheduleChanged(change);
             return { status: 204 };
@@ -156,7 +163,8 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           handle: async (req) => {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
             const key = await serviceKey(store, serverId, serviceId);
-            return { status: 200, body: await store.readEntries(key, req.query as z.output<typeof entriesQuery>) };
+            const page = await store.readEntries(key, req.query as z.output<typeof entriesQuery>);
+            return { status: 200, body: { entries: page.entries.map(entryJson), next: page.next === null ? null : entryCursor.encode(page.next) } };
           },
         },
       },
@@ -220,18 +228,22 @@ export const pageLimit = (what: string) =>
     .default(100)
     .describe(`${what} per page, 1 to 1000`);
 
-/** `before` of a paged list: the `next` of the previous page, as `decode` reads it. */
-export const pageCursor = (decode: (cursor: string) => unknown) =>
+/** `before` of a paged list: the `next` of the previous page, read as the id it stands for. */
+export const pageCursor = (cursor: Cursor) =>
   z
     .string()
-    .refine((c) => decode(c) !== undefined, "is not a cursor; pass the next value of a previous page")
+    .transform((text, ctx) => {
+      const id = cursor.decode(text);
+      if (id === undefined) ctx.addIssue({ code: "custom", message: "is not a cursor; pass the next value of a previous page" });
+      return id ?? z.NEVER;
+    })
     .optional()
     .describe("The `next` of the previous page");
 
 const entriesQuery = z
   .strictObject({
     limit: pageLimit("Entries"),
-    before: pageCursor(decodeCursor),
+    before: pageCursor(entryCursor),
     since: time.optional().describe("Only entries checked at or after this time"),
     until: time.optional().describe("Only entries checked before this time"),
     ok: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional(),
@@ -241,3 +253,18 @@ const entriesQuery = z
       ctx.addIssue({ code: "custom", path: ["since"], message: "is later than until; swap them, or leave one out" });
     }
   });
+
+/**
+ * A change of configuration the store refused because the graph of dependsOn would not stay whole: 400 for the
+ * document's own faults (located by `pathOf`, where a service's reference sits in it), 409 when it would leave
+ * other services pointing at nothing.
+ */
+export async function refusable<T>(change: Promise<T>, pathOf: (service: string, index: number) => string | undefined = () => undefined): Promise<T> {
+  try {
+    return await change;
+  } catch (error) {
+    if (!(error instanceof DependenciesRefused)) throw error;
+    const refusal = describeRefusal(error.problems, pathOf);
+    throw new HttpError(refusal.conflict ? 409 : 400, refusal.detail, refusal.conflict ? undefined : [...refusal.errors]);
+  }
+}

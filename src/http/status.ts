@@ -84,7 +84,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   const model = async (serverId?: string) => (await view(serverId)).model;
   const page = async (serverId?: string): Promise<Response> => {
     const v = await view(serverId);
-    if (serverId && v.model.servers.length === 0 && !(await store.getServer(serverId))) throw noServer(serverId);
+    if (serverId && v.model.servers.length === 0 && (await store.servers(serverId)).length === 0) throw noServer(serverId);
     const title = serverId ? `${v.model.servers[0]?.name ?? serverId} status` : "Status";
     v.page ??= new SharedBody(renderStatusPage(v.model, { title, version: ctx.version }));
     return { status: 200, shared: v.page, headers: pageHeaders };

@@ -7,6 +7,7 @@
  * A failed delivery is retried with capped exponential backoff, across restarts, until ntfy takes it; a
  * notification that ntfy refuses as invalid is marked failed with ntfy's error and not retried.
  */
+import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Notification, Store } from "../store/store.ts";
 import type { Publisher, PublishResult } from "./ntfy.ts";
@@ -21,7 +22,7 @@ export interface DeliveryOptions {
   readonly retryBaseMs?: number;
   /** Retry delays stop growing here. Default 300000 ms (5 minutes). */
   readonly retryMaxMs?: number;
-  readonly now?: () => number;
+  readonly clock: Clock;
   /** Told of every attempt's outcome. */
   readonly onAttempt?: (row: Notification, result: PublishResult) => void;
 }
@@ -30,7 +31,6 @@ export class Delivery {
   readonly #store: Store;
   readonly #publisher: Publisher;
   readonly #options: DeliveryOptions;
-  readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
@@ -41,7 +41,6 @@ export class Delivery {
     this.#store = store;
     this.#publisher = publisher;
     this.#options = options;
-    this.#now = options.now ?? Date.now;
   }
 
   /** Look at the outbox now (new notifications were committed, or the daemon started). */
@@ -56,7 +55,7 @@ export class Delivery {
       .catch((error: unknown) => {
         // The outbox could not be read or updated (the store refusing writes): look again in a while.
         this.#options.log.error("notification delivery paused for 10 s: the outbox cannot be updated", { error });
-        this.#pausedUntil = this.#now() + 10_000;
+        this.#pausedUntil = this.#options.clock.now() + 10_000;
         this.#again = false;
       })
       .finally(() => {
@@ -81,7 +80,7 @@ export class Delivery {
       (next) => this.#armAt(next),
       (error: unknown) => {
         this.#options.log.error("cannot read the outbox; looking again in 10 s", { error });
-        this.#armAt(this.#now() + 10_000);
+        this.#armAt(this.#options.clock.now() + 10_000);
       },
     );
   }
@@ -90,11 +89,11 @@ export class Delivery {
     if (next === undefined || this.#stopped || this.#running) return;
     const at = Math.max(next, this.#pausedUntil);
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - this.#now()), 2_147_000_000));
+    this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - this.#options.clock.now()), 2_147_000_000));
   }
 
   async #pass(): Promise<void> {
-    const due = await this.#store.claimNotifications(this.#options.instance, this.#now());
+    const due = await this.#store.claimNotifications(this.#options.instance, this.#options.clock.now());
     await Promise.all(due.map((row) => this.#deliver(row)));
     // A delivered head lets the next notification of its topic go at once.
     if (due.length > 0 && !this.#stopped) this.#again = true;
@@ -124,7 +123,7 @@ export class Delivery {
       const since = Math.floor(row.inFlightSince / 1000) - 1;
       const found = await this.#publisher.findCached(topic, since, (m) => m.title === body.title && m.message === body.message);
       if (found) {
-        await this.#store.markDelivered(row.id, found.id, this.#now());
+        await this.#store.markDelivered(row.id, found.id, this.#options.clock.now());
         log.info("notification was delivered before a restart; not sending it again", { ntfyId: found.id });
         this.#options.onAttempt?.(row, { ok: true, id: found.id, time: found.time });
         return;
@@ -132,12 +131,12 @@ export class Delivery {
     }
     const result = await this.#publisher.publish({ ...body, topic });
     if (result.ok) {
-      await this.#store.markDelivered(row.id, result.id, this.#now());
+      await this.#store.markDelivered(row.id, result.id, this.#options.clock.now());
       log.info("notification delivered", { ntfyId: result.id });
     } else if (result.retryable) {
       const base = this.#options.retryBaseMs ?? 1000;
       const delay = Math.min(base * 2 ** row.attempts, this.#options.retryMaxMs ?? 300_000);
-      await this.#store.markRetry(row.id, result.error, this.#now() + delay);
+      await this.#store.markRetry(row.id, result.error, this.#options.clock.now() + delay);
       log.warn("notification not delivered; will retry", { error: result.error, attempt: row.attempts + 1, retryInMs: delay });
     } else {
       await this.#store.markGivenUp(row.id, "failed", result.error);

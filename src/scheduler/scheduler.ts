@@ -17,7 +17,7 @@
 import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
 import type { ScheduledService } from "../model.ts";
-import { systemClock, type Clock } from "./clock.ts";
+import { systemClock, type Clock } from "../clock.ts";
 import { TimeHeap } from "./heap.ts";
 import { firstRun, nextRun, periodOf, scheduleOf, type Schedule } from "./plan.ts";
 
@@ -101,11 +101,6 @@ export class Scheduler {
 
   get skipped(): number {
     return this.#skipped;
-  }
-
-  /** Whether a service is scheduled. */
-  has(key: number): boolean {
-    return this.#jobs.has(key);
   }
 
   /** The services scheduled now, for metrics. */

@@ -5,7 +5,7 @@
  * keys. Styles are inline too (allowed by hash): nothing is loaded from anywhere.
  */
 import { createHash } from "node:crypto";
-import { duration } from "../notify/message.ts";
+import { duration } from "../policy/message.ts";
 import { html, raw, type Html } from "./html.ts";
 import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
 

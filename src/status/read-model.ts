@@ -3,10 +3,11 @@
  * GET …/stats all come from here, so they never disagree. Built from the store (states, last entries,
  * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
  */
-import type { ShownStatus } from "../model.ts";
-import { hourMs } from "../rollup/deltas.ts";
-import { quantile, type Sketch } from "../rollup/sketch.ts";
-import { settleMs, type Store, type StatusService } from "../store/store.ts";
+import type { Sketch } from "../model.ts";
+import { hourMs, settleMs } from "../policy/rollup.ts";
+import { merge, quantile } from "../policy/sketch.ts";
+import type { Store, StoredService } from "../store/store.ts";
+import { countShown, shown, upstreamRefs, type ShownStatus } from "./shown.ts";
 
 export const dayMs = 86_400_000;
 /** Days in a service's history bar, today included. */
@@ -193,7 +194,8 @@ function add(map: Map<number, Map<number, Counts>>, key: number, at: number, cou
 export async function statusModel(store: Store, history: History, now: number, options: StatusOptions): Promise<StatusModel> {
   const today = dayOf(now);
   const since24h = Math.floor(now / hourMs) * hourMs - 23 * hourMs;
-  const [services, snapshot] = await Promise.all([store.statusServices(options.serverId), history.snapshot(store, now)]);
+  const [services, snapshot] = await Promise.all([store.services({ serverId: options.serverId }), history.snapshot(store, now)]);
+  const upstream = await store.upstream(upstreamRefs(services));
   // The dates of the history, once for all services.
   const dates = Array.from({ length: historyDays }, (_, i) => today - (historyDays - 1 - i) * dayMs);
   const from = iso(dates[0]!).slice(0, 10);
@@ -202,7 +204,7 @@ export async function statusModel(store: Store, history: History, now: number, o
   const statuses: ServiceStatus[] = [];
   const grouped = new Map<string, { id: string; name: string; services: ServiceStatus[] }>();
   for (const s of services) {
-    const status = serviceStatus(s, snapshot, { now, since24h, dates, from, settled }, options.public);
+    const status = serviceStatus(s, upstream, snapshot, { now, since24h, dates, from, settled }, options.public);
     statuses.push(status);
     let server = grouped.get(s.serverId);
     if (!server) grouped.set(s.serverId, (server = { id: s.serverId, name: s.serverName, services: [] }));
@@ -224,7 +226,8 @@ export async function statusModel(store: Store, history: History, now: number, o
 }
 
 function serviceStatus(
-  s: StatusService,
+  s: StoredService,
+  upstream: Parameters<typeof shown>[1],
   snapshot: Snapshot,
   at: { now: number; since24h: number; dates: readonly number[]; from: string; settled: number },
   isPublic: boolean,
@@ -238,19 +241,19 @@ function serviceStatus(
     if (counts && i >= at.dates.length - 30) (monthChecks += counts.checks), (monthFailures += counts.failures);
   });
   const last24h = snapshot.since(s.key, at.since24h);
+  const openSince = s.state?.incidentOpenSince ?? null;
   return {
     serverId: s.serverId,
-    id: s.serviceId,
+    id: s.id,
     name: s.name,
-    status: s.status,
-    ...(s.blockedBy ? { blockedBy: s.blockedBy } : {}),
+    ...shown(s, upstream),
     uptime24h: round(ratio(last24h.checks, last24h.failures)),
     uptime30d: round(ratio(monthChecks, monthFailures)),
     history: { from: at.from, uptime, settled: at.settled },
-    latencyMs: s.latencyMs,
-    lastCheckedAt: s.lastCheckedAt === null ? null : iso(s.lastCheckedAt),
-    incident: s.incidentOpenSince === null ? null : { since: iso(s.incidentOpenSince), durationMs: at.now - s.incidentOpenSince },
-    ...(isPublic ? {} : { url: s.url, error: s.lastError }),
+    latencyMs: s.lastEntry?.latencyMs ?? null,
+    lastCheckedAt: s.state ? iso(s.state.lastCheckedAt) : null,
+    incident: openSince === null ? null : { since: iso(openSince), durationMs: at.now - openSince },
+    ...(isPublic ? {} : { url: s.check.url, error: s.lastEntry?.error ?? null }),
   };
 }
 
@@ -264,13 +267,8 @@ function orderServices(services: readonly ServiceStatus[]): ServiceStatus[] {
   return services.map((s, i) => [s, i] as const).sort(([a, i], [b, j]) => rank[a.status] - rank[b.status] || i - j).map(([s]) => s);
 }
 
-type Counted = { readonly services: number } & Record<ServiceStatusName, number>;
-
-function counts(list: readonly { status: ServiceStatusName }[]): Counted {
-  const counted = { services: list.length, up: 0, down: 0, unknown: 0, blocked: 0, paused: 0 };
-  for (const s of list) counted[s.status]++;
-  return counted;
-}
+type Counted = ReturnType<typeof countShown>;
+const counts = countShown;
 
 /** A group's status: the worst of its services, paused only when all are. */
 export function worst(c: Counted): ServiceStatusName {
@@ -295,9 +293,16 @@ export function summary(c: Counted): string {
 /** GET …/stats and the uptime and latency badges: one service over an hour-aligned window. */
 export async function serviceStats(store: Store, serviceKey: number, window: Window, now: number) {
   const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
-  const totals = await store.rollupTotals(serviceKey, since);
+  const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, latencySum: 0, sketch: {} as Sketch };
+  for (const r of await store.rollups(serviceKey, since)) {
+    totals.checks += r.checks;
+    totals.failures += r.failures;
+    totals.silencedChecks += r.silencedChecks;
+    totals.silencedFailures += r.silencedFailures;
+    totals.latencySum += r.latencySum;
+    merge(totals.sketch, r.sketch);
+  }
   const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
-  const sketch: Sketch = totals.sketch;
   return {
     window,
     since: iso(since),
@@ -307,8 +312,8 @@ export async function serviceStats(store: Store, serviceKey: number, window: Win
     uptime: ratio(totals.checks - totals.silencedChecks, totals.failures - totals.silencedFailures),
     latencyMs: {
       mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),
-      p50: round(quantile(sketch, 0.5)),
-      p95: round(quantile(sketch, 0.95)),
+      p50: round(quantile(totals.sketch, 0.5)),
+      p95: round(quantile(totals.sketch, 0.95)),
     },
   };
 }

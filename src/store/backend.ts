@@ -2,13 +2,14 @@
  * What differs between the engines, named in one place. The store itself (kysely-store.ts) and its queries
  * are shared; a backend supplies the connection and the few things each database does its own way.
  */
-import type { Kysely } from "kysely";
+import type { Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 import type { MigrationReport } from "./migrate.ts";
+import type { BulkInsert } from "./queries/bulk.ts";
 import type { Channel, Engine, StoreUnavailable } from "./store.ts";
 import type { Tables } from "./tables.ts";
 
-/** What a transaction may have to do alone in the cluster. */
-export type Lock = "config";
+/** What a transaction may have to do alone in the cluster: change the configuration, or rebalance the checks. */
+export type Lock = "config" | "rebalance";
 
 export interface Backend {
   readonly engine: Engine;
@@ -37,6 +38,20 @@ export interface Backend {
    * SQLite's write transaction is already the only one.
    */
   lock(trx: Kysely<Tables>, lock: Lock): Promise<void>;
+  /**
+   * Hold the rows of these services until the transaction ends: on PostgreSQL several nodes may store results of
+   * one service at once (several locations), and each must decide from the other's outcome. SQLite's write
+   * transaction already holds everything.
+   */
+  lockServices(trx: Kysely<Tables>, keys: readonly number[]): Promise<void>;
+  /** `column IN (keys)`, in the form the engine plans fastest. */
+  keyIn(column: string, keys: readonly number[]): RawBuilder<boolean>;
+  /** A claim of rows that several nodes may make at once: on PostgreSQL, rows another is claiming are skipped. */
+  claiming<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
+  /** Insert `rows` (each the values of `spec.columns`, in order); answers the RETURNING rows in row order. */
+  bulkInsert<T extends keyof Tables, R = Record<string, unknown>>(db: Kysely<Tables>, spec: BulkInsert<T>, rows: readonly (readonly unknown[])[]): Promise<R[]>;
+  /** After rows were written with their ids (healthd copy): new rows get ids after them. */
+  followIdentity(trx: Kysely<Tables>, table: keyof Tables, column: string): Promise<void>;
   /** The store's answer to a driver error that means "not now" (unreachable, read-only, full), if it is one. */
   unavailable(error: unknown): StoreUnavailable | undefined;
   /** See Store.watch. */

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from "kysely";
 import type { KyselyStore } from "./kysely-store.ts";
-import { bulkInsert, type BulkInsert } from "./queries/bulk.ts";
+import type { BulkInsert } from "./queries/bulk.ts";
 import type { Tables } from "./tables.ts";
 
 interface TableCopy<T extends keyof Tables> extends BulkInsert<T> {
@@ -143,16 +143,13 @@ export async function copyDatabase(
       for (;;) {
         const rows = await page(source, spec, after, batch);
         if (rows.length === 0) break;
-        await bulkInsert(trx, destination.engine, spec, rows.map((row) => values(spec, row)));
+        await destination.bulkInsert(trx, spec, rows.map((row) => values(spec, row)));
         done += rows.length;
         after = rows.at(-1);
         options.onProgress?.({ table: spec.table, copied: done, total });
       }
       copied[spec.table] = done;
-      // PostgreSQL hands out identities from a sequence, which copied ids do not move: set it past them.
-      if (destination.engine === "postgres" && spec.identity && done > 0) {
-        await sql`select setval(pg_get_serial_sequence(${spec.table}, ${spec.identity}), (select max(${sql.ref(spec.identity)}) from ${sql.table(spec.table)}))`.execute(trx);
-      }
+      if (spec.identity && done > 0) await destination.followIdentity(trx, spec.table, spec.identity);
     }
     return copied;
   });

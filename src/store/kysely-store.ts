@@ -1,14 +1,17 @@
 /**
- * The Store, once, for both engines: the shared queries over a backend's Kysely instance. Driver errors
- * that mean "not now" leave here as StoreUnavailable, whichever engine raised them.
+ * The Store, once, for both engines: the shared queries over a backend's Kysely instance, and the policy it
+ * asks where a write depends on a decision. Driver errors that mean "not now" leave here as StoreUnavailable,
+ * whichever engine raised them.
  */
 import type { Kysely } from "kysely";
+import type { Policy } from "../model.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
+import * as configure from "./queries/configure.ts";
 import * as entries from "./queries/entries.ts";
 import * as cluster from "./queries/nodes.ts";
 import * as outbox from "./queries/outbox.ts";
-import { recordResults } from "./queries/results.ts";
+import { readBatch, writeDecision } from "./queries/results.ts";
 import * as servers from "./queries/servers.ts";
 import * as status from "./queries/status.ts";
 import { ServiceMemo } from "./memo.ts";
@@ -17,10 +20,12 @@ import type { Tables } from "./tables.ts";
 
 export class KyselyStore implements Store {
   readonly #backend: Backend;
+  readonly #policy: Policy;
   readonly #memo = new ServiceMemo();
 
-  constructor(backend: Backend) {
+  constructor(backend: Backend, policy: Policy) {
     this.#backend = backend;
+    this.#policy = policy;
   }
 
   /** The backend, for what only src/store/ does with it (migrations, copy, the engines' own chores). */
@@ -48,64 +53,63 @@ export class KyselyStore implements Store {
     return this.#backend.db;
   }
 
-  listServers = () => this.#run(() => servers.listServers(this.#db));
-  getServer = (serverId: string) => this.#run(() => servers.getServer(this.#db, serverId));
-  getService = (serverId: string, serviceId: string) =>
-    this.#run(async () => (await servers.serviceViews(this.#db, serverId, serviceId))[0]);
+  /** A write in one transaction. */
+  #write<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T> {
+    return this.#run(() => this.#backend.write(fn));
+  }
+
+  /**
+   * A change of the configuration: one at a time across the cluster, so that the graph of dependsOn each
+   * checks holds against what the others wrote (two nodes each adding half of a cycle stored it whole). Other
+   * nodes are told once it commits, when `changed` says it changed anything.
+   */
+  #configure<T>(fn: (trx: Kysely<Tables>) => Promise<T>, changed: (result: T) => boolean = () => false): Promise<T> {
+    return this.#write(async (trx) => {
+      await this.#backend.lock(trx, "config");
+      const result = await fn(trx);
+      if (changed(result)) await this.#backend.announce(trx, "config");
+      return result;
+    });
+  }
+
+  servers = (serverId?: string) => this.#run(() => servers.servers(this.#db, serverId));
+  services: Store["services"] = (filter) => this.#run(() => servers.services(this.#db, filter));
   findService = (serverId: string, serviceId: string) =>
     this.#run(async () => {
       const found = await servers.findService(this.#db, serverId, serviceId);
       return found ?? { key: undefined, serverExists: await servers.serverExists(this.#db, serverId) };
     });
-  /**
-   * A change of the configuration: one at a time across the cluster, so that the graph of dependsOn each
-   * checks holds against what the others wrote (two nodes each adding half of a cycle stored it whole).
-   */
-  #configure<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T> {
-    return this.#backend.write(async (trx) => {
-      await this.#backend.lock(trx, "config");
-      return fn(trx);
-    });
-  }
-
   applyServers: Store["applyServers"] = (docs, options) =>
-    this.#run(() => servers.applyServers((fn) => this.#configure(fn), docs, options, (trx) => this.#backend.announce(trx, "config")));
+    configure.applyServers((fn) => this.#configure(fn), this.#policy.dependencyProblems, docs, options, (trx) => this.#backend.announce(trx, "config"));
   putService: Store["putService"] = (serverId, service, now) =>
-    this.#run(() =>
-      this.#configure(async (trx) => {
-        const result = await servers.putService(trx, serverId, service, now);
-        if (result && result.outcome !== "unchanged") await this.#backend.announce(trx, "config");
-        return result;
-      }),
+    this.#configure(
+      (trx) => configure.putService(trx, this.#policy.dependencyProblems, serverId, service, now),
+      (result) => result !== undefined && result.outcome !== "unchanged",
     );
   deleteServer = (serverId: string) =>
-    this.#run(() =>
-      this.#configure(async (trx) => {
-        const gone = await servers.deleteServer(trx, serverId);
-        await servers.checkDependencies(trx, () => undefined);
-        if (gone) await this.#backend.announce(trx, "config");
-        return gone && { started: gone.started, stopped: gone.stopped };
-      }),
-    );
+    this.#configure(async (trx) => {
+      const gone = await configure.deleteServer(trx, serverId);
+      await configure.checkDependencies(trx, this.#policy.dependencyProblems, () => false);
+      return gone && { started: gone.started, stopped: gone.stopped };
+    }, Boolean);
   deleteService = (serverId: string, serviceId: string, now: number) =>
-    this.#run(() =>
-      this.#configure(async (trx) => {
-        const gone = await servers.deleteService(trx, serverId, serviceId, now);
-        await servers.checkDependencies(trx, () => undefined);
-        if (gone) await this.#backend.announce(trx, "config");
-        return gone;
-      }),
-    );
-  scheduledServices = (node?: string) => this.#run(() => servers.scheduledServices(this.#db, node));
-  serviceStates = () => this.#run(() => servers.serviceStates(this.#db));
+    this.#configure(async (trx) => {
+      const gone = await configure.deleteService(trx, serverId, serviceId, now);
+      await configure.checkDependencies(trx, this.#policy.dependencyProblems, () => false);
+      return gone;
+    }, Boolean);
+  scheduledServices: Store["scheduledServices"] = (filter) => this.#run(() => servers.scheduledServices(this.#db, this.#backend, filter));
+  upstream = (refs: readonly string[]) => this.#run(() => servers.upstreamOf(this.#db, refs));
 
-  recordResults: Store["recordResults"] = (runs) =>
+  recordResults: Store["recordResults"] = (runs, now) =>
     this.#run(async () => {
+      if (runs.length === 0) return [];
       let keep = () => {};
       const recorded = await this.#backend.write(async (trx) => {
         const mark = await this.#backend.changeMark(trx);
         const memo = mark === undefined ? undefined : this.#memo.at(mark);
-        const { recorded, left } = await recordResults(trx, this.#backend.engine, runs, memo);
+        const batch = await readBatch(trx, this.#backend, runs, memo);
+        const { recorded, left } = await writeDecision(trx, this.#backend, batch, this.#policy.decide(batch.facts, now));
         await this.#backend.announce(trx, "entries");
         const end = await this.#backend.changeMark(trx);
         if (end !== undefined) keep = () => this.#memo.keep(end, left);
@@ -117,58 +121,48 @@ export class KyselyStore implements Store {
   readEntries: Store["readEntries"] = (serviceKey, query) => this.#run(() => entries.readEntries(this.#db, serviceKey, query));
   entriesAfter: Store["entriesAfter"] = (afterId, filter, limit) => this.#run(() => entries.entriesAfter(this.#db, afterId, filter, limit));
   lastEntryId = () => this.#run(() => entries.lastEntryId(this.#db));
-  rollupTotals = (serviceKey: number, sinceHour: number) => this.#run(() => entries.rollupTotals(this.#db, serviceKey, sinceHour));
 
-  statusServices = (serverId?: string) => this.#run(() => status.statusServices(this.#db, serverId));
+  serviceStates = () => this.#run(() => status.serviceStates(this.#db));
+  locationResults = (keys: readonly number[]) => this.#run(() => status.locationResults(this.#db, keys));
+  rollups = (serviceKey: number, sinceHour: number) => this.#run(() => status.rollups(this.#db, serviceKey, sinceHour));
   uptimeCounts: Store["uptimeCounts"] = (since, until, per) => this.#run(() => status.uptimeCounts(this.#db, since, until, per));
   rollupRevision = () => this.#run(() => status.rollupRevision(this.#db));
 
-  registerNode: Store["registerNode"] = (node, now, replacing) =>
-    this.#run(() => this.#backend.write((trx) => cluster.registerNode(trx, node, now, replacing)));
+  registerNode: Store["registerNode"] = (node, now, replacing) => this.#write((trx) => cluster.registerNode(trx, node, now, replacing));
   heartbeat = (name: string, instance: string, now: number) =>
     this.#run(() => this.#backend.writeAside((db) => cluster.heartbeat(db, name, instance, now)));
   leaveNode = (name: string, instance: string) =>
-    this.#run(() =>
-      this.#backend.write(async (trx) => {
-        await cluster.leaveNode(trx, name, instance);
-        await this.#backend.announce(trx, "cluster");
-      }),
-    );
+    this.#write(async (trx) => {
+      await cluster.leaveNode(trx, name, instance);
+      await this.#backend.announce(trx, "cluster");
+    });
   nodes = (now: number) => this.#run(() => cluster.listNodes(this.#db, now));
   liveNodes = (now: number) => this.#run(() => cluster.liveNodes(this.#db, now));
-  rebalance = (now: number) =>
-    this.#run(() =>
-      this.#backend.write(async (trx) => {
-        const moved = await cluster.rebalance(trx, this.#backend.engine, now);
-        if (moved > 0) await this.#backend.announce(trx, "cluster");
-        return moved;
-      }),
-    );
+  rebalance = (liveAt: number) =>
+    this.#write(async (trx) => {
+      const moved = await cluster.rebalance(trx, this.#backend, this.#policy.assign, liveAt);
+      if (moved > 0) await this.#backend.announce(trx, "cluster");
+      return moved;
+    });
 
-  addSilence: Store["addSilence"] = (silence, now) =>
-    this.#run(() => this.#backend.write((trx) => alerting.addSilence(trx, silence, now)));
+  addSilence: Store["addSilence"] = (silence, now) => this.#write((trx) => alerting.addSilence(trx, silence, now));
   silences = (now: number) => this.#run(() => alerting.silences(this.#db, now));
-  endSilence = (id: number, now: number) => this.#run(() => this.#backend.write((trx) => alerting.endSilence(trx, id, now)));
-  incidents: Store["incidents"] = (query, now) => this.#run(() => alerting.incidents(this.#db, query, now));
+  endSilence = (id: number, now: number) => this.#write((trx) => alerting.endSilence(trx, id, now));
+  incidents: Store["incidents"] = (query) => this.#run(() => alerting.incidents(this.#db, query));
 
-  claimNotifications = (instance: string, now: number) =>
-    this.#run(() => this.#backend.write((trx) => outbox.claimNotifications(trx, this.#backend.engine, instance, now)));
+  claimNotifications = (instance: string, now: number) => this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));
   markDelivered = (id: number, ntfyId: string, now: number) => this.#run(() => outbox.markDelivered(this.#db, id, ntfyId, now));
   markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
   markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
-  requeueUnsent = (defaultTopic: boolean, now: number) =>
-    this.#run(() => this.#backend.write((trx) => outbox.requeueUnsent(trx, defaultTopic, now)));
+  requeueUnsent = (defaultTopic: boolean, now: number) => this.#write((trx) => outbox.requeueUnsent(trx, defaultTopic, now));
   clusterTopic = () => this.#run(() => outbox.clusterTopic(this.#db));
   shareTopic = (topic: string) =>
-    this.#run(() =>
-      this.#backend.write(async (trx) => {
-        if (await outbox.shareTopic(trx, topic)) await this.#backend.announce(trx, "config");
-      }),
-    );
+    this.#write(async (trx) => {
+      if (await outbox.shareTopic(trx, topic)) await this.#backend.announce(trx, "config");
+    });
   downStatus = (incidentId: number) => this.#run(() => outbox.downStatus(this.#db, incidentId));
-  notifications = (afterId?: number, limit?: number) => this.#run(() => outbox.notifications(this.#db, afterId, limit));
 
   pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));
   pruneRollups = (cutoff: number, afterKey: number, services: number) =>

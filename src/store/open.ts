@@ -4,6 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import type { Logger } from "../log.ts";
+import type { Policy } from "../model.ts";
 import type { Backend } from "./backend.ts";
 import { KyselyStore } from "./kysely-store.ts";
 import type { MigrationReport } from "./migrate.ts";
@@ -27,6 +28,8 @@ export interface OpenOptions {
   readonly log?: Logger;
   /** Applied migrations are told here (serve logs them). */
   readonly onMigrated?: (applied: readonly string[]) => void;
+  /** What the store asks where a write depends on a decision: src/policy/'s. */
+  readonly policy: Policy;
 }
 
 export async function openStore(target: string, options: OpenOptions): Promise<KyselyStore> {
@@ -42,7 +45,7 @@ export async function openStore(target: string, options: OpenOptions): Promise<K
     await backend.close();
     throw error;
   }
-  return new KyselyStore(backend);
+  return new KyselyStore(backend, options.policy);
 }
 
 /** `healthd migrate`: create (SQLite) and migrate the database; the report says what was applied or why not. */
@@ -55,7 +58,7 @@ export async function migrateDatabase(target: string, migrateTo?: string): Promi
   }
 }
 
-async function connect(target: string, options: OpenOptions): Promise<Backend> {
+async function connect(target: string, options: Omit<OpenOptions, "policy">): Promise<Backend> {
   if (isPostgresUrl(target)) {
     const pgTarget = parsePostgresUrl(target);
     const backend = postgresBackend(pgTarget, { onIdleError: (error) => options.log?.warn("lost a PostgreSQL connection", { error: error.message }) });

@@ -1,46 +1,47 @@
 /**
- * The one store interface: what healthd asks of a database, in its own words. Two engines stand behind it
- * (SQLite, the embedded default, and PostgreSQL), built from the same Kysely queries; nothing outside
- * src/store/ knows which one it talks to, imports a driver or writes SQL.
+ * The store: what healthd asks of a database, in its own words, by role. Two engines stand behind it (SQLite,
+ * the embedded default, and PostgreSQL), built from the same Kysely queries; nothing outside src/store/ knows
+ * which one it talks to, imports a driver or writes SQL.
  *
- * The database is the authority for every fact it stores. In particular a service's state (consecutive
- * failures, open incident) is decided inside the transaction that stores a result, from the state that
- * transaction read: memory may cache it, never own it.
+ * The store reads and writes; it decides nothing. Where a write depends on a decision (what a result means,
+ * whether the graph of dependsOn stays whole, who runs which check), it reads the facts in its transaction,
+ * asks the Policy it was opened with, and writes the answer in the same transaction: the database stays the
+ * authority for every fact it stores, and several nodes agree. It answers domain values: times are Unix ms.
  */
-import type { Outcome } from "../checks/http.ts";
 import type {
+  CheckRun,
+  DependencyProblem,
   Entry,
-  NamedEntry,
+  IncidentChange,
+  IncidentState,
+  LocationResult,
+  MaintenanceWindow,
+  NotificationBody,
+  NotificationKind,
+  Rollup,
   ScheduleChange,
   ScheduledService,
   ServerDocument,
-  ServerSummary,
-  ServerView,
   ServiceDocument,
-  ServiceView,
-  ShownStatus,
+  ServiceStatus,
+  StoredCheck,
+  Upstream,
 } from "../model.ts";
-import type { IncidentState, Transition } from "../notify/incident.ts";
-import type { NotificationBody } from "../notify/message.ts";
-import type { Sketch } from "../rollup/sketch.ts";
 
 export type Engine = "sqlite" | "postgres";
 
-/** An hour is settled this long after it ends; results stored later than that move the rollup revision. */
-export const settleMs = 2 * 60_000;
-
-export interface Store {
-  readonly engine: Engine;
-  /** Where the data lives, fit to print: the file, or the URL without its password. */
-  readonly location: string;
-
-  // Servers, services and their checks.
-  listServers(): Promise<ServerSummary[]>;
-  getServer(serverId: string): Promise<ServerView | undefined>;
-  getService(serverId: string, serviceId: string): Promise<ServiceView | undefined>;
+/** Servers, their services and their checks: what PUT, GET and DELETE on /services read and write. */
+export interface ConfigurationStore {
+  /** Every server (by id), or the one named. */
+  servers(serverId?: string): Promise<ServerRecord[]>;
+  /** The services of one server (or one of them), or of all, by server and then creation order. */
+  services(filter?: ServiceFilter): Promise<StoredService[]>;
   /** Find a service's key; `serverExists` says which 404 to give when it is not there. */
   findService(serverId: string, serviceId: string): Promise<{ key: number } | { key: undefined; serverExists: boolean }>;
-  /** Make each server exactly its document (PUT), in one transaction; `prune` deletes the servers not named. */
+  /**
+   * Make each server exactly its document (PUT), in one transaction; `prune` deletes the servers not named.
+   * Throws DependenciesRefused when the graph of dependsOn would not stay whole (nothing is written).
+   */
   applyServers(servers: ReadonlyMap<string, ServerDocument>, options: ApplyOptions): Promise<ApplyResult>;
   /**
    * PUT of one service of an existing server, by the whole-server PUT's rules; undefined when the server does
@@ -49,30 +50,35 @@ export interface Store {
   putService(serverId: string, service: ServiceDocument, now: number): Promise<{ outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange } | undefined>;
   deleteServer(serverId: string): Promise<ScheduleChange | undefined>;
   deleteService(serverId: string, serviceId: string, now: number): Promise<ScheduleChange | undefined>;
-  /** The checks to run (not paused): all of them, or those `node` owns. */
-  scheduledServices(node?: string): Promise<ScheduledService[]>;
-  /** Every service's stored state, by key (for metrics, which cache it). */
-  serviceStates(): Promise<Map<number, IncidentState>>;
+  /** The checks to run (not paused): all of them, those `node` owns, or those of `keys`. */
+  scheduledServices(filter?: { readonly node?: string; readonly keys?: readonly number[] }): Promise<ScheduledService[]>;
+  /** What the services named by `refs` (full names) and everything upstream of them say of themselves. */
+  upstream(refs: readonly string[]): Promise<Map<string, Upstream>>;
+}
 
-  // Results.
+/** Results: stored through the policy, read back a page at a time. */
+export interface ResultStore {
   /**
-   * Store finished checks in one transaction: each entry, its service's new state (decided here from the
-   * stored state), the hourly rollups and the notifications the transitions call for. Answers one element
-   * per run, in order: undefined for a run whose service is gone.
+   * Store finished checks in one transaction: the policy decides from what it reads (see BatchFacts), this
+   * writes what it decided. Answers one element per run, in order: undefined for a run whose service is gone.
    */
-  recordResults(runs: readonly CheckRun[]): Promise<(RecordedRun | undefined)[]>;
+  recordResults(runs: readonly CheckRun[], now: number): Promise<(RecordedRun | undefined)[]>;
   /** A page of a service's entries, newest first. */
-  readEntries(serviceKey: number, query: EntryQuery): Promise<{ entries: Entry[]; next: string | null }>;
+  readEntries(serviceKey: number, query: EntryQuery): Promise<{ entries: Entry[]; next: number | null }>;
   /** Entries stored after `afterId`, oldest first, of one server or service or of all. */
-  entriesAfter(afterId: number, filter: EntryFilter, limit?: number): Promise<NamedEntry[]>;
+  entriesAfter(afterId: number, filter: ServiceFilter, limit?: number): Promise<NamedEntry[]>;
   /** The id of the newest entry, or 0. */
   lastEntryId(): Promise<number>;
-  /** A service's hourly rollups from `sinceHour` (Unix ms) on, added up. */
-  rollupTotals(serviceKey: number, sinceHour: number): Promise<RollupTotals>;
+}
 
-  // What status pages and badges show.
-  /** Every service (of one server, or all), by server and then creation order, with its state and last entry. */
-  statusServices(serverId?: string): Promise<StatusService[]>;
+/** What the status page, badges, /stats and /metrics read. */
+export interface ReadModelStore {
+  /** Every service's stored state, by key. */
+  serviceStates(): Promise<Map<number, IncidentState>>;
+  /** The latest result of each location of these services, by service. */
+  locationResults(keys: readonly number[]): Promise<Map<number, Map<string, LocationResult>>>;
+  /** A service's hourly rollups from `sinceHour` (Unix ms) on. */
+  rollups(serviceKey: number, sinceHour: number): Promise<Rollup[]>;
   /**
    * Checks and failures per service and UTC day (or hour) from `since` (Unix ms) to before `until`, leaving
    * out those made while silenced (uptime does not count them).
@@ -83,8 +89,10 @@ export interface Store {
    * kept through an outage, or stored late by another node): memory that keeps past hours reads them again.
    */
   rollupRevision(): Promise<number>;
+}
 
-  // Silences and incidents.
+/** Silences and incidents. */
+export interface AlertingStore {
   /** Add a silence; or say which of its server and service does not exist. */
   addSilence(silence: NewSilence, now: number): Promise<Silence | "no server" | "no service">;
   /** The silences not ended at `now`: active ones, then future ones, by start. */
@@ -92,9 +100,11 @@ export interface Store {
   /** End one now; false when there is no such silence or it is over. */
   endSilence(id: number, now: number): Promise<boolean>;
   /** A page of incidents, newest first. */
-  incidents(query: IncidentQuery, now: number): Promise<{ incidents: Incident[]; next: string | null }>;
+  incidents(query: IncidentQuery): Promise<{ incidents: Incident[]; next: number | null }>;
+}
 
-  // Nodes: every `healthd serve` on the database, and who runs which check.
+/** Nodes: every `healthd serve` on the database, and who runs which check. */
+export interface ClusterStore {
   /**
    * Register this node; answers the live node of the same name when that is another process (nothing is
    * written then), unless it is the instance `replacing` (a process known to be gone).
@@ -108,12 +118,14 @@ export interface Store {
   nodes(now: number): Promise<(NodeRecord & { readonly services: number })[]>;
   liveNodes(now: number): Promise<NodeRecord[]>;
   /**
-   * Spread the checks over the nodes of their pools live at `liveAt` (now, or a moment before: see ClusterNode),
-   * one rebalancing at a time; answers how many moved.
+   * Spread the checks over the nodes of their pools live at `liveAt` (now, or a moment before: see
+   * ClusterNode), as the policy assigns them, one rebalancing at a time; answers how many moved.
    */
   rebalance(liveAt: number): Promise<number>;
+}
 
-  // The notification outbox.
+/** The notification outbox. */
+export interface OutboxStore {
   /**
    * Claim what may be sent now for `instance` (a node process): per topic only the oldest pending
    * notification, so a topic stays in order, and none that a live node is publishing. The claim is committed
@@ -130,7 +142,7 @@ export interface Store {
   notificationCounts(): Promise<Record<NotificationStatus, number>>;
   /**
    * Queue again the DOWN of each open incident kept unsent for want of a topic, now that there is one (its
-   * service's notifyTopic, or the daemon's default when `defaultTopic`). Answers how many.
+   * service's notifyTopic, or the cluster's default when `defaultTopic`). Answers how many.
    */
   requeueUnsent(defaultTopic: boolean, now: number): Promise<number>;
   /** The ntfy topic of notifications whose service names none: the cluster's, as the last node given --ntfy-topic set it. */
@@ -139,16 +151,20 @@ export interface Store {
   shareTopic(topic: string): Promise<void>;
   /** What became of the DOWN of an incident (pending, delivered, failed, unsent), if one was written. */
   downStatus(incidentId: number): Promise<NotificationStatus | undefined>;
-  /** Every notification, oldest first (for `healthd copy` and tests). */
-  notifications(afterId?: number, limit?: number): Promise<Notification[]>;
+}
 
-  // Bounded storage.
+/** Bounded storage. */
+export interface RetentionStore {
   /** Delete up to `batch` of the oldest entries checked before `cutoff`; answers how many went. */
   pruneEntries(cutoff: number, batch: number): Promise<number>;
   /** Delete the rollups before `cutoff` of up to `services` services after key `afterKey`. */
   pruneRollups(cutoff: number, afterKey: number, services: number): Promise<{ lastKey: number | undefined; deleted: number }>;
+}
 
-  // Living beside other processes.
+export interface Store extends ConfigurationStore, ResultStore, ReadModelStore, AlertingStore, ClusterStore, OutboxStore, RetentionStore {
+  readonly engine: Engine;
+  /** Where the data lives, fit to print: the file, or the URL without its password. */
+  readonly location: string;
   /**
    * Call `listener` when another process may have changed the configuration (servers, services, checks) or,
    * with `of: "entries"`, stored results. SQLite: a poll of data_version every `everyMs` (default 1000);
@@ -167,6 +183,42 @@ export interface WatchOptions {
 
 /** What a watcher follows: changes of configuration, stored results, or nodes and who runs which check. */
 export type Channel = "config" | "entries" | "cluster";
+
+export interface ServerRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly maintenance: readonly MaintenanceWindow[];
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface ServiceFilter {
+  readonly serverId?: string | undefined;
+  readonly serviceId?: string | undefined;
+}
+
+/** A service as stored: its check, its state (null before its first check) and its last entry. */
+export interface StoredService {
+  readonly key: number;
+  readonly serverId: string;
+  readonly serverName: string;
+  readonly id: string;
+  readonly name: string;
+  readonly check: StoredCheck;
+  readonly state: {
+    readonly status: ServiceStatus;
+    readonly consecutiveFailures: number;
+    readonly lastCheckedAt: number;
+    readonly incidentOpenSince: number | null;
+  } | null;
+  readonly lastEntry: Entry | null;
+}
+
+/** An entry with the ids of its server and service, as `healthd tail` shows it. */
+export interface NamedEntry extends Entry {
+  readonly server: string;
+  readonly service: string;
+}
 
 /** A `healthd serve` process as the nodes table knows it. */
 export interface NodeRecord {
@@ -190,8 +242,6 @@ export interface ApplyOptions {
   readonly prune?: boolean;
   /** Work out what would change and change nothing. Default false. */
   readonly dryRun?: boolean;
-  /** The documents come from a file keyed by server id: error paths start with it. Default false. */
-  readonly keyed?: boolean;
 }
 
 /** What applying documents changed, server by server, and what the scheduler must follow. */
@@ -211,27 +261,12 @@ export interface ServerChange {
   };
 }
 
-/** A finished check handed to the store. */
-export interface CheckRun {
-  readonly serviceKey: number;
-  readonly outcome: Outcome;
-  /**
-   * Set when this run stands for that many results alike (all passing or all failing, `outcome` the last)
-   * that the daemon could not keep while the store was down: they count in the service's state and can open
-   * or close its incident, but are not stored as entries.
-   */
-  readonly folded?: number;
-  /** The location of the node that ran it. Default: the default location. */
-  readonly location?: string;
-}
-
+/** What the store made of a finished check, as the policy decided it. */
 export interface RecordedRun {
   /** The stored entry; null for a folded run. */
   readonly entry: Entry | null;
   readonly state: IncidentState;
-  /** The DOWN or RECOVERED it queued, if any. */
-  readonly notify: Transition | null;
-  /** Every notification it queued, in order (reminders and CERT warnings included). */
+  /** Every notification it queued, in order. */
   readonly notices: readonly NotificationKind[];
   /** The incident it opened or closed. */
   readonly incident: IncidentChange | null;
@@ -241,23 +276,10 @@ export interface RecordedRun {
   readonly blockedBy: readonly string[];
 }
 
-export interface IncidentChange {
-  readonly id: number;
-  readonly opened: boolean;
-  readonly closed: boolean;
-  /** When it opened, and when it closed (Unix ms). */
-  readonly openedAt: number;
-  readonly closedAt: number | null;
-  /** The error of the result that opened it, or of the last failure before it closed. */
-  readonly error: string | null;
-  /** Checks failed while it was open (so far). */
-  readonly failures: number;
-}
-
 export interface EntryQuery {
   readonly limit: number;
-  /** Only entries older than this cursor (a previous page's `next`). */
-  readonly before?: string | undefined;
+  /** Only entries older than this one (the id a previous page's `next` gave). */
+  readonly before?: number | undefined;
   /** Only entries checked at or after this time (Unix ms). */
   readonly since?: number | undefined;
   /** Only entries checked before this time (Unix ms). */
@@ -274,74 +296,35 @@ export interface NewSilence {
   readonly reason: string | null;
 }
 
-/** A silence as the API shows it. */
 export interface Silence {
-  readonly id: string;
-  readonly server: string;
-  readonly service: string | null;
-  readonly startsAt: string;
-  readonly endsAt: string;
+  readonly id: number;
+  readonly serverId: string;
+  readonly serviceId: string | null;
+  readonly startsAt: number;
+  readonly endsAt: number;
   readonly reason: string | null;
-  readonly createdAt: string;
+  readonly createdAt: number;
 }
 
-export interface IncidentQuery {
+export interface IncidentQuery extends ServiceFilter {
   readonly limit: number;
-  readonly before?: string | undefined;
-  readonly serverId?: string | undefined;
-  readonly serviceId?: string | undefined;
+  /** Only incidents older than this one (the id a previous page's `next` gave). */
+  readonly before?: number | undefined;
   /** true: only open ones; false: only closed ones. */
   readonly open?: boolean | undefined;
 }
 
-/** An incident as the API shows it. */
 export interface Incident {
-  readonly id: string;
-  readonly server: string;
-  readonly service: string;
-  readonly openedAt: string;
-  readonly closedAt: string | null;
-  /** Until it closed, or until now while it is open. */
-  readonly durationMs: number;
-  /** Checks that failed while it was open. */
+  readonly id: number;
+  readonly serverId: string;
+  readonly serviceId: string;
+  readonly openedAt: number;
+  readonly closedAt: number | null;
+  /** Checks that failed while it was open (so far). */
   readonly failures: number;
   readonly firstError: string | null;
   /** Its DOWN was published. */
   readonly notified: boolean;
-}
-
-export interface EntryFilter {
-  readonly serverId?: string | undefined;
-  readonly serviceId?: string | undefined;
-}
-
-export interface RollupTotals {
-  readonly checks: number;
-  readonly failures: number;
-  /** Of checks and failures, those made while silenced. */
-  readonly silencedChecks: number;
-  readonly silencedFailures: number;
-  readonly latencySum: number;
-  readonly sketch: Sketch;
-}
-
-export interface StatusService {
-  readonly key: number;
-  readonly serverId: string;
-  readonly serverName: string;
-  readonly serviceId: string;
-  readonly name: string;
-  readonly url: string;
-  readonly status: ShownStatus;
-  /** With status blocked: the services it depends on that have an open incident. */
-  readonly blockedBy?: readonly string[];
-  readonly consecutiveFailures: number;
-  /** Unix ms, or null before the first check. */
-  readonly lastCheckedAt: number | null;
-  /** The last entry's latency and error (null when it passed, or before the first check). */
-  readonly latencyMs: number | null;
-  readonly lastError: string | null;
-  readonly incidentOpenSince: number | null;
 }
 
 export interface UptimeCount {
@@ -351,8 +334,6 @@ export interface UptimeCount {
   readonly checks: number;
   readonly failures: number;
 }
-
-export type NotificationKind = "down" | "recovered" | "reminder" | "cert";
 
 export type NotificationStatus = "pending" | "delivered" | "failed" | "unsent";
 
@@ -396,16 +377,9 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/**
- * A write that would break the graph of dependsOn, refused whole: 400 for the document's own fault (an
- * unknown reference, a cycle: `errors` locates them), 409 when it would leave other services pointing at nothing.
- */
-export class DependencyError extends Error {
-  constructor(
-    readonly status: 400 | 409,
-    message: string,
-    readonly errors: readonly { readonly path: string; readonly message: string }[],
-  ) {
-    super(message);
+/** A write refused whole because the graph of dependsOn would not stay whole after it: what is wrong with it. */
+export class DependenciesRefused extends Error {
+  constructor(readonly problems: readonly DependencyProblem[]) {
+    super(`the write would break the graph of dependsOn (${problems.map((p) => p.kind).join(", ")})`);
   }
 }

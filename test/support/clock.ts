@@ -1,5 +1,5 @@
 /** A fake clock for tests where time itself is the subject: timers fire only when the test advances it. */
-import type { Clock } from "../../src/scheduler/clock.ts";
+import type { Clock } from "../../src/clock.ts";
 
 export class FakeClock implements Clock {
   #now: number;
@@ -11,6 +11,10 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.#now;
+  }
+
+  monotonic(): number {
     return this.#now;
   }
 

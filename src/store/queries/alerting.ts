@@ -1,26 +1,17 @@
 /**
  * Silences and incidents as records: what POST/GET/DELETE /silences, GET /incidents and `healthd silence`
- * read and write. Whether a silence covers a result, and when an incident opens or closes, is decided on
- * the write path (results.ts).
+ * read and write. Whether a silence covers a result, and when an incident opens or closes, is the policy's
+ * to decide (src/policy/decide.ts).
  */
 import type { Kysely, Selectable } from "kysely";
 import type { Incident, IncidentQuery, NewSilence, Silence } from "../store.ts";
 import type { IncidentsTable, SilencesTable, Tables } from "../tables.ts";
-import { iso } from "./rows.ts";
 import { findService } from "./servers.ts";
 
 type Db = Kysely<Tables>;
 
 function silenceFromRow(r: Selectable<SilencesTable>): Silence {
-  return {
-    id: String(r.id),
-    server: r.server_id,
-    service: r.service_id,
-    startsAt: iso(r.starts_at),
-    endsAt: iso(r.ends_at),
-    reason: r.reason,
-    createdAt: iso(r.created_at),
-  };
+  return { id: r.id, serverId: r.server_id, serviceId: r.service_id, startsAt: r.starts_at, endsAt: r.ends_at, reason: r.reason, createdAt: r.created_at };
 }
 
 export async function addSilence(db: Db, silence: NewSilence, now: number): Promise<Silence | "no server" | "no service"> {
@@ -63,24 +54,13 @@ export async function endSilence(db: Db, id: number, now: number): Promise<boole
   return true;
 }
 
-/** The cursor is the last incident's id, opaque like the entries' (another prefix, so neither passes for the other). */
-export function encodeIncidentCursor(id: number): string {
-  return Buffer.from(`i${id}`).toString("base64url");
-}
-
-export function decodeIncidentCursor(cursor: string): number | undefined {
-  const m = /^i([0-9]{1,15})$/.exec(Buffer.from(cursor, "base64url").toString());
-  return m ? Number(m[1]) : undefined;
-}
-
-function incidentFromRow(r: Selectable<IncidentsTable>, now: number): Incident {
+function incidentFromRow(r: Selectable<IncidentsTable>): Incident {
   return {
-    id: String(r.id),
-    server: r.server_id,
-    service: r.service_id,
-    openedAt: iso(r.opened_at),
-    closedAt: r.closed_at === null ? null : iso(r.closed_at),
-    durationMs: (r.closed_at ?? now) - r.opened_at,
+    id: r.id,
+    serverId: r.server_id,
+    serviceId: r.service_id,
+    openedAt: r.opened_at,
+    closedAt: r.closed_at,
     failures: r.failures,
     firstError: r.first_error,
     notified: Boolean(r.notified),
@@ -91,7 +71,7 @@ function incidentFromRow(r: Selectable<IncidentsTable>, now: number): Incident {
  * A page of incidents, newest first, by id (an incident opened later has a larger id). The failures of an
  * open incident are counted until now from its service's state; a closed one keeps its count.
  */
-export async function incidents(db: Db, q: IncidentQuery, now: number): Promise<{ incidents: Incident[]; next: string | null }> {
+export async function incidents(db: Db, q: IncidentQuery): Promise<{ incidents: Incident[]; next: number | null }> {
   let query = db
     .selectFrom("incidents as i")
     .leftJoin("service_states as st", (join) => join.onRef("st.service_key", "=", "i.service_key").onRef("st.incident_id", "=", "i.id"))
@@ -100,13 +80,12 @@ export async function incidents(db: Db, q: IncidentQuery, now: number): Promise<
   if (q.serverId !== undefined) query = query.where("i.server_id", "=", q.serverId);
   if (q.serviceId !== undefined) query = query.where("i.service_id", "=", q.serviceId);
   if (q.open !== undefined) query = query.where("i.closed_at", q.open ? "is" : "is not", null);
-  const before = q.before === undefined ? undefined : decodeIncidentCursor(q.before);
-  if (before !== undefined) query = query.where("i.id", "<", before);
+  if (q.before !== undefined) query = query.where("i.id", "<", q.before);
   const rows = await query.orderBy("i.id", "desc").limit(q.limit + 1).execute();
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
   return {
-    incidents: page.map((r) => incidentFromRow({ ...r, failures: r.closed_at === null ? (r.incident_failures ?? r.failures) : r.failures }, now)),
-    next: rows.length > q.limit && last ? encodeIncidentCursor(last.id) : null,
+    incidents: page.map((r) => incidentFromRow({ ...r, failures: r.closed_at === null ? (r.incident_failures ?? r.failures) : r.failures })),
+    next: rows.length > q.limit && last ? last.id : null,
   };
 }

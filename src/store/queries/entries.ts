@@ -2,42 +2,29 @@
  * Reading entries back, and the rollups that outlive them.
  */
 import type { Kysely } from "kysely";
-import type { Entry, NamedEntry } from "../../model.ts";
-import { merge, type Sketch } from "../../rollup/sketch.ts";
-import type { EntryFilter, EntryQuery, RollupTotals } from "../store.ts";
+import type { Entry } from "../../model.ts";
+import type { EntryQuery, NamedEntry, ServiceFilter } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { entryFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
-/** The cursor is the last entry's id; it is opaque to clients so that its form may change. */
-export function encodeCursor(id: number): string {
-  return Buffer.from(`e${id}`).toString("base64url");
-}
-
-export function decodeCursor(cursor: string): number | undefined {
-  const text = Buffer.from(cursor, "base64url").toString();
-  const m = /^e([0-9]{1,15})$/.exec(text);
-  return m ? Number(m[1]) : undefined;
-}
-
 const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location"] as const;
 
-/** A page of a service's entries, newest first. Walks the (service_key, id) index backwards. */
-export async function readEntries(db: Db, serviceKey: number, q: EntryQuery): Promise<{ entries: Entry[]; next: string | null }> {
+/** A page of a service's entries, newest first, and the id to ask `before` for the next. Walks the (service_key, id) index backwards. */
+export async function readEntries(db: Db, serviceKey: number, q: EntryQuery): Promise<{ entries: Entry[]; next: number | null }> {
   let query = db.selectFrom("health_check_data_entries").select(entryColumns).where("service_key", "=", serviceKey);
-  const before = q.before === undefined ? undefined : decodeCursor(q.before);
-  if (before !== undefined) query = query.where("id", "<", before);
+  if (q.before !== undefined) query = query.where("id", "<", q.before);
   if (q.since !== undefined) query = query.where("checked_at", ">=", q.since);
   if (q.until !== undefined) query = query.where("checked_at", "<", q.until);
   if (q.ok !== undefined) query = query.where("ok", "=", q.ok);
   const rows = await query.orderBy("id", "desc").limit(q.limit + 1).execute();
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
-  return { entries: page.map(entryFromRow), next: rows.length > q.limit && last ? encodeCursor(last.id) : null };
+  return { entries: page.map(entryFromRow), next: rows.length > q.limit && last ? last.id : null };
 }
 
-export async function entriesAfter(db: Db, afterId: number, filter: EntryFilter, limit = 1000): Promise<NamedEntry[]> {
+export async function entriesAfter(db: Db, afterId: number, filter: ServiceFilter, limit = 1000): Promise<NamedEntry[]> {
   let query = db
     .selectFrom("health_check_data_entries as e")
     .innerJoin("services as s", "s.key", "e.service_key")
@@ -56,25 +43,6 @@ export async function lastEntryId(db: Db): Promise<number> {
     .select((eb) => eb.fn.max("id").as("id"))
     .executeTakeFirst();
   return row?.id ?? 0;
-}
-
-export async function rollupTotals(db: Db, serviceKey: number, sinceHour: number): Promise<RollupTotals> {
-  const rows = await db
-    .selectFrom("service_rollups")
-    .select(["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures"])
-    .where("service_key", "=", serviceKey)
-    .where("hour", ">=", sinceHour)
-    .execute();
-  const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, latencySum: 0, sketch: {} as Sketch };
-  for (const r of rows) {
-    totals.checks += r.checks;
-    totals.failures += r.failures;
-    totals.silencedChecks += r.silenced_checks;
-    totals.silencedFailures += r.silenced_failures;
-    totals.latencySum += r.latency_sum;
-    merge(totals.sketch, JSON.parse(r.sketch) as Sketch);
-  }
-  return totals;
 }
 
 /**

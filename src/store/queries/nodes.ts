@@ -2,18 +2,19 @@
  * Nodes and who runs which check. Every `healthd serve` registers a row and heartbeats it; a node is live
  * while its heartbeat is younger than its lease. Ownership (service_owners) is rebalanced in one transaction
  * that holds the cluster's rebalancing lock (PostgreSQL: an advisory lock; SQLite: its write lock), from the
- * live nodes and the services, by the pure assignment of src/cluster/assign.ts.
+ * live nodes and the services, by the policy's assignment (src/policy/assign.ts).
  */
 import { sql, type Kysely } from "kysely";
-import { anywhere, assign, poolsOf } from "../../cluster/assign.ts";
-import type { Engine, NodeRecord } from "../store.ts";
+import type { Policy } from "../../model.ts";
+import type { Backend } from "../backend.ts";
+import type { NodeRecord } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { bulkInsert, chunkSize, type BulkInsert } from "./bulk.ts";
+import { chunkSize, type BulkInsert } from "./bulk.ts";
 
 type Db = Kysely<Tables>;
 
-/** A key for pg_advisory_xact_lock: "healthd" in ASCII, so that it is recognisable in pg_locks. */
-const rebalanceLock = 0x6865616c746864;
+/** The pool of checks without locations: every live node takes part. */
+const anywhere = "*";
 
 function recordFromRow(r: Tables["nodes"]): NodeRecord {
   return {
@@ -91,13 +92,13 @@ export async function liveNodes(db: Db, now: number): Promise<NodeRecord[]> {
 }
 
 /**
- * Give every check an owner among the live nodes of its pool, evenly, moving as few as possible; drop the
- * ownership of checks that are paused, gone from a pool, or whose pool has no live node. Answers how many
- * ownerships changed. One rebalancing at a time in the cluster.
+ * Give every check an owner among the nodes of its pool live at `liveAt`, as `assign` says; drop the ownership
+ * of checks that are paused, gone from a pool, or whose pool has no live node. Answers how many ownerships
+ * changed. One rebalancing at a time in the cluster.
  */
-export async function rebalance(trx: Db, engine: Engine, now: number): Promise<number> {
-  if (engine === "postgres") await sql`select pg_advisory_xact_lock(${rebalanceLock})`.execute(trx);
-  const nodes = await liveNodes(trx, now);
+export async function rebalance(trx: Db, backend: Backend, assign: Policy["assign"], liveAt: number): Promise<number> {
+  await backend.lock(trx, "rebalance");
+  const nodes = await liveNodes(trx, liveAt);
   const services = await trx
     .selectFrom("services as s")
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
@@ -108,7 +109,8 @@ export async function rebalance(trx: Db, engine: Engine, now: number): Promise<n
   const pools = new Map<string, number[]>();
   for (const s of services) {
     if (s.paused) continue;
-    for (const pool of poolsOf(s.locations === null ? null : (JSON.parse(s.locations) as string[]))) {
+    // A check runs once in each of its locations, or once anywhere.
+    for (const pool of s.locations === null ? [anywhere] : (JSON.parse(s.locations) as string[])) {
       let list = pools.get(pool);
       if (!list) pools.set(pool, (list = []));
       list.push(s.key);
@@ -143,7 +145,7 @@ export async function rebalance(trx: Db, engine: Engine, now: number): Promise<n
   const moved = [...wanted]
     .filter(([id, node]) => current.get(id) !== node)
     .map(([id, node]) => [Number(id.slice(0, id.indexOf(":"))), id.slice(id.indexOf(":") + 1), node]);
-  await bulkInsert(trx, engine, ownerRows, moved);
+  await backend.bulkInsert(trx, ownerRows, moved);
   return gone.length + moved.length;
 }
 

@@ -3,7 +3,8 @@
  * along by the delivery loop.
  */
 import { sql, type Kysely } from "kysely";
-import type { Engine, Notification, NotificationStatus } from "../store.ts";
+import type { Backend } from "../backend.ts";
+import type { Notification, NotificationStatus } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { notificationFromRow } from "./rows.ts";
 
@@ -15,14 +16,14 @@ type Db = Kysely<Tables>;
  * PostgreSQL, rows another node is claiming this very moment are skipped (SKIP LOCKED); SQLite's write lock
  * serializes claims. Answers the rows as they were before the claim.
  */
-export async function claimNotifications(trx: Db, engine: Engine, instance: string, now: number): Promise<Notification[]> {
+export async function claimNotifications(trx: Db, backend: Backend, instance: string, now: number): Promise<Notification[]> {
   const heads = trx
     .selectFrom("notifications")
     .select((eb) => eb.fn.min("id").as("id"))
     .where("status", "=", "pending")
     .groupBy("topic");
   const liveInstances = trx.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
-  let query = trx
+  const query = trx
     .selectFrom("notifications")
     .selectAll()
     .where("status", "=", "pending")
@@ -30,8 +31,7 @@ export async function claimNotifications(trx: Db, engine: Engine, instance: stri
     .where("id", "in", heads)
     .where((eb) => eb.or([eb("claimed_by", "is", null), eb("claimed_by", "=", instance), eb("claimed_by", "not in", liveInstances)]))
     .orderBy("id");
-  if (engine === "postgres") query = query.forUpdate().skipLocked();
-  const rows = await query.execute();
+  const rows = await backend.claiming(query).execute();
   if (rows.length > 0) {
     await trx
       .updateTable("notifications")
@@ -80,11 +80,6 @@ export async function notificationCounts(db: Db): Promise<Record<NotificationSta
   const counts = { pending: 0, delivered: 0, failed: 0, unsent: 0 };
   for (const row of rows) counts[row.status] = row.n;
   return counts;
-}
-
-export async function notifications(db: Db, afterId = 0, limit = 1000): Promise<Notification[]> {
-  const rows = await db.selectFrom("notifications").selectAll().where("id", ">", afterId).orderBy("id").limit(limit).execute();
-  return rows.map(notificationFromRow);
 }
 
 /**

@@ -3,14 +3,32 @@
  * stored 0/1 or PostgreSQL true/false, and JSON text is parsed in one place.
  */
 import type { Selectable } from "kysely";
-import { defaults } from "../../config.ts";
-import type { Check, Entry, ErrorKind, StoredCheck } from "../../model.ts";
-import type { IncidentState } from "../../notify/incident.ts";
-import type { NotificationBody } from "../../notify/message.ts";
+import {
+  defaultLocation,
+  initialState,
+  qualify,
+  type Check,
+  type Entry,
+  type ErrorKind,
+  type IncidentState,
+  type LocationResult,
+  type MaintenanceWindow,
+  type NotificationBody,
+  type Rollup,
+  type ServiceProgress,
+  type ServiceRecord,
+  type Sketch,
+  type StoredCheck,
+} from "../../model.ts";
 import type { Notification } from "../store.ts";
-import type { HealthCheckDataEntriesTable, HttpCheckConfigsTable, NotificationsTable, ServiceStatesTable } from "../tables.ts";
-
-export const iso = (ms: number) => new Date(ms).toISOString();
+import type {
+  HealthCheckDataEntriesTable,
+  HttpCheckConfigsTable,
+  LocationResultsTable,
+  NotificationsTable,
+  ServiceRollupsTable,
+  ServiceStatesTable,
+} from "../tables.ts";
 
 export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
 
@@ -69,13 +87,13 @@ export function checkToRow(key: number, check: Check) {
 export type EntryRow = Omit<Selectable<HealthCheckDataEntriesTable>, "service_key">;
 
 /** Entries keep the location that ran them; null stands for the default one, which most are. */
-export const locationOf = (stored: string | null) => stored ?? defaults.location;
-export const locationToRow = (location: string) => (location === defaults.location ? null : location);
+export const locationOf = (stored: string | null) => stored ?? defaultLocation;
+export const locationToRow = (location: string) => (location === defaultLocation ? null : location);
 
 export function entryFromRow(row: EntryRow): Entry {
   return {
-    id: String(row.id),
-    checkedAt: iso(row.checked_at),
+    id: row.id,
+    checkedAt: row.checked_at,
     ok: Boolean(row.ok),
     status: row.status,
     latencyMs: row.latency_ms,
@@ -121,4 +139,83 @@ export function notificationFromRow(row: Selectable<NotificationsTable>): Notifi
     ntfyId: row.ntfy_id,
     incidentId: row.incident_id,
   };
+}
+
+/** A service's dependsOn as full names ("serverId/serviceId"): the one reading of the column as names. */
+export function dependsOnFromRow(dependsOn: string, serverId: string): string[] {
+  return (JSON.parse(dependsOn) as string[]).map((ref) => qualify(ref, serverId));
+}
+
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+
+/** A service as the write path reads it: its settings, and its state and rollup of an hour (null before any). */
+export type ServiceRow = {
+  key: number;
+  server_id: string;
+  service_id: string;
+  maintenance: string;
+  first_error: string | null;
+} & Pick<
+  Selectable<HttpCheckConfigsTable>,
+  | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
+  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron"
+> &
+  Nullable<Omit<Selectable<ServiceStatesTable>, "service_key">> &
+  Nullable<Omit<Selectable<ServiceRollupsTable>, "service_key" | "hour">>;
+
+export function recordFromRow(row: ServiceRow): ServiceRecord {
+  return {
+    key: row.key,
+    serverId: row.server_id,
+    serviceId: row.service_id,
+    url: row.url,
+    notify: Boolean(row.notify),
+    notifyThreshold: row.notify_threshold,
+    notifyTopic: row.notify_topic,
+    paused: Boolean(row.paused),
+    recoverThreshold: row.recover_threshold,
+    remindEveryMinutes: row.remind_every_minutes,
+    certWarnDays: row.cert_warn_days,
+    dependsOn: dependsOnFromRow(row.depends_on, row.server_id),
+    locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
+    quorum: row.quorum,
+    intervalSeconds: row.interval_seconds,
+    cron: row.cron,
+    maintenance: JSON.parse(row.maintenance) as MaintenanceWindow[],
+  };
+}
+
+export function progressFromRow(row: ServiceRow): ServiceProgress {
+  return {
+    // A service checked for the first time has no state row yet; a state row's columns are all NOT NULL.
+    state: row.status === null ? initialState : stateFromRow(row as StateRow),
+    lastCheckedAt: row.last_checked_at,
+    incidentId: row.incident_id,
+    incidentFailures: row.incident_failures ?? 0,
+    incidentError: row.first_error,
+    certWarnedExpiry: row.cert_warned_expiry,
+    lastVerdictAt: row.last_verdict_at,
+  };
+}
+
+type RollupRow = Pick<Selectable<ServiceRollupsTable>, "checks" | "failures" | "latency_sum" | "sketch" | "silenced_checks" | "silenced_failures">;
+
+export function rollupFromRow(row: RollupRow): Rollup {
+  return {
+    checks: row.checks,
+    failures: row.failures,
+    latencySum: row.latency_sum,
+    sketch: JSON.parse(row.sketch) as Sketch,
+    silencedChecks: row.silenced_checks,
+    silencedFailures: row.silenced_failures,
+  };
+}
+
+/** The columns checks to silenced_failures of a rollup, in order. */
+export function rollupToRow(r: Rollup): unknown[] {
+  return [r.checks, r.failures, r.latencySum, JSON.stringify(r.sketch), r.silencedChecks, r.silencedFailures];
+}
+
+export function locationResultFromRow(r: Selectable<LocationResultsTable>): LocationResult {
+  return { location: r.location, checkedAt: r.checked_at, ok: Boolean(r.ok), errorKind: r.error_kind as ErrorKind | null, error: r.error };
 }

@@ -1,45 +1,45 @@
 /**
- * What the status page, its JSON and the badges read: every service with its state and last entry, and the
- * rollup counts per day or hour over a window. Aggregated in the database, so a page of 1,000 services is a
- * few thousand rows, not millions.
+ * What the status page, its JSON, the badges, /stats and /metrics read besides the services themselves: the
+ * states, the locations' latest results, and the rollups, aggregated per day or hour in the database, so a page
+ * of 1,000 services is a few thousand rows, not millions.
  */
 import { sql, type Kysely } from "kysely";
-import { blockers, qualify } from "../../alerting/dependencies.ts";
-import { shownStatus } from "../../model.ts";
-import type { StatusService, UptimeCount } from "../store.ts";
+import type { IncidentState, LocationResult, Rollup } from "../../model.ts";
+import type { UptimeCount } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { upstreamOf } from "./servers.ts";
+import { locationResultFromRow, rollupFromRow, stateFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
-export async function statusServices(db: Db, serverId?: string): Promise<StatusService[]> {
-  let query = db
-    .selectFrom("services as s")
-    .innerJoin("servers as srv", "srv.id", "s.server_id")
-    .innerJoin("http_check_configs as c", "c.service_key", "s.key")
-    .leftJoin("service_states as st", "st.service_key", "s.key")
-    .leftJoin("health_check_data_entries as e", "e.id", "st.last_entry_id")
-    .select(["s.key", "s.server_id", "srv.name as server_name", "s.id", "s.name", "c.url", "c.paused", "c.depends_on"])
-    .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since"])
-    .select(["e.latency_ms", "e.error"]);
-  if (serverId !== undefined) query = query.where("s.server_id", "=", serverId);
-  const rows = await query.orderBy("s.server_id").orderBy("s.key").execute();
-  const refs = (r: (typeof rows)[number]) => (JSON.parse(r.depends_on) as string[]).map((ref) => qualify(ref, r.server_id));
-  const upstream = await upstreamOf(db, rows.flatMap(refs));
-  return rows.map((r) => ({
-    key: r.key,
-    serverId: r.server_id,
-    serverName: r.server_name,
-    serviceId: r.id,
-    name: r.name,
-    url: r.url,
-    ...shownStatus(r.status ?? "unknown", Boolean(r.paused), r.incident_open_since !== null, blockers(refs(r), (name) => upstream.get(name))),
-    consecutiveFailures: r.consecutive_failures ?? 0,
-    lastCheckedAt: r.last_checked_at,
-    latencyMs: r.latency_ms,
-    lastError: r.error,
-    incidentOpenSince: r.incident_open_since,
-  }));
+export async function serviceStates(db: Db): Promise<Map<number, IncidentState>> {
+  const rows = await db
+    .selectFrom("service_states")
+    .select(["service_key", "status", "consecutive_failures", "consecutive_passes", "failing_since", "incident_open_since", "down_sent", "last_reminded_at"])
+    .execute();
+  return new Map(rows.map((r) => [r.service_key, stateFromRow(r)]));
+}
+
+export async function locationResults(db: Db, keys: readonly number[]): Promise<Map<number, Map<string, LocationResult>>> {
+  const latest = new Map<number, Map<string, LocationResult>>();
+  if (keys.length === 0) return latest;
+  const rows = await db.selectFrom("location_results").selectAll().where("service_key", "in", keys).execute();
+  for (const r of rows) {
+    let map = latest.get(r.service_key);
+    if (!map) latest.set(r.service_key, (map = new Map()));
+    map.set(r.location, locationResultFromRow(r));
+  }
+  return latest;
+}
+
+export async function rollups(db: Db, serviceKey: number, sinceHour: number): Promise<Rollup[]> {
+  const rows = await db
+    .selectFrom("service_rollups")
+    .select(["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures"])
+    .where("service_key", "=", serviceKey)
+    .where("hour", ">=", sinceHour)
+    .orderBy("hour")
+    .execute();
+  return rows.map(rollupFromRow);
 }
 
 /** The revision of the settled hours' rollups: it moves when results are added to one (see results.ts). */

@@ -4,6 +4,8 @@
 import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { sql, type Kysely } from "kysely";
+import { bulkInsert } from "../queries/bulk.ts";
+import { sqliteBulk } from "./bulk.ts";
 import type { Logger } from "../../log.ts";
 import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";
@@ -78,6 +80,12 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
       }, false),
     // BEGIN IMMEDIATE took the write lock: no other transaction of any process writes beside this one.
     lock: async () => {},
+    lockServices: async () => {},
+    keyIn: (column, keys) => sql<boolean>`${sql.ref(column)} in (${sql.join(keys)})`,
+    claiming: (query) => query,
+    bulkInsert: (trx, spec, rows) => bulkInsert(trx, sqliteBulk, spec, rows),
+    // A rowid key takes the largest one plus one: nothing to follow.
+    followIdentity: async () => {},
     changeMark: async (trx) => {
       const { changes: rows, version } = await changes(trx);
       return `${rows - aside}:${version}`;

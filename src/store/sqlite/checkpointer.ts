@@ -59,12 +59,12 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
   sqlite.pragma("wal_autocheckpoint = 0");
   let timer: NodeJS.Timeout | undefined;
   let commits = 0;
-  let lastAt = 0;
+  let lastAt = -Infinity;
   const checkpoint = () => {
     clearTimeout(timer);
     timer = undefined;
     commits = 0;
-    lastAt = Date.now();
+    lastAt = performance.now();
     try {
       guard.check();
       worker.postMessage("checkpoint");
@@ -90,7 +90,7 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
   return {
     written(urgent = true) {
       if (stopped) return;
-      if (++commits >= busyCommits && Date.now() - lastAt >= busyEveryMs) checkpoint();
+      if (++commits >= busyCommits && performance.now() - lastAt >= busyEveryMs) checkpoint();
       else if (urgent) timer ??= setTimeout(checkpoint, quietMs);
     },
     async stop(touchable = true) {

@@ -2,21 +2,8 @@
  * What a DOWN, RECOVERED, reminder or CERT notification says: pure. ntfy's JSON publishing form, so titles and messages
  * travel as UTF-8 whatever they contain.
  */
-import type { ErrorKind } from "../model.ts";
-import type { IncidentState, Notice } from "./incident.ts";
-
-/** ntfy's JSON publish body (https://docs.ntfy.sh/publish/#publish-as-json). */
-export interface NtfyMessage {
-  readonly topic: string;
-  readonly title?: string;
-  readonly message?: string;
-  /** 1 min, 2 low, 3 default, 4 high, 5 urgent. */
-  readonly priority?: number;
-  readonly tags?: readonly string[];
-  readonly click?: string;
-}
-
-export type NotificationBody = Omit<NtfyMessage, "topic">;
+import type { ErrorKind, IncidentState, NotificationBody } from "../model.ts";
+import type { Notice } from "./incident.ts";
 
 /** What a notification says of the result (or, with several locations, the verdict) that called for it. */
 export interface Judged {

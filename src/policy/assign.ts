@@ -5,17 +5,7 @@
  * without a live owner are handed out, to the nodes furthest below their share.
  */
 
-/** The pool of checks without locations: every live node takes part. */
-export const anywhere = "*";
-
-export interface Pool {
-  /** The pool's services, by key. */
-  readonly services: readonly number[];
-  /** Its live nodes, by name. */
-  readonly nodes: readonly string[];
-  /** The current owner of each service that has one (live or not). */
-  readonly owners: ReadonlyMap<number, string>;
-}
+import type { Pool } from "../model.ts";
 
 /** The owner each service of the pool should have; a service is left out when the pool has no live node. */
 export function assign(pool: Pool): Map<number, string> {
@@ -55,14 +45,4 @@ export function assign(pool: Pool): Map<number, string> {
     result.set(key, best);
   }
   return result;
-}
-
-/** The pools a check belongs to: each of its locations, or the pool of checks that may run anywhere. */
-export function poolsOf(locations: readonly string[] | null): readonly string[] {
-  return locations ?? [anywhere];
-}
-
-/** The pools a node takes part in: its location's, and the one of checks that may run anywhere. */
-export function poolsOfNode(location: string): readonly string[] {
-  return [anywhere, location];
 }

@@ -3,7 +3,8 @@
  * read from it is within 4% of the true value, whatever the distribution, and sketches of different hours
  * merge by adding counts. Pure.
  */
-export type Sketch = Record<number, number>;
+import type { Sketch } from "../model.ts";
+export type { Sketch };
 
 const gamma = 1.04;
 const smallestMs = 0.1;

@@ -1,8 +1,7 @@
 /**
  * The incident state machine: pure. Given a service's state, the result of its latest check (or a run of
  * results alike), its alert settings and the facts of the moment (silenced? blocked by a dependency?), it
- * returns the new state and the notices that result calls for. The store feeds it what its transaction read
- * and writes what it returns.
+ * returns the new state and the notices that result calls for (decide.ts feeds it).
  *
  * - A failure counts, unless the service is blocked (a dependency has an open incident): then nothing counts,
  *   and counting starts again once the dependencies have recovered. When the count exceeds `notifyThreshold`
@@ -15,32 +14,7 @@
  * - Nothing is published while silenced. Settings changed by a PUT take effect from the next check.
  * A result may stand for `count` results alike (results the daemon folded while the store was down).
  */
-import type { ServiceStatus } from "../model.ts";
-
-export interface IncidentState {
-  readonly status: ServiceStatus;
-  readonly consecutiveFailures: number;
-  /** Passes in a row since the last failure (they close an open incident at recoverThreshold). */
-  readonly consecutivePasses: number;
-  /** When the current run of failures began (Unix ms), or null while passing. */
-  readonly failingSince: number | null;
-  /** When the open incident began (Unix ms), or null. */
-  readonly incidentOpenSince: number | null;
-  /** The open incident's DOWN was published (false while it waits for a silence to end). */
-  readonly downSent: boolean;
-  /** When the open incident was last told of (its DOWN, then each reminder): the next reminder counts from it. */
-  readonly lastRemindedAt: number | null;
-}
-
-export const initialState: IncidentState = {
-  status: "unknown",
-  consecutiveFailures: 0,
-  consecutivePasses: 0,
-  failingSince: null,
-  incidentOpenSince: null,
-  downSent: true,
-  lastRemindedAt: null,
-};
+import type { IncidentState } from "../model.ts";
 
 export interface AlertSettings {
   readonly notify: boolean;

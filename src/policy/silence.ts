@@ -1,17 +1,9 @@
 /**
  * Whether a service is silenced at a moment: by a silence (its server's, or its own) or by one of its server's
- * recurring maintenance windows. Pure: the caller hands in what the store read.
+ * recurring maintenance windows. Pure.
  */
-import type { MaintenanceWindow } from "../schema.ts";
+import type { MaintenanceWindow, SilenceSpan } from "../model.ts";
 import { cronOf } from "../scheduler/plan.ts";
-
-export interface SilenceSpan {
-  readonly serverId: string;
-  /** null: the whole server. */
-  readonly serviceId: string | null;
-  readonly startsAt: number;
-  readonly endsAt: number;
-}
 
 /** The window `at` falls in, if any: it began at an occurrence of its pattern less than its duration ago. */
 export function maintenanceAt(windows: readonly MaintenanceWindow[], serviceId: string, at: number): MaintenanceWindow | undefined {
@@ -19,18 +11,6 @@ export function maintenanceAt(windows: readonly MaintenanceWindow[], serviceId: 
     if (w.services && !w.services.includes(serviceId)) return false;
     const began = cronOf(w.cron, w.timezone).nextRun(new Date(at - w.durationMinutes * 60_000));
     return began !== null && began.getTime() <= at;
-  });
-}
-
-/**
- * A server's windows once `serviceId` is deleted: it leaves every list that names it, and a window that named
- * only it goes too (it would silence nothing, and the server's document would no longer validate).
- */
-export function withoutService(windows: readonly MaintenanceWindow[], serviceId: string): MaintenanceWindow[] {
-  return windows.flatMap((w) => {
-    if (!w.services?.includes(serviceId)) return [w];
-    const services = w.services.filter((id) => id !== serviceId);
-    return services.length === 0 ? [] : [{ ...w, services }];
   });
 }
 

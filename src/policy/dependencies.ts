@@ -1,25 +1,11 @@
 /**
  * The graph of dependsOn between services: pure. A reference must name a service that exists, and the graph
- * must have no cycle. A write that breaks it is refused whole: 400 when the document itself is wrong (an
- * unknown reference, a cycle), 409 when it would leave another service pointing at nothing.
+ * must have no cycle. A write that breaks it is refused whole: the document's own fault when it is wrong (an
+ * unknown reference, a cycle), a conflict when it would leave another service pointing at nothing.
  */
-export interface Node {
-  readonly serverId: string;
-  readonly serviceId: string;
-  readonly dependsOn: readonly string[];
-}
-
-export type DependencyProblem =
-  | { readonly kind: "unknown"; readonly service: string; readonly index: number; readonly ref: string }
-  | { readonly kind: "dangling"; readonly dependents: readonly string[]; readonly missing: string }
-  | { readonly kind: "cycle"; readonly cycle: readonly string[] };
+import { qualify, type DependencyProblem, type GraphNode, type Upstream } from "../model.ts";
 
 const name = (n: { serverId: string; serviceId: string }) => `${n.serverId}/${n.serviceId}`;
-
-/** "serverId/serviceId", or "serviceId" of `serverId`, as a full name. */
-export function qualify(ref: string, serverId: string): string {
-  return ref.includes("/") ? ref : `${serverId}/${ref}`;
-}
 
 /**
  * The problems of the graph after a write. `nodes` are the services with dependencies (the others can be in
@@ -28,7 +14,7 @@ export function qualify(ref: string, serverId: string): string {
  * are the write's fault (409).
  */
 export function dependencyProblems(
-  nodes: readonly Node[],
+  nodes: readonly GraphNode[],
   exists: (service: string) => boolean,
   written: (service: string) => boolean,
 ): DependencyProblem[] {
@@ -49,7 +35,7 @@ export function dependencyProblems(
 }
 
 /** A cycle as the names along it (first repeated at the end), or undefined. Iterative depth-first search. */
-function findCycle(nodes: readonly Node[], exists: (service: string) => boolean): string[] | undefined {
+function findCycle(nodes: readonly GraphNode[], exists: (service: string) => boolean): string[] | undefined {
   const edges = new Map(nodes.map((n) => [name(n), n.dependsOn.map((ref) => qualify(ref, n.serverId)).filter(exists)]));
   const state = new Map<string, "visiting" | "done">();
   for (const start of edges.keys()) {
@@ -79,15 +65,6 @@ function findCycle(nodes: readonly Node[], exists: (service: string) => boolean)
   return undefined;
 }
 
-/** What a service's dependents need to know of it. */
-export interface Upstream {
-  /** Its own dependencies, as full names. */
-  readonly dependsOn: readonly string[];
-  readonly incidentOpen: boolean;
-  /** Its last check failed. */
-  readonly failing: boolean;
-}
-
 /**
  * The services with an open incident that explain a failure of a service that depends on `dependsOn` (full
  * names): each dependency with an open incident and, through each dependency that fails without one of its
@@ -107,4 +84,32 @@ export function blockers(dependsOn: readonly string[], upstream: (name: string) 
     else if (u?.failing) stack.push(...[...u.dependsOn].reverse());
   }
   return found;
+}
+
+/**
+ * What is wrong with a refused write, for the one who made it: the document's own faults (unknown references,
+ * a cycle) located by `pathOf` (where a service's reference sits in the written documents), or, when the write
+ * would leave other services pointing at nothing, a conflict naming them.
+ */
+export function describeRefusal(
+  problems: readonly DependencyProblem[],
+  pathOf: (service: string, index: number) => string | undefined,
+): { readonly conflict: boolean; readonly detail: string; readonly errors: readonly { readonly path: string; readonly message: string }[] } {
+  const errors = problems.flatMap((p) =>
+    p.kind === "unknown" ? [{ path: pathOf(p.service, p.index) ?? "", message: `names ${p.ref}, which does not exist; create it, or remove it from dependsOn` }] : [],
+  );
+  const cycle = problems.find((p) => p.kind === "cycle");
+  if (cycle) {
+    // Told from a service the write named, which is where the reader will look.
+    const ring = cycle.cycle.slice(0, -1);
+    const at = Math.max(0, ring.findIndex((service) => pathOf(service, 0) !== undefined));
+    const path = [...ring.slice(at), ...ring.slice(0, at), ring[at]!];
+    errors.push({
+      path: pathOf(path[0]!, 0)?.replace(/\/\d+$/, "") ?? "",
+      message: `makes a cycle: ${path.join(" -> ")}; a service cannot depend on itself, even through others`,
+    });
+  }
+  if (errors.length > 0) return { conflict: false, detail: `dependsOn is invalid: ${errors[0]!.message}`, errors };
+  const named = problems.flatMap((p) => (p.kind === "dangling" ? [`${p.dependents.join(", ")} ${p.dependents.length === 1 ? "depends" : "depend"} on ${p.missing}`] : []));
+  return { conflict: true, detail: `${named.join("; ")}: remove it from their dependsOn first`, errors: [] };
 }

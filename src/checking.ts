@@ -1,0 +1,168 @@
+/**
+ * The checks this node runs: the scheduler starts them, the check controller makes them, the recorder stores
+ * their results (the store asks the policy what they mean). Data flows one way; what happens along it is told
+ * on `events`, which the daemon's metrics, log and API listen to. It also keeps what it last saw of each
+ * service, for /metrics: a cache, never an authority.
+ */
+import { EventEmitter } from "node:events";
+import { runCheck } from "./checks/http.ts";
+import type { Clock } from "./clock.ts";
+import type { ClusterNode } from "./cluster/node.ts";
+import type { Logger } from "./log.ts";
+import type { ServiceFacts } from "./metrics.ts";
+import type { Outcome, ScheduleChange, ScheduledService } from "./model.ts";
+import { Recorder, type Recorded } from "./recorder.ts";
+import { periodOf } from "./scheduler/plan.ts";
+import { Scheduler } from "./scheduler/scheduler.ts";
+import { Shortages } from "./shortage.ts";
+import type { Store } from "./store/store.ts";
+
+export interface CheckingEvents {
+  /** A check started, `lagMs` after its planned time. */
+  "check:started": [ScheduledService, number];
+  /** A planned run was skipped: the service's previous run was still going. */
+  "check:skipped": [ScheduledService];
+  /** A check finished (it is handed to the recorder). */
+  "check:finished": [ScheduledService, Outcome];
+  /** A check could not be made for want of the daemon's own resources (EMFILE, ...). */
+  "check:shortage": [string];
+  /** A batch of results is committed to the store; `changed`: a service of it changed state, or an incident opened or closed. */
+  recorded: [readonly Recorded[], boolean];
+  /** A batch could not be stored; it waits for a retry. */
+  "store:failed": [Error];
+  /** Results that could not be kept as entries. */
+  "results:dropped": [number];
+}
+
+export interface CheckingOptions {
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** At most this many checks run at once. */
+  readonly maxInFlight?: number;
+}
+
+export class Checking {
+  readonly events = new EventEmitter<CheckingEvents>();
+  /** What was last seen of each service this node runs (the state the store decided, the last check). */
+  readonly facts = new Map<number, ServiceFacts>();
+  readonly #store: Store;
+  readonly #cluster: ClusterNode;
+  readonly #options: CheckingOptions;
+  readonly #scheduler: Scheduler;
+  readonly #recorder: Recorder;
+  readonly #shortages: Shortages;
+  #reconciling = Promise.resolve();
+
+  constructor(store: Store, cluster: ClusterNode, options: CheckingOptions, version: string) {
+    this.#store = store;
+    this.#cluster = cluster;
+    this.#options = options;
+    const { clock, log } = options;
+    this.#shortages = new Shortages(log.child({ part: "scheduler" }), clock);
+    this.#recorder = new Recorder(store, {
+      log: log.child({ part: "recorder" }),
+      clock,
+      location: cluster.location,
+      onWriteFailed: (error) => this.events.emit("store:failed", error),
+      onDropped: (count) => this.events.emit("results:dropped", count),
+      onRecorded: (batch) => {
+        let changed = false;
+        for (const { service, state, incident } of batch) {
+          const known = this.facts.get(service.key);
+          if (incident || known?.state?.status !== state.status) changed = true;
+          this.facts.set(service.key, { ...known, state });
+        }
+        this.events.emit("recorded", batch, changed);
+      },
+    });
+    // Every check says which healthd and which location asks (a site may answer one location differently).
+    const userAgent = `healthd/${version} (location ${cluster.location})`;
+    this.#scheduler = new Scheduler({
+      log: log.child({ part: "scheduler" }),
+      clock,
+      maxInFlight: options.maxInFlight,
+      run: async (service, signal) => {
+        const outcome = await runCheck(service.check, { signal, userAgent, clock });
+        if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
+        if (!outcome.ok && outcome.shortage) {
+          this.#shortages.seen(outcome.shortage, outcome.error);
+          this.events.emit("check:shortage", outcome.shortage);
+          return;
+        }
+        this.facts.set(service.key, {
+          ...this.facts.get(service.key),
+          lastCheckedAt: outcome.checkedAt,
+          latencyMs: outcome.latencyMs,
+          ...(outcome.certExpiresAt === undefined ? {} : { certExpiresAt: outcome.certExpiresAt }),
+        });
+        this.events.emit("check:finished", service, outcome);
+        this.#recorder.push(service, outcome);
+      },
+      onStart: (service, lagMs) => this.events.emit("check:started", service, lagMs),
+      onSkip: (service) => this.events.emit("check:skipped", service),
+      mayStart: (service) => cluster.mayRun(service.check.locations),
+    });
+  }
+
+  /** The services scheduled on this node now. */
+  services(): ScheduledService[] {
+    return this.#scheduler.services();
+  }
+
+  get inFlight(): number {
+    return this.#scheduler.inFlight;
+  }
+
+  /** Why results cannot be stored right now, or null when they can. */
+  get writeError(): Error | null {
+    return this.#recorder.writeError;
+  }
+
+  /** What /healthz says while checks cannot be made for want of the daemon's own resources. */
+  shortage(): string | undefined {
+    return this.#shortages.problem();
+  }
+
+  /**
+   * Schedule exactly the checks this node owns, read again (ownership or the configuration changed). A check
+   * new to this node runs soon when it is overdue (never checked, or it missed a run: its node died); one
+   * handed over by a live node keeps its phase, so it is not run twice in an interval; with `configChanged`,
+   * a changed check runs within a second.
+   */
+  reconcile(configChanged: boolean): Promise<void> {
+    return (this.#reconciling = this.#reconciling
+      .then(async () => {
+        const owned = await this.#store.scheduledServices({ node: this.#cluster.name });
+        const keep = new Set(owned.map((s) => s.key));
+        for (const s of this.#scheduler.services()) if (!keep.has(s.key)) this.facts.delete(s.key);
+        const now = this.#options.clock.now();
+        const overdue = (s: ScheduledService) => s.lastCheckedAt == null || now - s.lastCheckedAt > 1.5 * periodOf(s.check, now);
+        this.#scheduler.replaceAll(owned, { soon: (s, known) => (known ? configChanged : overdue(s)) });
+      })
+      .catch((error: unknown) => this.#options.log.error("cannot read the checks this node runs; the schedule stays as it was", { error })));
+  }
+
+  /**
+   * Follow a change made through this node's API at once, reading only what it changed: the services it
+   * started (created or changed) that this node owns run within a second; those it stopped, or that another
+   * node owns, leave this node's schedule.
+   */
+  follow(change: ScheduleChange): Promise<void> {
+    return (this.#reconciling = this.#reconciling
+      .then(async () => {
+        const owned = await this.#store.scheduledServices({ node: this.#cluster.name, keys: change.started });
+        const gone = [...change.stopped, ...change.started.filter((key) => !owned.some((s) => s.key === key))];
+        this.#scheduler.remove(gone);
+        for (const key of gone) this.facts.delete(key);
+        this.#scheduler.upsert(owned, { soon: true });
+      })
+      .catch((error: unknown) => this.#options.log.error("cannot read the changed checks; the schedule stays as it was", { error })));
+  }
+
+  /** Stop starting checks, let those in flight finish, and store every result that can be. */
+  async stop(): Promise<void> {
+    await this.#reconciling;
+    await this.#scheduler.stop();
+    await this.#recorder.flushAll();
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The API's answers, made from what the store holds: times as ISO 8601, ids as strings, each service's status
+ * as shown (src/status/shown.ts). The shapes are answers.ts's, which the OpenAPI document describes.
+ */
+import type { Entry } from "../model.ts";
+import { countShown, shown, upstreamRefs } from "../status/shown.ts";
+import type { Incident, Silence, Store, StoredService } from "../store/store.ts";
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+export function entryJson(e: Entry) {
+  return {
+    id: String(e.id),
+    checkedAt: iso(e.checkedAt),
+    ok: e.ok,
+    status: e.status,
+    latencyMs: e.latencyMs,
+    errorKind: e.errorKind,
+    error: e.error,
+    matched: e.matched,
+    location: e.location,
+  };
+}
+
+/** The services of one server (or one of them), as GET /services/{serverId}[/{serviceId}] shows them. */
+export async function serviceViews(store: Store, now: number, serverId: string, serviceId?: string) {
+  const services = await store.services({ serverId, serviceId });
+  const upstream = await store.upstream(upstreamRefs(services));
+  const located = services.filter((s) => s.check.locations !== null);
+  const [results, live] =
+    located.length === 0 ? [new Map(), new Set<string>()] : [await store.locationResults(located.map((s) => s.key)), new Set((await store.liveNodes(now)).map((n) => n.location))];
+  return services.map((s) => {
+    const state = s.state;
+    const locations = s.check.locations && {
+      locations: Object.fromEntries(
+        s.check.locations.map((name) => {
+          const r = results.get(s.key)?.get(name);
+          // A location with no live node, or that never checked it, watches nothing.
+          const status = !live.has(name) || !r ? "unmonitored" : r.ok ? "up" : "down";
+          return [name, { status, lastCheckedAt: r ? iso(r.checkedAt) : null }];
+        }),
+      ),
+    };
+    return {
+      id: s.id,
+      name: s.name,
+      check: s.check,
+      state: {
+        ...shown(s, upstream),
+        ...locations,
+        consecutiveFailures: state?.consecutiveFailures ?? 0,
+        lastCheckedAt: isoOrNull(state?.lastCheckedAt ?? null),
+        lastEntry: s.lastEntry && entryJson(s.lastEntry),
+        incidentOpenSince: isoOrNull(state?.incidentOpenSince ?? null),
+      },
+    };
+  });
+}
+
+/** GET /services/{serverId}: the server with its services, or undefined. */
+export async function serverView(store: Store, now: number, serverId: string) {
+  const [server] = await store.servers(serverId);
+  if (!server) return undefined;
+  return {
+    id: server.id,
+    name: server.name,
+    maintenance: server.maintenance,
+    createdAt: iso(server.createdAt),
+    updatedAt: iso(server.updatedAt),
+    services: await serviceViews(store, now, serverId),
+  };
+}
+
+/** GET /services: every server with how many of its services are shown as each status. */
+export async function serverSummaries(store: Store) {
+  const [servers, services] = await Promise.all([store.servers(), store.services()]);
+  const upstream = await store.upstream(upstreamRefs(services));
+  const byServer = new Map<string, StoredService[]>();
+  for (const s of services) {
+    let list = byServer.get(s.serverId);
+    if (!list) byServer.set(s.serverId, (list = []));
+    list.push(s);
+  }
+  return servers.map((server) => {
+    const counts = countShown((byServer.get(server.id) ?? []).map((s) => shown(s, upstream)));
+    return { id: server.id, name: server.name, serviceCount: counts.services, up: counts.up, down: counts.down, unknown: counts.unknown, paused: counts.paused, blocked: counts.blocked };
+  });
+}
+
+export function silenceJson(s: Silence) {
+  return { id: String(s.id), server: s.serverId, service: s.serviceId, startsAt: iso(s.startsAt), endsAt: iso(s.endsAt), reason: s.reason, createdAt: iso(s.createdAt) };
+}
+
+export function incidentJson(i: Incident, now: number) {
+  return {
+    id: String(i.id),
+    server: i.serverId,
+    service: i.serviceId,
+    openedAt: iso(i.openedAt),
+    closedAt: isoOrNull(i.closedAt),
+    durationMs: (i.closedAt ?? now) - i.openedAt,
+    failures: i.failures,
+    firstError: i.firstError,
+    notified: i.notified,
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * The decision about a batch of results: pure, and the one place where healthd decides what a result means.
+ * Given what the transaction read (each service's settings and progress, its locations' latest results, the
+ * silences, the services upstream of it, the rollups of the batch's hours) and the time, it says what to
+ * write: each result's entry, each service's new progress, the incidents opened and closed, the notifications
+ * with their text, the rollups, and whether a settled hour changed. Its parts: quorum.ts (several locations),
+ * incident.ts (the incident machine), silence.ts, dependencies.ts, message.ts (what a notification says),
+ * rollup.ts. The store reads the facts and writes the decision in one transaction, so the database stays the
+ * authority and several nodes agree.
+ */
+import {
+  defaultLocation,
+  type BatchDecision,
+  type BatchFacts,
+  type CheckRun,
+  type IncidentChange,
+  type IncidentWrite,
+  type LocationResult,
+  type NotificationKind,
+  type NotificationWrite,
+  type RunDecision,
+  type ServiceFacts,
+  type ServiceProgress,
+  type Upstream,
+} from "../model.ts";
+import { periodOf } from "../scheduler/plan.ts";
+import { blockers } from "./dependencies.ts";
+import { certWarning, transition } from "./incident.ts";
+import { renderCertWarning, renderNotification, type Judged } from "./message.ts";
+import { verdict, verdictDue } from "./quorum.ts";
+import { addToRollups, hourMs, settleMs, type Finished } from "./rollup.ts";
+import { silencedAt } from "./silence.ts";
+
+/** A service while the batch goes through its results. */
+interface Working {
+  readonly facts: ServiceFacts;
+  progress: { -readonly [K in keyof ServiceProgress]: ServiceProgress[K] };
+  /** The latest result of each location (with locations). */
+  readonly latest: Map<string, LocationResult>;
+  /** The latest time of its results in this batch; 0 while it has none. */
+  checkedAt: number;
+}
+
+export function decide(facts: BatchFacts, now: number): BatchDecision {
+  const services = new Map<number, Working>();
+  for (const [key, f] of facts.services) {
+    services.set(key, { facts: f, progress: { ...f.progress }, latest: new Map(f.latest), checkedAt: 0 });
+  }
+  // Incidents this batch opens are named below zero until the store gives them their ids.
+  let opened = 0;
+  const incidents: IncidentWrite[] = [];
+  const notifications: NotificationWrite[] = [];
+  const locationResults = new Map<string, LocationResult & { serviceKey: number }>();
+  const finished: Finished[] = [];
+  const byName = new Map([...services.values()].map((s) => [`${s.facts.record.serverId}/${s.facts.record.serviceId}`, s]));
+  // What the services upstream say of themselves: as stored, or as this batch has left them so far.
+  const upstream = (name: string): Upstream | undefined => {
+    const stored = facts.upstream.get(name);
+    const working = byName.get(name);
+    if (!stored || !working) return stored;
+    return { ...stored, incidentOpen: working.progress.state.incidentOpenSince !== null, failing: working.progress.state.status === "down" };
+  };
+
+  const runs = facts.runs.map((run): RunDecision | undefined => {
+    const service = services.get(run.serviceKey);
+    if (!service) return undefined; // deleted while its check ran: the result has nowhere to go
+    const { record } = service.facts;
+    const { outcome: o } = run;
+    const p = service.progress;
+    const silenced = record.paused || silencedAt(facts.silences, record.maintenance, record, o.checkedAt);
+    const blockedBy = blockers(record.dependsOn, upstream);
+    const before = p.state;
+    const judged = judge(service, run);
+    const step = judged
+      ? transition(before, { ok: judged.ok, checkedAt: o.checkedAt, count: run.folded }, record, { silenced, blocked: blockedBy.length > 0 })
+      : { state: before, notices: [], opened: false, closed: false };
+    p.state = step.state;
+    service.checkedAt = Math.max(service.checkedAt, o.checkedAt);
+    // An incident's failures are those of the run that opened it, and every one while it stays open.
+    if (step.opened) (p.incidentFailures = step.state.consecutiveFailures), (p.incidentError = judged!.error);
+    else if (judged && !judged.ok && step.state.incidentOpenSince !== null) p.incidentFailures += run.folded ?? 1;
+    if (step.opened) {
+      p.incidentId = --opened;
+      incidents.push({
+        kind: "open", id: p.incidentId, serviceKey: record.key, serverId: record.serverId, serviceId: record.serviceId,
+        openedAt: o.checkedAt, firstError: judged!.error, notified: step.state.downSent,
+      });
+    } else if (step.notices.includes("down") && p.incidentId !== null) {
+      incidents.push({ kind: "notified", id: p.incidentId });
+    }
+    const notices: NotificationKind[] = [...step.notices];
+    const notify = (kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null) =>
+      notifications.push({ at: o.checkedAt, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId });
+    for (const notice of step.notices) notify(notice, renderNotification(notice, record, judged!, before, step.state, p.incidentFailures), p.incidentId);
+    if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: o.checkedAt, failures: p.incidentFailures });
+    const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
+    if (cert.warn && !silenced) {
+      p.certWarnedExpiry = cert.warnedExpiry;
+      notices.push("cert");
+      notify("cert", renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!), null);
+    }
+    if (run.folded === undefined) finished.push({ serviceKey: record.key, checkedAt: o.checkedAt, ok: o.ok, latencyMs: o.latencyMs, silenced });
+    const incident: IncidentChange | null =
+      (step.opened || step.closed) && p.incidentId !== null
+        ? {
+            id: p.incidentId,
+            opened: step.opened,
+            closed: step.closed,
+            openedAt: (step.opened ? step.state : before).incidentOpenSince!,
+            closedAt: step.closed ? o.checkedAt : null,
+            error: p.incidentError,
+            failures: p.incidentFailures,
+          }
+        : null;
+    if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null);
+    const location = run.location ?? defaultLocation;
+    if (record.locations?.includes(location)) {
+      locationResults.set(`${record.key}:${location}`, { serviceKey: record.key, location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error });
+    }
+    return { stored: run.folded === undefined, state: step.state, notices, incident, silenced, blockedBy };
+  });
+
+  const changed = new Map<number, ServiceProgress>();
+  for (const [key, s] of services) if (s.checkedAt > 0) changed.set(key, { ...s.progress, lastCheckedAt: s.checkedAt });
+  const settled = Math.floor((now - settleMs) / hourMs) * hourMs;
+  return {
+    runs,
+    services: changed,
+    locationResults,
+    incidents,
+    notifications,
+    rollups: addToRollups(finished, facts.rollups),
+    settledHourChanged: finished.some((f) => Math.floor(f.checkedAt / hourMs) * hourMs < settled),
+  };
+}
+
+/**
+ * What the incident machine judges: the result itself, or for a check with locations the verdict it calls for
+ * (a failing verdict speaks with its newest failing location's error); undefined when no verdict is due yet.
+ */
+function judge(service: Working, run: CheckRun): Judged | undefined {
+  const { record } = service.facts;
+  const o = run.outcome;
+  if (record.locations === null) return o;
+  const location = run.location ?? defaultLocation;
+  if (record.locations.includes(location)) {
+    service.latest.set(location, { location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error });
+  }
+  const intervalMs = periodOf(record, o.checkedAt);
+  if (!verdictDue(service.progress.lastVerdictAt, o.checkedAt, intervalMs)) return undefined;
+  service.progress.lastVerdictAt = o.checkedAt;
+  const v = verdict(record.locations, record.quorum, service.latest, o.checkedAt, intervalMs);
+  if (!v.failing) return { ok: true, checkedAt: o.checkedAt, errorKind: null, error: null };
+  const first = v.failures[0]!;
+  const error = `${v.failures.length} of ${record.locations.length} locations fail; ${first.location}: ${first.error}`;
+  return { ok: false, checkedAt: o.checkedAt, errorKind: first.errorKind, error };
+}

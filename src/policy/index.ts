@@ -1,0 +1,14 @@
+/**
+ * healthd's decisions, handed to the store when it is opened (the store reads the facts in a transaction,
+ * asks, and writes the answer in the same transaction; see Policy in src/model.ts):
+ * - decide.ts: what a batch of results means (states, incidents, quorum, silences, dependencies, warnings,
+ *   notifications and their text, rollups);
+ * - dependencies.ts: whether a change of configuration leaves the graph of dependsOn whole;
+ * - assign.ts: which node runs which check.
+ */
+import type { Policy } from "../model.ts";
+import { assign } from "./assign.ts";
+import { decide } from "./decide.ts";
+import { dependencyProblems } from "./dependencies.ts";
+
+export const policy: Policy = { decide, dependencyProblems, assign };

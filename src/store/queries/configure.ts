@@ -1,0 +1,213 @@
+/**
+ * Changing servers, their services and their checks: PUT and DELETE on /services, and `healthd apply`. Each
+ * change runs in one transaction and leaves the graph of dependsOn whole (the policy says what is wrong with
+ * it, and the change is then refused whole), or changes nothing.
+ */
+import type { Kysely } from "kysely";
+import { fingerprint, qualify, type MaintenanceWindow, type Policy, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../model.ts";
+import { planServerChange } from "../server-change.ts";
+import { DependenciesRefused, type ApplyOptions, type ApplyResult, type ServerChange } from "../store.ts";
+import type { Tables } from "../tables.ts";
+import { checkFromRow, checkToRow } from "./rows.ts";
+import { findService, serverExists } from "./servers.ts";
+
+type Db = Kysely<Tables>;
+type DependencyProblems = Policy["dependencyProblems"];
+
+/** Thrown inside a dry run's transaction to roll it back with its result. */
+class DryRun extends Error {
+  constructor(readonly result: ApplyResult) {
+    super("dry run");
+  }
+}
+
+/**
+ * Make each stored server exactly its document, and with `prune` delete the servers not named; all in the
+ * transaction `write` opens. A service whose check did not change keeps its row, its state and its entries.
+ */
+export async function applyServers(
+  write: <T>(fn: (trx: Db) => Promise<T>) => Promise<T>,
+  problems: DependencyProblems,
+  servers: ReadonlyMap<string, ServerDocument>,
+  options: ApplyOptions,
+  announce: (trx: Db) => Promise<void>,
+): Promise<ApplyResult> {
+  try {
+    return await write(async (trx) => {
+      const changes: ServerChange[] = [];
+      const started: number[] = [];
+      const stopped: number[] = [];
+      for (const [serverId, doc] of servers) {
+        const change = await putServer(trx, serverId, doc, options.now);
+        changes.push(change.server);
+        started.push(...change.schedule.started);
+        stopped.push(...change.schedule.stopped);
+      }
+      if (options.prune) {
+        const stored = await trx.selectFrom("servers").select("id").orderBy("id").execute();
+        for (const { id } of stored) {
+          if (servers.has(id)) continue;
+          const gone = await deleteServer(trx, id);
+          stopped.push(...(gone?.stopped ?? []));
+          const services = gone?.services ?? [];
+          changes.push({ serverId: id, outcome: "deleted", services: { created: [], updated: [], deleted: services } });
+        }
+      }
+      // The whole graph of dependsOn must hold after the write, or none of it is made.
+      await checkDependencies(trx, problems, (service) => servers.has(service.slice(0, service.indexOf("/"))));
+      const result = { servers: changes, schedule: { started, stopped } };
+      // A dry run does the real work and rolls it back, so it reports exactly what a real one would do.
+      if (options.dryRun) throw new DryRun(result);
+      if (changes.some((c) => c.outcome !== "unchanged")) await announce(trx);
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof DryRun) return error.result;
+    throw error;
+  }
+}
+
+async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: number): Promise<{ server: ServerChange; schedule: ScheduleChange }> {
+  const existing = await trx.selectFrom("servers").select(["name", "maintenance"]).where("id", "=", serverId).executeTakeFirst();
+  const maintenance = JSON.stringify(doc.maintenance);
+  const current = existing
+    ? await trx.selectFrom("services").select(["key", "id", "name"]).where("server_id", "=", serverId).orderBy("key").execute()
+    : [];
+  const plan = planServerChange(serverId, existing && { name: existing.name, services: current }, doc);
+  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, maintenance, created_at: now, updated_at: now }).execute();
+
+  const started: number[] = [];
+  const stopped = plan.delete.map((s) => s.key);
+  if (stopped.length > 0) await trx.deleteFrom("services").where("key", "in", stopped).execute();
+
+  const created: string[] = [];
+  for (const service of plan.create) {
+    started.push(await createService(trx, serverId, service, now));
+    created.push(service.id);
+  }
+
+  const updated: { id: string; fields: string[] }[] = [];
+  for (const { key, doc: service, renamed } of plan.keep) {
+    const { fields, checkChanged } = await rewriteService(trx, key, service, renamed, now);
+    if (checkChanged) started.push(key);
+    if (fields.length > 0) updated.push({ id: service.id, fields });
+  }
+
+  const changed = plan.renamed || existing?.maintenance !== maintenance || created.length + updated.length + stopped.length > 0;
+  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, updated_at: now }).where("id", "=", serverId).execute();
+  return {
+    server: {
+      serverId,
+      outcome: !existing ? "created" : changed ? "updated" : "unchanged",
+      services: { created, updated, deleted: plan.delete.map((s) => s.id) },
+    },
+    schedule: { started, stopped },
+  };
+}
+
+/**
+ * Refuse the write (throw DependenciesRefused) when it leaves the graph of dependsOn broken. `written` says
+ * which services the write's documents named: their unknown references are their own fault.
+ */
+export async function checkDependencies(trx: Db, problemsOf: DependencyProblems, written: (service: string) => boolean): Promise<void> {
+  // Only services with dependencies can be in a cycle or point at nothing: usually a few of many.
+  const rows = await trx
+    .selectFrom("services as s")
+    .innerJoin("http_check_configs as c", "c.service_key", "s.key")
+    .select(["s.server_id", "s.id", "c.depends_on"])
+    .where("c.depends_on", "!=", "[]")
+    .execute();
+  if (rows.length === 0) return;
+  // As written: a problem names a reference the way its document wrote it.
+  const nodes = rows.map((r) => ({ serverId: r.server_id, serviceId: r.id, dependsOn: JSON.parse(r.depends_on) as string[] }));
+  const targets = new Set(nodes.flatMap((n) => n.dependsOn.map((ref) => qualify(ref, n.serverId).split("/")[0]!)));
+  const existing = await trx.selectFrom("services").select(["server_id", "id"]).where("server_id", "in", [...targets]).execute();
+  const exists = new Set(existing.map((r) => `${r.server_id}/${r.id}`));
+  const problems = problemsOf(nodes, (service) => exists.has(service), written);
+  if (problems.length > 0) throw new DependenciesRefused(problems);
+}
+
+/** PUT of one service of an existing server: the whole-server PUT's rules for that one. Undefined: no such server. */
+export async function putService(
+  trx: Db,
+  problems: DependencyProblems,
+  serverId: string,
+  service: ServiceDocument,
+  now: number,
+): Promise<{ outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange } | undefined> {
+  if (!(await serverExists(trx, serverId))) return undefined;
+  const existing = await trx.selectFrom("services").select(["key", "name"]).where("server_id", "=", serverId).where("id", "=", service.id).executeTakeFirst();
+  let result: { outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange };
+  if (!existing) {
+    result = { outcome: "created", schedule: { started: [await createService(trx, serverId, service, now)], stopped: [] } };
+  } else {
+    const { fields, checkChanged } = await rewriteService(trx, existing.key, service, existing.name !== (service.name ?? service.id), now);
+    result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
+  }
+  if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
+  await checkDependencies(trx, problems, (name) => name === `${serverId}/${service.id}`);
+  return result;
+}
+
+async function createService(trx: Db, serverId: string, service: ServiceDocument, now: number): Promise<number> {
+  const { key } = await trx
+    .insertInto("services")
+    .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, created_at: now, updated_at: now })
+    .returning("key")
+    .executeTakeFirstOrThrow();
+  await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).execute();
+  return key;
+}
+
+/** Write a kept service's check again; answers the fields that changed (name included) and whether its check did. */
+async function rewriteService(trx: Db, key: number, service: ServiceDocument, renamed: boolean, now: number): Promise<{ fields: string[]; checkChanged: boolean }> {
+  const before = await trx.deleteFrom("http_check_configs").where("service_key", "=", key).returningAll().executeTakeFirst();
+  // Written again whole: the schema fills what the document leaves out, so compare what was stored.
+  const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).returningAll().executeTakeFirstOrThrow();
+  const fields = changedFields(before && checkFromRow(before), checkFromRow(after));
+  const checkChanged = fields.length > 0;
+  if (renamed) fields.unshift("name");
+  if (fields.length > 0) {
+    await trx.updateTable("services").set({ name: service.name ?? service.id, updated_at: now }).where("key", "=", key).execute();
+  }
+  return { fields, checkChanged };
+}
+
+/** The fields of a check that differ (`check.url`, ...), or every field when there was none before. */
+function changedFields(before: ReturnType<typeof checkFromRow> | undefined, after: ReturnType<typeof checkFromRow>): string[] {
+  if (!before) return ["check"];
+  if (fingerprint(before) === fingerprint(after)) return [];
+  return (Object.keys(after) as (keyof typeof after)[])
+    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
+    .map((k) => `check.${k}`);
+}
+
+/** Delete a server and, by cascade, everything of it; answers its services' keys and ids, or undefined. */
+export async function deleteServer(trx: Db, serverId: string): Promise<(ScheduleChange & { services: string[] }) | undefined> {
+  const services = await trx.selectFrom("services").select(["key", "id"]).where("server_id", "=", serverId).orderBy("key").execute();
+  const deleted = await trx.deleteFrom("servers").where("id", "=", serverId).executeTakeFirst();
+  if (Number(deleted.numDeletedRows) === 0) return undefined;
+  return { started: [], stopped: services.map((s) => s.key), services: services.map((s) => s.id) };
+}
+
+export async function deleteService(trx: Db, serverId: string, serviceId: string, now: number): Promise<ScheduleChange | undefined> {
+  const service = await findService(trx, serverId, serviceId);
+  if (!service) return undefined;
+  await trx.deleteFrom("services").where("key", "=", service.key).execute();
+  const { maintenance } = await trx.selectFrom("servers").select("maintenance").where("id", "=", serverId).executeTakeFirstOrThrow();
+  const windows = JSON.stringify(withoutService(JSON.parse(maintenance) as MaintenanceWindow[], serviceId));
+  await trx.updateTable("servers").set({ maintenance: windows, updated_at: now }).where("id", "=", serverId).execute();
+  return { started: [], stopped: [service.key] };
+}
+
+/**
+ * A server's windows once `serviceId` is deleted: it leaves every list that names it, and a window that named
+ * only it goes too (it would silence nothing, and the server's document would no longer validate).
+ */
+export function withoutService(windows: readonly MaintenanceWindow[], serviceId: string): MaintenanceWindow[] {
+  return windows.flatMap((w) => {
+    if (!w.services?.includes(serviceId)) return [w];
+    const services = w.services.filter((id) => id !== serviceId);
+    return services.length === 0 ? [] : [{ ...w, services }];
+  });
+}
