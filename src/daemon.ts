@@ -5,8 +5,6 @@
  * the port (a port in use fails before anything runs), the database, the cluster, then the checks.
  */
 import { EventEmitter } from "node:events";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { Checking } from "./checking.ts";
 import { systemClock, type Clock } from "./clock.ts";
@@ -14,14 +12,13 @@ import { ClusterNode } from "./cluster/node.ts";
 import { defaults, UsageError } from "./config.ts";
 import { bearerCheck, isLoopback } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
-import { boundConnections } from "./http/connections.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
-import { problem } from "./http/problem.ts";
 import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { StatusViews, statusRoutes } from "./http/status.ts";
+import { listenFirst } from "./http/server.ts";
 import { systemRoutes } from "./http/system.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics } from "./metrics.ts";
@@ -106,7 +103,7 @@ export interface Daemon {
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   refuseExposure(options);
-  const http = await listenFirst(options);
+  const http = await listenFirst({ host: options.host, port: options.port, maxConnections: options.maxConnections ?? defaults.maxConnections });
   let store: Store;
   try {
     store = await openDatabase(options);
@@ -153,49 +150,6 @@ function refuseExposure(options: DaemonOptions): void {
     );
   }
   options.log.warn(`LISTENING ON ${options.host} WITHOUT A TOKEN: anyone who can reach this port can change and delete checks`);
-}
-
-interface Listening {
-  readonly url: string;
-  /** Answer requests with `listener` from now on (until then: 503, starting). */
-  serve(listener: (req: IncomingMessage, res: ServerResponse) => unknown): void;
-  /** Stop accepting, finish the requests in flight. */
-  close(): Promise<void>;
-}
-
-/**
- * The API's port, taken first: a port in use is said before anything starts. Until the daemon is ready its
- * requests are answered 503 (starting). A client gets 10 s to send its request's head and 30 s for the whole
- * request, and an idle keep-alive connection is closed after 5 s: silent sockets cannot pile up (Node's
- * defaults hold them 60 to 300 s).
- */
-async function listenFirst(options: DaemonOptions): Promise<Listening> {
-  let listener = (_req: IncomingMessage, res: ServerResponse): unknown =>
-    res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "1" }).end(JSON.stringify(problem(503, "healthd is starting; try again in a moment")));
-  const server = createServer(
-    { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 },
-    (req, res) => listener(req, res),
-  );
-  boundConnections(server, options.maxConnections ?? defaults.maxConnections);
-  try {
-    await listen(server, options.host, options.port);
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    if (e.code === "EADDRINUSE") throw new UsageError(`${options.host}:${options.port} is in use; choose another --port`, { cause: e });
-    if (e.code === "EADDRNOTAVAIL" || e.code === "ENOTFOUND") throw new UsageError(`cannot listen on ${options.host}; check --host`, { cause: e });
-    throw error;
-  }
-  const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  return {
-    url: `http://${host}:${port}`,
-    serve: (next) => (listener = next),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
-  };
 }
 
 /** Open (and create, and migrate) the database, saying in one line what the migrations did. */
@@ -409,14 +363,4 @@ function logIncident(log: Logger, service: ScheduledService, incident: IncidentC
   if (incident.closedAt !== null) {
     log.info("incident closed", { ...fields, failures: incident.failures, duration: duration(incident.closedAt - incident.openedAt) });
   }
-}
-
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
 }

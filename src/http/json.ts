@@ -3,7 +3,7 @@
  * "services": []}` would silently delete every service: a key given twice in one object is refused, with the
  * JSON Pointer of the second. Nesting is bounded too, so that no body can exhaust the stack.
  */
-import { pointer, type FieldError } from "../schema.ts";
+import { pointer, type FieldError } from "../validate.ts";
 
 export const maxDepth = 64;
 

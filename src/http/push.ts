@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import type { Publisher } from "../notify/ntfy.ts";
-import { topic, validate } from "../schema.ts";
+import { topic } from "../schema.ts";
+import { validate } from "../validate.ts";
 import { pushAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import { json, type Route } from "./router.ts";

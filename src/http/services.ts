@@ -4,7 +4,8 @@
 import { z } from "zod";
 import type { ScheduleChange } from "../model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
-import { id, serverDocument, serviceDocument, time, validate, type FieldError } from "../schema.ts";
+import { id, serverDocument, serviceDocument, time } from "../schema.ts";
+import { validate, type FieldError } from "../validate.ts";
 import { DependenciesRefused, type Store } from "../store/store.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
 import { entriesAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";

@@ -2,13 +2,13 @@
  * The status page, its JSON and the badges. All read the one read model (src/status/read-model.ts). With
  * --public-status they answer without the token, and show names, statuses, times, uptime and latency only.
  */
-import { makeBadge } from "badge-maker";
+import { makeBadge, type Format } from "badge-maker";
 import { z } from "zod";
 import { History, serviceStats, statusModel, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
 import { pagePolicy, renderStatusPage } from "../status/page.ts";
 import type { Store } from "../store/store.ts";
 import { noServer, serviceKey, windowParameter } from "./services.ts";
-import { SharedBody, type Operation, type Response, type Route } from "./router.ts";
+import { SharedBody, type Answer, type Operation, type Request, type Response, type Route } from "./router.ts";
 
 export interface StatusContext {
   readonly store: Store;
@@ -90,7 +90,28 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     return { status: 200, shared: v.page, headers: pageHeaders };
   };
   const html = (description: string) => ({ 200: { description, contentType: "text/html" }, 404: { description: "No such server" } });
-  const badge = (operation: Omit<Operation, "open">): Operation => ({ ...operation, ...(open ? { open } : {}) });
+  /** One badge: SVG in the flat style, answered like the page (without the token with --public-status). */
+  const badgeRoute = (badge: { path: string; summary: string; operationId: string; windowed?: boolean }, draw: (req: Request) => Promise<Format>): Route => {
+    const responses: Record<number, Answer> = {
+      200: { description: "SVG, flat style", contentType: "image/svg+xml" },
+      404: { description: badge.path.includes(":serviceId") ? "No such server or service" : "No such server" },
+    };
+    if (badge.windowed) responses[400] = { description: "An unknown window" };
+    const operation: Operation = {
+      summary: badge.summary,
+      operationId: badge.operationId,
+      ...(badge.windowed ? { query: badgeQuery } : {}),
+      ...(open ? { open } : {}),
+      responses,
+      handle: async (req) => svg(makeBadge(await draw(req))),
+    };
+    return { path: badge.path, methods: { GET: operation } };
+  };
+  const windowStats = async (req: Request) => {
+    const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+    const { window } = req.query as z.output<typeof badgeQuery>;
+    return { window, stats: await serviceStats(store, await serviceKey(store, serverId, serviceId), window, ctx.now()) };
+  };
 
   return [
     {
@@ -155,76 +176,30 @@ export function statusRoutes(ctx: StatusContext): Route[] {
         },
       },
     },
-    {
-      path: "/badges/:serverId/status.svg",
-      methods: {
-        GET: badge({
-          summary: "A badge of a server: down when any of its services is down",
-          operationId: "getServerBadge",
-          responses: { 200: { description: "SVG, flat style", contentType: "image/svg+xml" }, 404: { description: "No such server" } },
-          handle: async (req) => {
-            const serverId = req.params.serverId!;
-            const server = (await model(serverId)).servers[0];
-            if (!server) throw noServer(serverId);
-            return svg(makeBadge({ label: server.name, message: server.status, color: badgeColour[server.status] }));
-          },
-        }),
-      },
-    },
-    {
-      path: "/badges/:serverId/:serviceId/status.svg",
-      methods: {
-        GET: badge({
-          summary: "A badge of a service's status",
-          operationId: "getServiceStatusBadge",
-          responses: { 200: { description: "SVG, flat style", contentType: "image/svg+xml" }, 404: { description: "No such server or service" } },
-          handle: async (req) => {
-            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-            await serviceKey(store, serverId, serviceId);
-            const service = (await model(serverId)).servers[0]?.services.find((s) => s.id === serviceId);
-            if (!service) throw noServer(serverId);
-            return svg(makeBadge({ label: service.name, message: service.status, color: badgeColour[service.status] }));
-          },
-        }),
-      },
-    },
-    {
-      path: "/badges/:serverId/:serviceId/uptime.svg",
-      methods: {
-        GET: badge({
-          summary: "A badge of a service's uptime over a window",
-          operationId: "getUptimeBadge",
-          query: badgeQuery,
-          responses: { 200: { description: "SVG, flat style", contentType: "image/svg+xml" }, 400: { description: "An unknown window" }, 404: { description: "No such server or service" } },
-          handle: async (req) => {
-            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-            const { window } = req.query as z.output<typeof badgeQuery>;
-            const stats = await serviceStats(store, await serviceKey(store, serverId, serviceId), window, ctx.now());
-            const u = stats.uptime;
-            const message = u === null ? "no data" : `${u === 1 ? "100" : (Math.floor(u * 10_000) / 100).toFixed(2)}%`;
-            const color = u === null ? "lightgrey" : u >= 0.999 ? "brightgreen" : u >= 0.99 ? "green" : u >= 0.95 ? "yellow" : "red";
-            return svg(makeBadge({ label: `uptime ${window}`, message, color }));
-          },
-        }),
-      },
-    },
-    {
-      path: "/badges/:serverId/:serviceId/latency.svg",
-      methods: {
-        GET: badge({
-          summary: "A badge of a service's mean latency over a window",
-          operationId: "getLatencyBadge",
-          query: badgeQuery,
-          responses: { 200: { description: "SVG, flat style", contentType: "image/svg+xml" }, 400: { description: "An unknown window" }, 404: { description: "No such server or service" } },
-          handle: async (req) => {
-            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-            const { window } = req.query as z.output<typeof badgeQuery>;
-            const stats = await serviceStats(store, await serviceKey(store, serverId, serviceId), window, ctx.now());
-            const mean = stats.latencyMs.mean;
-            return svg(makeBadge({ label: `latency ${window}`, message: mean === null ? "no data" : `${Math.round(mean)} ms`, color: mean === null ? "lightgrey" : "blue" }));
-          },
-        }),
-      },
-    },
+    badgeRoute({ path: "/badges/:serverId/status.svg", summary: "A badge of a server: down when any of its services is down", operationId: "getServerBadge" }, async (req) => {
+      const serverId = req.params.serverId!;
+      const server = (await model(serverId)).servers[0];
+      if (!server) throw noServer(serverId);
+      return { label: server.name, message: server.status, color: badgeColour[server.status] };
+    }),
+    badgeRoute({ path: "/badges/:serverId/:serviceId/status.svg", summary: "A badge of a service's status", operationId: "getServiceStatusBadge" }, async (req) => {
+      const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+      await serviceKey(store, serverId, serviceId);
+      const service = (await model(serverId)).servers[0]?.services.find((s) => s.id === serviceId);
+      if (!service) throw noServer(serverId);
+      return { label: service.name, message: service.status, color: badgeColour[service.status] };
+    }),
+    badgeRoute({ path: "/badges/:serverId/:serviceId/uptime.svg", summary: "A badge of a service's uptime over a window", operationId: "getUptimeBadge", windowed: true }, async (req) => {
+      const { window, stats } = await windowStats(req);
+      const u = stats.uptime;
+      const message = u === null ? "no data" : `${u === 1 ? "100" : (Math.floor(u * 10_000) / 100).toFixed(2)}%`;
+      const color = u === null ? "lightgrey" : u >= 0.999 ? "brightgreen" : u >= 0.99 ? "green" : u >= 0.95 ? "yellow" : "red";
+      return { label: `uptime ${window}`, message, color };
+    }),
+    badgeRoute({ path: "/badges/:serverId/:serviceId/latency.svg", summary: "A badge of a service's mean latency over a window", operationId: "getLatencyBadge", windowed: true }, async (req) => {
+      const { window, stats } = await windowStats(req);
+      const mean = stats.latencyMs.mean;
+      return { label: `latency ${window}`, message: mean === null ? "no data" : `${Math.round(mean)} ms`, color: mean === null ? "lightgrey" : "blue" };
+    }),
   ];
 }
