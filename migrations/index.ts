@@ -21,6 +21,8 @@ import * as addSilences from "./20261123000500_add_silences.ts";
 import * as addNodes from "./20261123000600_add_nodes.ts";
 import * as leaveRoomForUpdates from "./20261124000100_leave_room_for_updates.ts";
 import * as addClusterSettings from "./20261125000100_add_cluster_settings.ts";
+import * as indexOwnersByNodeAndService from "./20261126000100_index_owners_by_node_and_service.ts";
+import * as indexUnsentNotifications from "./20261126000200_index_unsent_notifications.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -41,4 +43,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261123000600_add_nodes": addNodes,
   "20261124000100_leave_room_for_updates": leaveRoomForUpdates,
   "20261125000100_add_cluster_settings": addClusterSettings,
+  "20261126000100_index_owners_by_node_and_service": indexOwnersByNodeAndService,
+  "20261126000200_index_unsent_notifications": indexUnsentNotifications,
 };

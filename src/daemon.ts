@@ -236,30 +236,34 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
   await cluster.start(() => checking.reconcile(false));
   await checking.reconcile(false);
   log.info("scheduled", { services: checking.services().length, node: cluster.name, location: cluster.location });
-  // DOWNs kept unsent for want of a topic go out now that there is one (--ntfy-topic, or a notifyTopic given
-  // since); then what was pending when the daemon last stopped.
+  // DOWNs kept unsent for want of a topic go out once there is one (--ntfy-topic, or a notifyTopic given since).
   const requeue = async () => {
     try {
       const count = await store.requeueUnsent(defaultTopic !== null, clock.now());
-      if (count > 0) log.info("notifications kept unsent now have a topic; sending them", { count });
+      if (count === 0) return;
+      log.info("notifications kept unsent now have a topic; sending them", { count });
+      delivery.wake();
     } catch (error) {
       // Not worth failing a PUT or the start for: the next change or start tries again.
       log.error("cannot look for unsent notifications that now have a topic", { error });
     }
-    delivery.wake();
   };
   await requeue();
+  delivery.wake(); // what was pending when the daemon last stopped
 
-  // Another process (healthd apply, another node) may change the configuration: the whole schedule is
-  // reconciled, which keeps unchanged services on their phase. Changes that come while one is being read are
-  // followed once, after it.
-  const reload = coalesced(async () => {
-    await cluster.rebalance(); // services created or deleted elsewhere get or lose their owners
-    await checking.reconcile(true);
+  // Another process (healthd apply, another node) may change the configuration (the services it changed got
+  // their owners in its transaction). A change that says which services it started and stopped is followed by
+  // reading those; any other by reconciling the whole schedule, which keeps unchanged services on their phase.
+  const reload = coalesced(async (change) => {
+    if (change) await checking.follow(change);
+    else {
+      await checking.reconcile(true);
+      const topic = await store.clusterTopic();
+      if (topic !== defaultTopic) log.info("another node set the cluster's default ntfy topic", { topic });
+      defaultTopic = topic;
+    }
     views.changed();
-    const topic = await store.clusterTopic();
-    if (topic !== defaultTopic) log.info("another node set the cluster's default ntfy topic", { topic });
-    defaultTopic = topic;
+    if (!change || change.stopped.length > 0) cluster.rebalanceSoon();
     await requeue();
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { everyMs: options.watchMs ?? 1000 });
@@ -278,8 +282,9 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
   /** A change made through this node's API: followed at once, before the answer is sent. */
   const scheduleChanged = async (change: ScheduleChange) => {
     views.changed();
-    await cluster.rebalance().catch((error: unknown) => log.error("cannot rebalance the checks after a change", { error }));
     await checking.follow(change);
+    // Services created go round the nodes; those deleted leave holes in some nodes' shares.
+    if (change.stopped.length > 0) cluster.rebalanceSoon();
     if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
     events.emit("schedule:changed", change);
   };
@@ -320,23 +325,27 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
 }
 
 /**
- * `work` run for a signal, one run at a time; signals that come while it runs make one more run after it,
- * however many they are.
+ * Changes followed one at a time by `work`: those that come while it runs are merged and followed once after
+ * it. A change that does not say what it changed (undefined) stands for any.
  */
-function coalesced(work: () => Promise<void>, onError: (error: unknown) => void) {
+function coalesced(work: (change: ScheduleChange | undefined) => Promise<void>, onError: (error: unknown) => void) {
   let running: Promise<void> | undefined;
-  let again = false;
-  const run = (): void => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = work()
+  let pending: ScheduleChange | "any" | undefined;
+  const merge = (a: typeof pending, b: ScheduleChange | undefined): typeof pending =>
+    a === "any" || b === undefined ? "any" : a === undefined ? b : { started: [...a.started, ...b.started], stopped: [...a.stopped, ...b.stopped] };
+  const start = (): void => {
+    const next = pending;
+    pending = undefined;
+    running = work(next === "any" ? undefined : next)
       .catch(onError)
       .finally(() => {
         running = undefined;
-        if (again) (again = false), run();
+        if (pending !== undefined) start();
       });
+  };
+  const run = (change?: ScheduleChange): void => {
+    pending = merge(pending, change);
+    if (!running) start();
   };
   return { run, settled: async () => { while (running) await running; } };
 }

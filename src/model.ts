@@ -367,4 +367,6 @@ export interface Policy {
   dependencyProblems(nodes: readonly GraphNode[], exists: (service: string) => boolean, written: (service: string) => boolean): DependencyProblem[];
   /** Who runs which check of a pool: every service gets a live node, moving as few as possible. */
   assign(pool: Pool): Map<number, string>;
+  /** Where new (or changed) services of a pool go among its live nodes, moving no other. */
+  place(pool: { readonly services: readonly number[]; readonly nodes: readonly string[] }): Map<number, string>;
 }

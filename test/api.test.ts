@@ -11,7 +11,7 @@ const homepage = {
   id: "homepage",
   name: "Public homepage",
   check: {
-    url: "https://example.org/",
+    url: "http://127.0.0.1:9/",
     headers: { accept: "text/html" },
     expect: [
       { status: [200, 204], bodyContains: "Welcome" },
@@ -19,7 +19,7 @@ const homepage = {
     ],
   },
 };
-const api = { id: "api", check: { url: "https://example.org/api", cron: "*/5 * * * *", notify: false, notifyThreshold: 0 } };
+const api = { id: "api", check: { url: "http://127.0.0.1:9/api", cron: "*/5 * * * *", notify: false, notifyThreshold: 0 } };
 
 /** Store one failed result of a service, through the store's write path. */
 async function storeEntry(daemon: TestDaemon, serverId: string, serviceId: string): Promise<void> {
@@ -38,7 +38,7 @@ for (const engine of engines) {
     assert.match(created.headers.get("content-type")!, /^application\/json; charset=utf-8/);
     const [home, apiService] = created.body.services;
     assert.deepEqual(home.check, {
-      url: "https://example.org/",
+      url: "http://127.0.0.1:9/",
       method: "GET",
       headers: { accept: "text/html" },
       body: null,
@@ -78,7 +78,7 @@ for (const engine of engines) {
     await d.api("PUT", "/services/web-01", { services: [homepage, api] });
     await storeEntry(d, "web-01", "homepage");
     await storeEntry(d, "web-01", "api");
-    const changedApi = { ...api, check: { ...api.check, url: "https://example.org/api/v2" } };
+    const changedApi = { ...api, check: { ...api.check, url: "http://127.0.0.1:9/api/v2" } };
     const replaced = await d.api("PUT", "/services/web-01", { services: [homepage, changedApi, { id: "new", check: { url: "http://x/" } }] });
     assert.equal(replaced.status, 200);
     assert.deepEqual(replaced.body.services.map((s: { id: string }) => s.id), ["homepage", "api", "new"]);
@@ -155,7 +155,7 @@ for (const engine of engines) {
     const got = await d.api("GET", "/services/web-01/homepage");
     assert.equal(got.status, 200);
     assert.deepEqual(Object.keys(got.body), ["id", "name", "check", "state"]);
-    assert.equal(got.body.check.url, "https://example.org/");
+    assert.equal(got.body.check.url, "http://127.0.0.1:9/");
 
     const created = await d.api("PUT", "/services/web-01/api", { check: api.check });
     assert.equal(created.status, 201);
@@ -163,8 +163,8 @@ for (const engine of engines) {
     const same = await d.api("PUT", "/services/web-01/api", { id: "api", check: api.check });
     assert.equal(same.status, 200);
     assert.deepEqual(same.body, created.body);
-    const moved = await d.api("PUT", "/services/web-01/api", { name: "API", check: { ...api.check, url: "https://example.org/v2" } });
-    assert.deepEqual([moved.status, moved.body.name, moved.body.check.url], [200, "API", "https://example.org/v2"]);
+    const moved = await d.api("PUT", "/services/web-01/api", { name: "API", check: { ...api.check, url: "http://127.0.0.1:9/v2" } });
+    assert.deepEqual([moved.status, moved.body.name, moved.body.check.url], [200, "API", "http://127.0.0.1:9/v2"]);
     assert.deepEqual((await d.api("GET", "/services/web-01")).body.services.map((s: { id: string }) => s.id), ["homepage", "api"]);
     // The scheduler follows: new, unchanged (nothing), changed.
     assert.equal(changes.length, 3);
@@ -175,7 +175,7 @@ for (const engine of engines) {
     assert.deepEqual(wrongId.body.errors.map((e: { path: string }) => e.path), ["/id"]);
     const bad = await d.api("PUT", "/services/web-01/api", { check: { url: "ftp://x/" } });
     assert.deepEqual([bad.status, bad.body.errors[0].path], [400, "/check/url"]);
-    assert.equal((await d.api("GET", "/services/web-01/api")).body.check.url, "https://example.org/v2");
+    assert.equal((await d.api("GET", "/services/web-01/api")).body.check.url, "http://127.0.0.1:9/v2");
     const noServer = await d.api("PUT", "/services/nope/api", { check: api.check });
     assert.equal(noServer.status, 404);
     assert.match(noServer.body.detail, /no server "nope"/);

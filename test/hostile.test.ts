@@ -31,21 +31,23 @@ for (const engine of engines) {
       ["growing-redirects", `${target.url}/grow`, "redirect"],
     ];
     const firsts = new Map(hostile.map(([id]) => [id, nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === id)]));
+    // A target that only the timeout stops fails with kind timeout; any other kind shows the check ended by
+    // itself, before its timeout (no clock is read here: a slow machine makes no test fail).
     const put = await d.api("PUT", "/services/hostile", {
-      services: hostile.map(([id, url, , extra]) => ({ id, check: { url, intervalSeconds: 5, timeoutMs: 1000, ...extra } })),
+      services: hostile.map(([id, url, kind, extra]) => ({ id, check: { url, intervalSeconds: 60, timeoutMs: kind === "timeout" ? 1000 : 20_000, ...extra } })),
     });
     assert.equal(put.status, 201);
     for (const [id, , kind] of hostile) {
       const [done] = await firsts.get(id)!;
       assert.equal(done.entry.ok, false, id);
       assert.equal(done.entry.errorKind, kind, `${id}: ${done.entry.error}`);
-      assert.ok(done.entry.latencyMs < 1500, `${id} took ${done.entry.latencyMs} ms`);
       assert.ok(done.entry.error!.length < 1000, `${id}: an error of ${done.entry.error!.length} characters is stored`);
       // What a target sends ends up in errors, logs and notifications: never as control characters.
       assert.doesNotMatch(done.entry.error!, /[\u0000-\u001f\u007f]/, `${id}: ${JSON.stringify(done.entry.error)}`);
     }
     const [stored] = (await d.api("GET", "/services/hostile/control-chars/data")).body.entries;
-    assert.match(stored.error, /^body is not JSON \(Unexpected token 'x', "x\\u0000\\u001b\[31m\\u000d\\u000anot JSON" is not valid JSON\)$/);
+    // The parser's own words are V8's; what healthd owes is its prefix, and every control character written out.
+    assert.match(stored.error, /^body is not JSON \(.*x\\u0000\\u001b\[31m\\u000d\\u000anot JSON.*\)$/);
     // HTTP/1.0 without a length is not hostile: it is read to the end.
     const old = nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === "http10");
     await d.api("PUT", "/services/fine", { services: [{ id: "http10", check: { url: `${target.url}/http10` } }] });

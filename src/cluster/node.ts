@@ -11,8 +11,9 @@
  * It keeps running the checks no other node can take over (it was alone, or the last of its location, or the
  * database itself turns everyone away, so that no node can take anything over): a monitor must not go blind
  * because its database does. When it reaches the database again it reads what it owns before it starts held
- * runs again, and for a lease it counts as live the nodes that were live when it last reached the database:
- * those cut off with it (the database was down for all) heartbeat again meanwhile, and keep their checks.
+ * runs again, and for three leases it counts as live the nodes that were live when it last reached the
+ * database: those cut off with it (the database was down for all) heartbeat again meanwhile, each after its own
+ * connection backoff, and keep their checks.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -30,6 +31,9 @@ export interface ClusterOptions {
   /** The wall clock, as written in heartbeats; the monotonic one for the lease (a paused process or a changed wall clock does not stop it). */
   readonly clock: Clock;
 }
+
+/** How long rebalanceSoon waits for more changes. */
+const rebalanceDelayMs = 5000;
 
 export class ClusterNode {
   readonly instance = randomUUID();
@@ -53,6 +57,8 @@ export class ClusterNode {
   #presume: { readonly liveAt: number; readonly until: number } | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopWatching: (() => void) | undefined;
+  /** A rebalance asked for by rebalanceSoon, waiting. */
+  #soon: NodeJS.Timeout | undefined;
   #ticking: Promise<void> = Promise.resolve();
   #stopped = false;
   /** Told when which checks this node runs may have changed (see start). */
@@ -143,10 +149,26 @@ export class ClusterNode {
     }
   }
 
+  /**
+   * Rebalance a few seconds from now, once for a burst of changes. Deletions take services from some nodes
+   * only, and a change of configuration places the services it starts without counting what each node runs
+   * (Policy.place): the shares drift, and this makes them exact again, off the path of the request.
+   */
+  rebalanceSoon(): void {
+    if (this.#stopped || this.#soon || !this.#othersAnywhere) return;
+    this.#soon = setTimeout(() => {
+      this.#soon = undefined;
+      this.#ticking = this.#ticking
+        .then(() => this.rebalance())
+        .catch((error: unknown) => this.#options.log.error("cannot rebalance the checks after a change", { error }));
+    }, rebalanceDelayMs);
+  }
+
   /** Leave the cluster: the checks this node ran go to the others at once. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#soon);
     this.#stopWatching?.();
     await this.#ticking;
     await this.#store.leaveNode(this.#options.name, this.instance).catch((error: unknown) => {
@@ -183,13 +205,14 @@ export class ClusterNode {
       this.#see(live);
       if (!this.leaseHeld) {
         // The others may have taken this node's checks over meanwhile: read what it owns before it runs them.
-        // Those cut off with it have not heartbeated yet: for a lease, the nodes live when it last reached the
-        // database keep their checks (before, the first node back took every check, then gave them back).
-        this.#presume = { liveAt: this.#reachedAt, until: sentAt + this.#options.leaseMs };
+        // Those cut off with it have not heartbeated yet: for three leases (time for them to get past their own
+        // connection backoff), the nodes live when it last reached the database keep their checks (before, the
+        // first node back took every check, then gave them back).
+        this.#presume = { liveAt: this.#reachedAt, until: sentAt + 3 * this.#options.leaseMs };
         await this.rebalance();
         await this.#onOwnership();
       } else if (changed || (this.#presume && sentAt >= this.#presume.until)) {
-        // A node that died while the database was away is taken over once the lease of grace is over.
+        // A node that died while the database was away is taken over once the grace is over.
         if (this.#presume && sentAt >= this.#presume.until) this.#presume = undefined;
         await this.rebalance();
       }

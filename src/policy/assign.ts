@@ -46,3 +46,13 @@ export function assign(pool: Pool): Map<number, string> {
   }
   return result;
 }
+
+/**
+ * New (or changed) services of a pool placed without moving any other and without counting what each node
+ * runs (a count of a pool of 50,000 was most of a PUT's time on PostgreSQL): round the nodes by key, so that
+ * services created together go round them. The balance is made exact by the next rebalance (see assign).
+ */
+export function place(pool: { readonly services: readonly number[]; readonly nodes: readonly string[] }): Map<number, string> {
+  const nodes = [...pool.nodes].sort();
+  return new Map(nodes.length === 0 ? [] : pool.services.map((key) => [key, nodes[key % nodes.length]!]));
+}

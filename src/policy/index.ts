@@ -4,11 +4,11 @@
  * - decide.ts: what a batch of results means (states, incidents, quorum, silences, dependencies, warnings,
  *   notifications and their text, rollups);
  * - dependencies.ts: whether a change of configuration leaves the graph of dependsOn whole;
- * - assign.ts: which node runs which check.
+ * - assign.ts: which node runs which check (all of them, or new ones).
  */
 import type { Policy } from "../model.ts";
-import { assign } from "./assign.ts";
+import { assign, place } from "./assign.ts";
 import { decide } from "./decide.ts";
 import { dependencyProblems } from "./dependencies.ts";
 
-export const policy: Policy = { decide, dependencyProblems, assign };
+export const policy: Policy = { decide, dependencyProblems, assign, place };

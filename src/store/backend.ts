@@ -3,6 +3,7 @@
  * are shared; a backend supplies the connection and the few things each database does its own way.
  */
 import type { Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
+import type { ScheduleChange } from "../model.ts";
 import type { MigrationReport } from "./migrate.ts";
 import type { BulkInsert } from "./queries/bulk.ts";
 import type { Channel, Engine, StoreUnavailable } from "./store.ts";
@@ -55,9 +56,12 @@ export interface Backend {
   /** The store's answer to a driver error that means "not now" (unreachable, read-only, full), if it is one. */
   unavailable(error: unknown): StoreUnavailable | undefined;
   /** See Store.watch. */
-  watch(channel: Channel, listener: () => void, everyMs: number): () => void;
-  /** Tell other processes' watchers of `channel` about this transaction's change, once it commits (PostgreSQL NOTIFY; SQLite needs nothing). */
-  announce(trx: Kysely<Tables>, channel: Channel): Promise<void>;
+  watch(channel: Channel, listener: (change?: ScheduleChange) => void, everyMs: number): () => void;
+  /**
+   * Tell other processes' watchers of `channel` about this transaction's change, once it commits (PostgreSQL
+   * NOTIFY; SQLite needs nothing), with which services it started and stopped when that is known.
+   */
+  announce(trx: Kysely<Tables>, channel: Channel, change?: ScheduleChange): Promise<void>;
   /** See Store.problems. */
   problems(): string[];
   migrate(target?: string): Promise<MigrationReport>;

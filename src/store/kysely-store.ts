@@ -4,7 +4,7 @@
  * whichever engine raised them.
  */
 import type { Kysely } from "kysely";
-import type { Policy } from "../model.ts";
+import type { Policy, ScheduleChange } from "../model.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
 import * as configure from "./queries/configure.ts";
@@ -61,13 +61,15 @@ export class KyselyStore implements Store {
   /**
    * A change of the configuration: one at a time across the cluster, so that the graph of dependsOn each
    * checks holds against what the others wrote (two nodes each adding half of a cycle stored it whole). Other
-   * nodes are told once it commits, when `changed` says it changed anything.
+   * nodes are told once it commits, with the services it started and stopped, when `changeOf` says it
+   * changed anything.
    */
-  #configure<T>(fn: (trx: Kysely<Tables>) => Promise<T>, changed: (result: T) => boolean = () => false): Promise<T> {
+  #configure<T>(fn: (trx: Kysely<Tables>) => Promise<T>, changeOf: (result: T) => ScheduleChange | undefined = () => undefined): Promise<T> {
     return this.#write(async (trx) => {
       await this.#backend.lock(trx, "config");
       const result = await fn(trx);
-      if (changed(result)) await this.#backend.announce(trx, "config");
+      const change = changeOf(result);
+      if (change) await this.#backend.announce(trx, "config", change);
       return result;
     });
   }
@@ -80,24 +82,31 @@ export class KyselyStore implements Store {
       return found ?? { key: undefined, serverExists: await servers.serverExists(this.#db, serverId) };
     });
   applyServers: Store["applyServers"] = (docs, options) =>
-    configure.applyServers((fn) => this.#configure(fn), this.#policy.dependencyProblems, docs, options, (trx) => this.#backend.announce(trx, "config"));
+    configure.applyServers((fn) => this.#configure(fn), this.#policy.dependencyProblems, docs, options, async (trx, result) => {
+      await cluster.placeServices(trx, this.#backend, this.#policy.place, result.schedule.started, options.now);
+      if (result.servers.some((c) => c.outcome !== "unchanged")) await this.#backend.announce(trx, "config", result.schedule);
+    });
   putService: Store["putService"] = (serverId, service, now) =>
     this.#configure(
-      (trx) => configure.putService(trx, this.#policy.dependencyProblems, serverId, service, now),
-      (result) => result !== undefined && result.outcome !== "unchanged",
+      async (trx) => {
+        const result = await configure.putService(trx, this.#policy.dependencyProblems, serverId, service, now);
+        if (result) await cluster.placeServices(trx, this.#backend, this.#policy.place, result.schedule.started, now);
+        return result;
+      },
+      (result) => (result && result.outcome !== "unchanged" ? result.schedule : undefined),
     );
   deleteServer = (serverId: string) =>
     this.#configure(async (trx) => {
       const gone = await configure.deleteServer(trx, serverId);
       await configure.checkDependencies(trx, this.#policy.dependencyProblems, () => false);
       return gone && { started: gone.started, stopped: gone.stopped };
-    }, Boolean);
+    }, (gone) => gone);
   deleteService = (serverId: string, serviceId: string, now: number) =>
     this.#configure(async (trx) => {
       const gone = await configure.deleteService(trx, serverId, serviceId, now);
       await configure.checkDependencies(trx, this.#policy.dependencyProblems, () => false);
       return gone;
-    }, Boolean);
+    }, (gone) => gone);
   scheduledServices: Store["scheduledServices"] = (filter) => this.#run(() => servers.scheduledServices(this.#db, this.#backend, filter));
   upstream = (refs: readonly string[]) => this.#run(() => servers.upstreamOf(this.#db, refs));
 
@@ -128,7 +137,13 @@ export class KyselyStore implements Store {
   uptimeCounts: Store["uptimeCounts"] = (since, until, per) => this.#run(() => status.uptimeCounts(this.#db, since, until, per));
   rollupRevision = () => this.#run(() => status.rollupRevision(this.#db));
 
-  registerNode: Store["registerNode"] = (node, now, replacing) => this.#write((trx) => cluster.registerNode(trx, node, now, replacing));
+  // The others hear of a node that joins at once: it takes a share of their checks.
+  registerNode: Store["registerNode"] = (node, now, replacing) =>
+    this.#write(async (trx) => {
+      const taken = await cluster.registerNode(trx, node, now, replacing);
+      if (!taken) await this.#backend.announce(trx, "cluster");
+      return taken;
+    });
   heartbeat = (name: string, instance: string, now: number) =>
     this.#run(() => this.#backend.writeAside((db) => cluster.heartbeat(db, name, instance, now)));
   leaveNode = (name: string, instance: string) =>
@@ -156,7 +171,12 @@ export class KyselyStore implements Store {
   markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
   markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
-  requeueUnsent = (defaultTopic: boolean, now: number) => this.#write((trx) => outbox.requeueUnsent(trx, defaultTopic, now));
+  // Read first: almost always there is nothing to queue, and then no write transaction is opened.
+  requeueUnsent = (defaultTopic: boolean, now: number) =>
+    this.#run(async () => {
+      const ready = await outbox.unsentDowns(this.#db, defaultTopic);
+      return ready.length === 0 ? 0 : this.#backend.write((trx) => outbox.requeue(trx, ready, now));
+    });
   clusterTopic = () => this.#run(() => outbox.clusterTopic(this.#db));
   shareTopic = (topic: string) =>
     this.#write(async (trx) => {
@@ -168,7 +188,7 @@ export class KyselyStore implements Store {
   pruneRollups = (cutoff: number, afterKey: number, services: number) =>
     this.#run(() => entries.pruneRollups(this.#db, cutoff, afterKey, services));
 
-  watch = (listener: () => void, options: WatchOptions = {}) =>
+  watch = (listener: (change?: ScheduleChange) => void, options: WatchOptions = {}) =>
     this.#backend.watch(options.of ?? "config", listener, options.everyMs ?? 1000);
   problems = () => this.#backend.problems();
   close = () => this.#backend.close();

@@ -40,7 +40,8 @@ export interface ConfigurationStore {
   findService(serverId: string, serviceId: string): Promise<{ key: number } | { key: undefined; serverExists: boolean }>;
   /**
    * Make each server exactly its document (PUT), in one transaction; `prune` deletes the servers not named.
-   * Throws DependenciesRefused when the graph of dependsOn would not stay whole (nothing is written).
+   * The services it creates or changes get their owners among the live nodes in the same transaction. Throws
+   * DependenciesRefused when the graph of dependsOn would not stay whole (nothing is written).
    */
   applyServers(servers: ReadonlyMap<string, ServerDocument>, options: ApplyOptions): Promise<ApplyResult>;
   /**
@@ -167,10 +168,12 @@ export interface Store extends ConfigurationStore, ResultStore, ReadModelStore, 
   readonly location: string;
   /**
    * Call `listener` when another process may have changed the configuration (servers, services, checks) or,
-   * with `of: "entries"`, stored results. SQLite: a poll of data_version every `everyMs` (default 1000);
-   * PostgreSQL: LISTEN/NOTIFY, reconnecting every `everyMs` while it is down. Answers a function that stops.
+   * with `of: "entries"`, stored results; for a change of configuration with the services it started and
+   * stopped, when that is known (else anything may have changed). SQLite: a poll of data_version every
+   * `everyMs` (default 1000); PostgreSQL: LISTEN/NOTIFY, reconnecting every `everyMs` while it is down.
+   * Answers a function that stops.
    */
-  watch(listener: () => void, options?: WatchOptions): () => void;
+  watch(listener: (change?: ScheduleChange) => void, options?: WatchOptions): () => void;
   /** What is wrong with the database but does not stop the daemon (e.g. its file was deleted). */
   problems(): string[];
   close(): Promise<void>;

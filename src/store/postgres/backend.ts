@@ -5,11 +5,13 @@
 import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from "kysely";
 import { bulkInsert } from "../queries/bulk.ts";
 import { postgresBulk } from "./bulk.ts";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Backend, Lock } from "../backend.ts";
 import { pendingMigrations, runMigrations } from "../migrate.ts";
 import { StoreUnavailable } from "../store.ts";
 import type { Tables } from "../tables.ts";
+import type { ScheduleChange } from "../../model.ts";
 import { Backoff } from "./backoff.ts";
 import { describe, type PostgresTarget } from "./target.ts";
 
@@ -78,6 +80,8 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
   pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: preparing(pool, new Backoff()) }) });
   const location = describe(target);
+  /** Who announces: every notification carries it, so that this process's watchers skip its own. */
+  const origin = randomUUID();
   const listeners = new Set<{ client: pg.Client | undefined; stopped: boolean }>();
 
   return {
@@ -141,7 +145,11 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
         };
         client.on("error", lost);
         client.on("end", lost);
-        client.on("notification", () => listener());
+        // What this process announced itself it has followed already (its own PUT, say): only others' changes.
+        client.on("notification", (message) => {
+          const announced = readAnnouncement(message.payload);
+          if (announced.origin !== origin) listener(announced.change);
+        });
         try {
           await client.connect();
           await client.query(`LISTEN ${channels[channel]}`);
@@ -160,8 +168,8 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
         void watch.client?.end().catch(() => {});
       };
     },
-    announce: async (trx, channel) => {
-      await sql`select pg_notify(${channels[channel]}, '')`.execute(trx);
+    announce: async (trx, channel, change) => {
+      await sql`select pg_notify(${channels[channel]}, ${announcement(origin, change)})`.execute(trx);
     },
     problems: () => [],
     // Kysely's Migrator runs the whole history in one transaction, under PostgreSQL's advisory lock.
@@ -234,4 +242,22 @@ function preparing(pool: pg.Pool, backoff: Backoff): PostgresPool {
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * A notification's payload: who announced, and the services a change of configuration started and stopped
+ * (so that the others read only those), left out when they do not fit in PostgreSQL's 8,000 bytes.
+ */
+function announcement(origin: string, change: ScheduleChange | undefined): string {
+  const text = change ? JSON.stringify({ origin, started: change.started, stopped: change.stopped }) : "";
+  return text && text.length <= 7900 ? text : JSON.stringify({ origin });
+}
+
+function readAnnouncement(payload: string | undefined): { origin?: string; change?: ScheduleChange } {
+  try {
+    const { origin, started, stopped } = JSON.parse(payload ?? "") as { origin?: string; started?: number[]; stopped?: number[] };
+    return { origin, ...(Array.isArray(started) && Array.isArray(stopped) ? { change: { started, stopped } } : {}) };
+  } catch {
+    return {};
+  }
 }

@@ -30,7 +30,7 @@ export async function applyServers(
   problems: DependencyProblems,
   servers: ReadonlyMap<string, ServerDocument>,
   options: ApplyOptions,
-  announce: (trx: Db) => Promise<void>,
+  after: (trx: Db, result: ApplyResult) => Promise<void>,
 ): Promise<ApplyResult> {
   try {
     return await write(async (trx) => {
@@ -54,11 +54,14 @@ export async function applyServers(
         }
       }
       // The whole graph of dependsOn must hold after the write, or none of it is made.
-      await checkDependencies(trx, problems, (service) => servers.has(service.slice(0, service.indexOf("/"))));
+      const deleted = changes.some((c) => c.services.deleted.length > 0);
+      if (deleted || [...servers.values()].some(hasDependencies)) {
+        await checkDependencies(trx, problems, (service) => servers.has(service.slice(0, service.indexOf("/"))));
+      }
       const result = { servers: changes, schedule: { started, stopped } };
       // A dry run does the real work and rolls it back, so it reports exactly what a real one would do.
       if (options.dryRun) throw new DryRun(result);
-      if (changes.some((c) => c.outcome !== "unchanged")) await announce(trx);
+      await after(trx, result);
       return result;
     });
   } catch (error) {
@@ -106,6 +109,16 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
 }
 
 /**
+ * Whether a write of `doc` can break the graph of dependsOn by what it writes: only a reference can name a
+ * service that does not exist or close a cycle. (Deleting services can leave others pointing at nothing: a
+ * write that deletes is checked too.) Checking every write read every service with dependencies, a scan of
+ * the whole table for a PUT of one service.
+ */
+function hasDependencies(doc: ServerDocument): boolean {
+  return doc.services.some((s) => s.check.dependsOn.length > 0);
+}
+
+/**
  * Refuse the write (throw DependenciesRefused) when it leaves the graph of dependsOn broken. `written` says
  * which services the write's documents named: their unknown references are their own fault.
  */
@@ -145,7 +158,7 @@ export async function putService(
     result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
   }
   if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
-  await checkDependencies(trx, problems, (name) => name === `${serverId}/${service.id}`);
+  if (service.check.dependsOn.length > 0) await checkDependencies(trx, problems, (name) => name === `${serverId}/${service.id}`);
   return result;
 }
 

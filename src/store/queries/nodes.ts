@@ -154,3 +154,38 @@ const ownerRows: BulkInsert<"service_owners"> = {
   columns: [["service_key", "bigint"], ["pool", "text"], ["node", "text"]],
   upsert: { key: ["service_key", "pool"], update: ["node"] },
 };
+
+/**
+ * Give the services `keys` (new, or whose check changed) an owner in each pool they belong to, among the
+ * nodes live at `now`, as the policy places them; every other service stays where it is. Their ownerships in
+ * pools they left (or all of them, when paused) go. A PUT of one service costs this much, not a rebalance of
+ * every service.
+ */
+export async function placeServices(trx: Db, backend: Backend, place: Policy["place"], keys: readonly number[], now: number): Promise<void> {
+  if (keys.length === 0) return;
+  await backend.lock(trx, "rebalance");
+  const services = await trx.selectFrom("http_check_configs").select(["service_key", "locations", "paused"]).where(backend.keyIn("service_key", keys)).execute();
+  const owners = await trx.selectFrom("service_owners").selectAll().where(backend.keyIn("service_key", keys)).execute();
+  const wanted = new Map(services.map((s) => [s.service_key, new Set(s.paused ? [] : s.locations === null ? [anywhere] : (JSON.parse(s.locations) as string[]))]));
+  for (const o of owners) {
+    if (!wanted.get(o.service_key)?.has(o.pool)) await trx.deleteFrom("service_owners").where("service_key", "=", o.service_key).where("pool", "=", o.pool).execute();
+  }
+  const owned = new Set(owners.map((o) => `${o.service_key}:${o.pool}`));
+  const missing = new Map<string, number[]>();
+  for (const [key, pools] of wanted) {
+    for (const pool of pools) {
+      if (owned.has(`${key}:${pool}`)) continue;
+      let list = missing.get(pool);
+      if (!list) missing.set(pool, (list = []));
+      list.push(key);
+    }
+  }
+  if (missing.size === 0) return;
+  const nodes = await liveNodes(trx, now);
+  const rows: unknown[][] = [];
+  for (const [pool, services] of missing) {
+    const members = nodes.filter((n) => pool === anywhere || n.location === pool).map((n) => n.name);
+    for (const [key, node] of place({ services, nodes: members })) rows.push([key, pool, node]);
+  }
+  await backend.bulkInsert(trx, ownerRows, rows);
+}

@@ -83,11 +83,11 @@ export async function notificationCounts(db: Db): Promise<Record<NotificationSta
 }
 
 /**
- * Queue again the DOWN of every open incident that was kept unsent for want of a topic, now that it has one:
- * its service's notifyTopic (given since), or the daemon's default when `defaultTopic` is set. Answers how
- * many. Reminders kept unsent stay so: they spoke of a moment that is over, and the next one comes on time.
+ * The DOWNs of open incidents kept unsent for want of a topic that now have one: their service's notifyTopic
+ * (given since), or the cluster's default when `defaultTopic` is set. Reminders kept unsent stay so: they
+ * spoke of a moment that is over, and the next one comes on time.
  */
-export async function requeueUnsent(db: Db, defaultTopic: boolean, now: number): Promise<number> {
+export async function unsentDowns(db: Db, defaultTopic: boolean): Promise<{ id: number; notify_topic: string | null }[]> {
   const rows = await db
     .selectFrom("notifications as n")
     .innerJoin("incidents as i", "i.id", "n.incident_id")
@@ -97,15 +97,22 @@ export async function requeueUnsent(db: Db, defaultTopic: boolean, now: number):
     .where("n.kind", "=", "down")
     .where("i.closed_at", "is", null)
     .execute();
-  const ready = rows.filter((r) => r.notify_topic !== null || defaultTopic);
+  return rows.filter((r) => r.notify_topic !== null || defaultTopic);
+}
+
+/** Queue these again (those still unsent: another node may have queued them meanwhile); answers how many. */
+export async function requeue(trx: Db, ready: readonly { id: number; notify_topic: string | null }[], now: number): Promise<number> {
+  let queued = 0;
   for (const r of ready) {
-    await db
+    const result = await trx
       .updateTable("notifications")
       .set({ status: "pending", topic: r.notify_topic, next_attempt_at: now, attempts: 0, last_error: null, claimed_by: null })
       .where("id", "=", r.id)
-      .execute();
+      .where("status", "=", "unsent")
+      .executeTakeFirst();
+    queued += Number(result.numUpdatedRows);
   }
-  return ready.length;
+  return queued;
 }
 
 /** The cluster's default ntfy topic, if a node was ever given one. */

@@ -122,9 +122,10 @@ export async function scheduledServices(
     .selectAll("c")
     .select(["services.server_id", "services.id as service_id", "st.last_checked_at"])
     .where("c.paused", "=", false);
-  // A node runs what it owns (in whichever pool: a service is in one of a node's pools at most).
+  // A node runs what it owns (in whichever pool: a service is in one of a node's pools at most). Joined, not
+  // `IN (owners of the node)`: SQLite built that whole set first, 7 ms at 50,000 services for a PUT of one.
   const { node, keys } = filter;
-  if (node !== undefined) query = query.where("services.key", "in", (eb) => eb.selectFrom("service_owners").select("service_key").where("node", "=", node));
+  if (node !== undefined) query = query.innerJoin("service_owners as o", "o.service_key", "services.key").where("o.node", "=", node);
   if (keys !== undefined) query = query.where(backend.keyIn("services.key", keys));
   const rows = await query.orderBy("services.key").execute();
   return rows.map((r) => {
