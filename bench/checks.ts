@@ -8,7 +8,8 @@
  * HTTP API; throughput and skipped runs come from its /metrics, RSS and CPU from /proc, and lag is measured at
  * the target (arrival minus planned time). Everything goes to 127.0.0.1, is bounded in time, and stops by
  * itself. Each figure is the median of RUNS.
- * Environment: RUNS (3), SECONDS (10), CONCURRENCY (64), LOAD_SECONDS (30), LOAD_SERVICES (10000).
+ * Environment: RUNS (3), SECONDS (10), CONCURRENCY (64), LOAD_SECONDS (30), LOAD_SERVICES (10000); BIN measures
+ * another build (a worktree of an older commit) for before/after figures.
  */
 import { spawn, fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -26,7 +27,7 @@ const seconds = Number(process.env.SECONDS ?? 10);
 const concurrency = Number(process.env.CONCURRENCY ?? 64);
 const loadSeconds = Number(process.env.LOAD_SECONDS ?? 30);
 const loadServices = Number(process.env.LOAD_SERVICES ?? 10_000);
-const bin = fileURLToPath(new URL("../bin/healthd", import.meta.url));
+const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
 
 const target = fork(new URL("./target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
 const [{ port }] = (await once(target, "message")) as [{ port: number }];

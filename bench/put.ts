@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execFileSync } from "node:child_process";
-import { serverDocument } from "../src/schema.ts";
+import { serverDocument } from "../src/schema/index.ts";
 import { open } from "../test/support/raw.ts";
 import { listening } from "./proc.ts";
 import { fixed, percentile } from "./stats.ts";

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
-import { serverDocument } from "../src/schema.ts";
+import { serverDocument } from "../src/schema/index.ts";
 import { open, rawQuery } from "../test/support/raw.ts";
 import { request } from "undici";
 import { brotliDecompressSync } from "node:zlib";

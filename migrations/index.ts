@@ -23,6 +23,7 @@ import * as leaveRoomForUpdates from "./20261124000100_leave_room_for_updates.ts
 import * as addClusterSettings from "./20261125000100_add_cluster_settings.ts";
 import * as indexOwnersByNodeAndService from "./20261126000100_index_owners_by_node_and_service.ts";
 import * as indexUnsentNotifications from "./20261126000200_index_unsent_notifications.ts";
+import * as addHeartbeats from "./20261126000300_add_heartbeats.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -45,4 +46,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261125000100_add_cluster_settings": addClusterSettings,
   "20261126000100_index_owners_by_node_and_service": indexOwnersByNodeAndService,
   "20261126000200_index_unsent_notifications": indexUnsentNotifications,
+  "20261126000300_add_heartbeats": addHeartbeats,
 };

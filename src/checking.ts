@@ -1,8 +1,10 @@
 /**
  * The checks this node runs: the scheduler starts them, the check controller makes them, the recorder stores
- * their results (the store asks the policy what they mean). Data flows one way; what happens along it is told
- * on `events`, which the daemon's metrics, log and API listen to. It also keeps what it last saw of each
- * service, for /metrics: a cache, never an authority.
+ * their results (the store asks the policy what they mean). Heartbeats are told rather than checked: a ping
+ * that names one (on any node) goes to the recorder as it is, and the node that owns a heartbeat keeps its
+ * deadlines, at which the recorder is handed a look (the policy says whether a ping is missing). Data flows one
+ * way; what happens along it is told on `events`, which the daemon's metrics, log and API listen to. It also
+ * keeps what it last saw of each service, for /metrics: a cache, never an authority.
  */
 import { EventEmitter } from "node:events";
 import { runCheck } from "./checks/http.ts";
@@ -10,10 +12,13 @@ import type { Clock } from "./clock.ts";
 import type { ClusterNode } from "./cluster/node.ts";
 import type { Logger } from "./log.ts";
 import type { ServiceFacts } from "./metrics.ts";
-import type { Outcome, ScheduleChange, ScheduledService } from "./model.ts";
+import { isActive, type Entry, type HeartbeatCheck, type Outcome, type ScheduleChange, type ScheduledService as AnyService } from "./model.ts";
+import { type Ping } from "./batch.ts";
+import { nextLook, timingOf } from "./policy/heartbeat.ts";
 import { Recorder, type Recorded } from "./recorder.ts";
+import { Deadlines, type Heartbeat } from "./scheduler/deadlines.ts";
 import { periodOf } from "./scheduler/plan.ts";
-import { Scheduler } from "./scheduler/scheduler.ts";
+import { Scheduler, type ScheduledService } from "./scheduler/scheduler.ts";
 import { Shortages } from "./shortage.ts";
 import type { Store } from "./store/store.ts";
 
@@ -49,8 +54,11 @@ export class Checking {
   readonly #cluster: ClusterNode;
   readonly #options: CheckingOptions;
   readonly #scheduler: Scheduler;
+  readonly #deadlines: Deadlines;
   readonly #recorder: Recorder;
   readonly #shortages: Shortages;
+  /** Every heartbeat, whoever owns it, by ping key: a ping may come to any node. */
+  #heartbeats = new Map<string, Heartbeat>();
   #reconciling = Promise.resolve();
 
   constructor(store: Store, cluster: ClusterNode, options: CheckingOptions, version: string) {
@@ -67,10 +75,11 @@ export class Checking {
       onDropped: (count) => this.events.emit("results:dropped", count),
       onRecorded: (batch) => {
         let changed = false;
-        for (const { service, state, incident } of batch) {
+        for (const { service, state, incident, wakeAt, entry } of batch) {
           const known = this.facts.get(service.key);
           if (incident || known?.state?.status !== state.status) changed = true;
-          this.facts.set(service.key, { ...known, state });
+          this.facts.set(service.key, { ...known, state, ...(entry && pingFacts(entry)) });
+          if (wakeAt !== undefined) this.#deadlines.replan(service.key, wakeAt);
         }
         this.events.emit("recorded", batch, changed);
       },
@@ -102,11 +111,16 @@ export class Checking {
       onSkip: (service) => this.events.emit("check:skipped", service),
       mayStart: (service) => cluster.mayRun(service.check.locations),
     });
+    // A look at a heartbeat's deadline is a run too: held, as checks are, when another node may be looking.
+    this.#deadlines = new Deadlines((service, at) => {
+      if (!cluster.mayRun(null)) return this.#deadlines.plan(service, at + 1000);
+      this.#recorder.pushRun(service, { kind: "deadline", serviceKey: service.key, at });
+    }, clock);
   }
 
-  /** The services scheduled on this node now. */
-  services(): ScheduledService[] {
-    return this.#scheduler.services();
+  /** The services scheduled on this node now: the checks it runs and the heartbeats it keeps the deadlines of. */
+  services(): AnyService[] {
+    return [...this.#scheduler.services(), ...this.#deadlines.services()];
   }
 
   get inFlight(): number {
@@ -124,45 +138,89 @@ export class Checking {
   }
 
   /**
-   * Schedule exactly the checks this node owns, read again (ownership or the configuration changed). A check
-   * new to this node runs soon when it is overdue (never checked, or it missed a run: its node died); one
-   * handed over by a live node keeps its phase, so it is not run twice in an interval; with `configChanged`,
-   * a changed check runs within a second.
+   * A ping for the heartbeat of `pingKey`, taken at `at`: handed to the recorder, stored with its batch (kept
+   * while the store is away). Answers false when no heartbeat has that key.
    */
-  reconcile(configChanged: boolean): Promise<void> {
-    return (this.#reconciling = this.#reconciling
-      .then(async () => {
-        const owned = await this.#store.scheduledServices({ node: this.#cluster.name });
-        const keep = new Set(owned.map((s) => s.key));
-        for (const s of this.#scheduler.services()) if (!keep.has(s.key)) this.facts.delete(s.key);
-        const now = this.#options.clock.now();
-        const overdue = (s: ScheduledService) => s.lastCheckedAt == null || now - s.lastCheckedAt > 1.5 * periodOf(s.check, now);
-        this.#scheduler.replaceAll(owned, { soon: (s, known) => (known ? configChanged : overdue(s)) });
-      })
-      .catch((error: unknown) => this.#options.log.error("cannot read the checks this node runs; the schedule stays as it was", { error })));
+  ping(pingKey: string, ping: Ping, at: number): boolean {
+    const service = this.#heartbeats.get(pingKey);
+    if (!service) return false;
+    this.#recorder.pushRun(service, { kind: "ping", serviceKey: service.key, at, ping, location: this.#cluster.location });
+    return true;
+  }
+
+  /** The heartbeat a ping key names, if any. */
+  heartbeat(pingKey: string): Heartbeat | undefined {
+    return this.#heartbeats.get(pingKey);
   }
 
   /**
-   * Follow a change made through this node's API at once, reading only what it changed: the services it
-   * started (created or changed) that this node owns run within a second; those it stopped, or that another
-   * node owns, leave this node's schedule.
+   * Schedule exactly the checks this node owns, read again (ownership or the configuration changed). A check
+   * new to this node runs soon when it is overdue (never checked, or it missed a run: its node died); one
+   * handed over by a live node keeps its phase, so it is not run twice in an interval; with `configChanged`,
+   * a changed check runs within a second. Heartbeats are read again whoever owns them.
+   */
+  reconcile(configChanged: boolean): Promise<void> {
+    return this.#serially("cannot read the checks this node runs; the schedule stays as it was", async () => {
+      const owned = await this.#store.scheduledServices({ node: this.#cluster.name });
+      const active = owned.filter((s): s is ScheduledService => isActive(s.check));
+      const keep = new Set(owned.map((s) => s.key));
+      for (const s of this.services()) if (!keep.has(s.key)) this.facts.delete(s.key);
+      const now = this.#options.clock.now();
+      const overdue = (s: ScheduledService) => s.lastCheckedAt == null || now - s.lastCheckedAt > 1.5 * periodOf(s.check, now);
+      this.#scheduler.replaceAll(active, { soon: (s, known) => (known ? configChanged : overdue(s)) });
+      this.#deadlines.remove(this.#deadlines.services().map((s) => s.key).filter((key) => !keep.has(key)));
+      this.#keepDeadlines(owned);
+      this.#heartbeats = new Map((await this.#store.scheduledServices({ heartbeats: true })).map((s) => [pingKeyOf(s), s as Heartbeat]));
+    });
+  }
+
+  /**
+   * Follow a change of configuration reading only what it changed: the services it started (created or
+   * changed) that this node owns run within a second; those it stopped, or that another node owns, leave this
+   * node's schedule.
    */
   follow(change: ScheduleChange): Promise<void> {
-    return (this.#reconciling = this.#reconciling
-      .then(async () => {
-        const owned = await this.#store.scheduledServices({ node: this.#cluster.name, keys: change.started });
-        const gone = [...change.stopped, ...change.started.filter((key) => !owned.some((s) => s.key === key))];
-        this.#scheduler.remove(gone);
-        for (const key of gone) this.facts.delete(key);
-        this.#scheduler.upsert(owned, { soon: true });
-      })
-      .catch((error: unknown) => this.#options.log.error("cannot read the changed checks; the schedule stays as it was", { error })));
+    return this.#serially("cannot read the changed checks; the schedule stays as it was", async () => {
+      const owned = await this.#store.scheduledServices({ node: this.#cluster.name, keys: change.started });
+      const gone = [...change.stopped, ...change.started.filter((key) => !owned.some((s) => s.key === key))];
+      this.#scheduler.remove(gone);
+      this.#deadlines.remove(gone);
+      for (const key of gone) this.facts.delete(key);
+      this.#scheduler.upsert(owned.filter((s): s is ScheduledService => isActive(s.check)), { soon: true });
+      this.#keepDeadlines(owned);
+      const changed = new Set([...change.started, ...change.stopped]);
+      for (const [pingKey, s] of this.#heartbeats) if (changed.has(s.key)) this.#heartbeats.delete(pingKey);
+      for (const s of await this.#store.scheduledServices({ heartbeats: true, keys: change.started })) this.#heartbeats.set(pingKeyOf(s), s as Heartbeat);
+    });
+  }
+
+  /** Keep the deadlines of the heartbeats among `owned`: a new or changed one is looked at at once. */
+  #keepDeadlines(owned: readonly AnyService[]): void {
+    for (const s of owned) {
+      if (isActive(s.check)) continue;
+      const kept = this.#deadlines.get(s.key);
+      if (kept?.fingerprint === s.fingerprint) continue;
+      this.#deadlines.plan(s as Heartbeat, kept ? null : nextLook(timingOf(s.check as HeartbeatCheck, s.since!), s.beat!));
+    }
+  }
+
+  #serially(failure: string, work: () => Promise<void>): Promise<void> {
+    return (this.#reconciling = this.#reconciling.then(work).catch((error: unknown) => this.#options.log.error(failure, { error })));
   }
 
   /** Stop starting checks, let those in flight finish, and store every result that can be. */
   async stop(): Promise<void> {
     await this.#reconciling;
+    this.#deadlines.stop();
     await this.#scheduler.stop();
     await this.#recorder.flushAll();
   }
 }
+
+/** What a heartbeat's entry tells /metrics: a ping's time, a finished run's duration. */
+function pingFacts(entry: Entry): Partial<ServiceFacts> | undefined {
+  if (entry.kind === null || entry.kind === "missed" || entry.kind === "too-long") return undefined;
+  return { lastPingAt: entry.checkedAt, ...(entry.durationMs === null ? {} : { lastRunDurationMs: entry.durationMs }) };
+}
+
+const pingKeyOf = (s: AnyService) => (s.check.type === "heartbeat" ? s.check.pingKey! : "");

@@ -14,6 +14,7 @@ import { bearerCheck, isLoopback } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
+import { pingRoutes } from "./http/ping.ts";
 import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
@@ -22,7 +23,8 @@ import { listenFirst } from "./http/server.ts";
 import { systemRoutes } from "./http/system.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics } from "./metrics.ts";
-import type { Entry, IncidentChange, ScheduleChange, ScheduledService } from "./model.ts";
+import type { Entry, ScheduleChange, ScheduledService } from "./model.ts";
+import type { IncidentChange } from "./batch.ts";
 import { Delivery } from "./notify/delivery.ts";
 import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
@@ -298,6 +300,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
     ...pushRoutes(publisher, version),
+    ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), clock }),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
     ...clusterRoutes({ store, cluster, now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.

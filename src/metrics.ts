@@ -18,6 +18,9 @@ export interface ServiceFacts {
   readonly latencyMs?: number;
   /** When its TLS certificate expires (Unix ms), for https services that answered. */
   readonly certExpiresAt?: number;
+  /** A heartbeat's last ping this node took (Unix ms), and the duration of its last run that finished. */
+  readonly lastPingAt?: number;
+  readonly lastRunDurationMs?: number;
 }
 
 export interface MetricSources {
@@ -196,6 +199,10 @@ const families: readonly [string, string, (facts: ServiceFacts) => number | unde
     f.latencyMs === undefined ? undefined : f.latencyMs / 1000],
   ["healthd_service_certificate_expiry_timestamp_seconds", "When the service's TLS certificate expires (Unix seconds), as its last check saw it", (f) =>
     f.certExpiresAt === undefined ? undefined : f.certExpiresAt / 1000],
+  ["healthd_heartbeat_last_ping_timestamp_seconds", "When a heartbeat was last pinged (Unix seconds), by a ping this node took", (f) =>
+    f.lastPingAt === undefined ? undefined : f.lastPingAt / 1000],
+  ["healthd_heartbeat_last_run_duration_seconds", "How long a heartbeat's last finished run took, start to finish", (f) =>
+    f.lastRunDurationMs === undefined ? undefined : f.lastRunDurationMs / 1000],
 ];
 
 function perServiceText(sources: MetricSources): string {

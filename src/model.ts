@@ -2,17 +2,21 @@
  * healthd's domain, in values.
  *
  * - server: a machine or site that owns services, addressed by `serverId`.
- * - service: one thing on a server that is checked over HTTP; its id is unique within its server.
- * - check: the HTTP check configuration of a service (request, schedule, expectations, notification settings).
+ * - service: one thing on a server that is checked; its id is unique within its server.
+ * - check: how a service is checked, by kind (`type`): an http check healthd makes on a schedule (request,
+ *   expectations), or a heartbeat a job pings (when pings are due); with the notification settings.
  * - alternative: one branch of a disjunctive expectation; a check passes when any alternative holds.
- * - entry: a health-check data entry, the stored result of one run of a check.
+ * - entry: a health-check data entry, the stored result of one run of a check (or a heartbeat's ping).
  * - state: what healthd currently knows of a service (up/down, consecutive failures, open incident).
  *
- * The shapes of documents that come from outside (server documents, expectations) are defined once, as zod
- * schemas, in `schema.ts`; their TypeScript types are re-exported here so the core imports one module.
+ * The shapes of documents that come from outside (server documents, checks of each kind, expectations) are
+ * defined once, as zod schemas, in `schema/`; their TypeScript types are re-exported here so the core imports
+ * one module. What the write path reads and decides about a batch of results is in batch.ts.
  */
-import type { Check, MaintenanceWindow } from "./schema.ts";
-export type { Alternative, Check, CheckInput, MaintenanceWindow, ServerDocument, ServiceDocument } from "./schema.ts";
+import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
+import type { BatchDecision, BatchFacts, HeartbeatProgress } from "./batch.ts";
+
+export type { Alternative, Check, CheckInput, CheckType, HeartbeatCheck, HttpCheck, MaintenanceWindow, ServerDocument, ServiceDocument } from "./schema/index.ts";
 
 /** Why a check failed. `null` on a passing check. */
 export const errorKinds = [
@@ -29,8 +33,19 @@ export const errorKinds = [
   "latency",
   "cert",
   "internal",
+  // A heartbeat's: no ping by the deadline and its grace, the job's own failure or exit code, a run too long or
+  // too short.
+  "missed",
+  "fail",
+  "exit",
+  "too-long",
+  "too-short",
 ] as const;
 export type ErrorKind = (typeof errorKinds)[number];
+
+/** What a heartbeat's entry records: a ping (start, success, fail, exit, log), or what healthd saw (missed, too-long). */
+export const entryKinds = ["start", "success", "fail", "exit", "log", "missed", "too-long"] as const;
+export type EntryKind = (typeof entryKinds)[number];
 
 /** Where a node probes from when --location is not given. Entries of it store no location (most are). */
 export const defaultLocation = "default";
@@ -68,24 +83,45 @@ export type Outcome = CheckResult & {
 };
 
 /** A stored check result. */
-export interface Entry {
+export interface Entry extends EntryFields {
   /** Increases as entries are stored. */
   readonly id: number;
+}
+
+/** What an entry says, as the policy decides it: a check's result, or a heartbeat's ping or missed deadline. */
+export interface EntryFields {
   readonly checkedAt: number;
   readonly ok: boolean;
+  /** An http check's status; null otherwise, or when no answer came. */
   readonly status: number | null;
+  /** How long it took: a check's total time, a heartbeat run's duration (0 for a ping that ends none). */
   readonly latencyMs: number;
   readonly errorKind: ErrorKind | null;
   readonly error: string | null;
   readonly matched: number | null;
-  /** The location of the node that ran it. */
+  /** The location of the node that ran it (or took the ping). */
   readonly location: string;
+  /** The kind of check it is of. */
+  readonly type: CheckType;
+  /** A heartbeat's: what the entry records. Null for other kinds. */
+  readonly kind: EntryKind | null;
+  readonly exitCode: number | null;
+  /** A heartbeat run's duration, start to finish, when its start was seen. */
+  readonly durationMs: number | null;
+  /** What a ping sent, its first 10,000 bytes. */
+  readonly body: string | null;
 }
 
 export type ServiceStatus = "up" | "down" | "unknown";
 
 /** A check as stored: the data layer has filled the notification settings a document may leave out. */
 export type StoredCheck = Check & { readonly notify: boolean; readonly notifyThreshold: number };
+
+/** A check healthd makes itself, on a schedule (every kind but heartbeat, which it is told). */
+export type ActiveCheck = Exclude<StoredCheck, { readonly type: "heartbeat" }>;
+
+/** Whether a check is one healthd makes on a schedule. */
+export const isActive = (check: StoredCheck): check is ActiveCheck => check.type !== "heartbeat";
 
 /**
  * Identifies a check's configuration: equal fingerprints mean an unchanged check (the scheduler keeps its
@@ -95,15 +131,18 @@ export function fingerprint(check: StoredCheck): string {
   return JSON.stringify(check);
 }
 
-/** A service whose check the scheduler runs. `key` is the store's handle for it. */
-export interface ScheduledService {
+/** A service whose check this node runs (or, for a heartbeat, watches). `key` is the store's handle for it. */
+export interface ScheduledService<C extends StoredCheck = StoredCheck> {
   readonly key: number;
   readonly serverId: string;
   readonly serviceId: string;
-  readonly check: StoredCheck;
+  readonly check: C;
   readonly fingerprint: string;
   /** When it was last checked (by any node), as the store knew when this was read; not part of the fingerprint. */
   readonly lastCheckedAt?: number | null;
+  /** A heartbeat's: when the service was created or last changed, and what its pings left, as the store knew when this was read. */
+  readonly since?: number;
+  readonly beat?: HeartbeatProgress;
 }
 
 /** What a write changed, for the scheduler: services to (re)start and services to stop. */
@@ -162,170 +201,6 @@ export interface Rollup {
   /** Of checks and failures, those made while silenced (uptime leaves them out). */
   readonly silencedChecks: number;
   readonly silencedFailures: number;
-}
-
-// The write path: what a transaction reads about a batch of results (BatchFacts), and what the policy decides
-// from it (BatchDecision), which the transaction writes. The store reads and writes; src/policy/ decides.
-
-/** A finished check handed to the store. */
-export interface CheckRun {
-  readonly serviceKey: number;
-  readonly outcome: Outcome;
-  /**
-   * Set when this run stands for that many results alike (all passing or all failing, `outcome` the last)
-   * that the daemon could not keep while the store was down: they count in the service's state and can open
-   * or close its incident, but are not stored as entries.
-   */
-  readonly folded?: number;
-  /** The location of the node that ran it. Default: the default location. */
-  readonly location?: string;
-}
-
-/** A location's latest result of a check that runs in several. */
-export interface LocationResult {
-  readonly location: string;
-  readonly checkedAt: number;
-  readonly ok: boolean;
-  readonly errorKind: ErrorKind | null;
-  readonly error: string | null;
-}
-
-/** A silence, as a span of time over a server or one of its services. */
-export interface SilenceSpan {
-  readonly serverId: string;
-  /** null: the whole server. */
-  readonly serviceId: string | null;
-  readonly startsAt: number;
-  readonly endsAt: number;
-}
-
-/** What a service's dependents need to know of it. */
-export interface Upstream {
-  /** Its own dependencies, as full names ("serverId/serviceId"). */
-  readonly dependsOn: readonly string[];
-  readonly incidentOpen: boolean;
-  /** Its last check failed. */
-  readonly failing: boolean;
-}
-
-/** A service as the write path reads it: who it is, and the settings that decide about its results. */
-export interface ServiceRecord
-  extends Pick<
-    StoredCheck,
-    "url" | "notify" | "notifyThreshold" | "notifyTopic" | "paused" | "recoverThreshold" | "remindEveryMinutes" | "certWarnDays" | "locations" | "quorum" | "intervalSeconds" | "cron"
-  > {
-  readonly key: number;
-  readonly serverId: string;
-  readonly serviceId: string;
-  /** Its dependencies, as full names. */
-  readonly dependsOn: readonly string[];
-  /** Its server's maintenance windows. */
-  readonly maintenance: readonly MaintenanceWindow[];
-}
-
-/**
- * Where a service's results have brought it, as its state row keeps it. An incident id below zero is one the
- * batch opens: the store gives it its id when it writes it.
- */
-export interface ServiceProgress {
-  readonly state: IncidentState;
-  readonly lastCheckedAt: number | null;
-  readonly incidentId: number | null;
-  /** Checks failed while the open incident lasts. */
-  readonly incidentFailures: number;
-  /** The open incident's first error. */
-  readonly incidentError: string | null;
-  /** The expiry of the certificate the last CERT warning was about. */
-  readonly certWarnedExpiry: number | null;
-  /** When the last verdict of a check with locations was made. */
-  readonly lastVerdictAt: number | null;
-}
-
-export interface ServiceFacts {
-  readonly record: ServiceRecord;
-  readonly progress: ServiceProgress;
-  /** With locations: each location's latest result. */
-  readonly latest: ReadonlyMap<string, LocationResult>;
-}
-
-export interface BatchFacts {
-  readonly runs: readonly CheckRun[];
-  /** The batch's services, by key; a run whose service is not here was deleted while it ran. */
-  readonly services: ReadonlyMap<number, ServiceFacts>;
-  /** The silences of their servers that overlap the batch. */
-  readonly silences: readonly SilenceSpan[];
-  /** Every service upstream of the batch's services (their dependencies, and theirs), by full name. */
-  readonly upstream: ReadonlyMap<string, Upstream>;
-  /** The stored rollups of the hours the batch falls in, by `${serviceKey}:${hour}`. */
-  readonly rollups: ReadonlyMap<string, Rollup>;
-}
-
-/** The incident a run opened or closed (its id below zero when this batch opens it). */
-export interface IncidentChange {
-  readonly id: number;
-  readonly opened: boolean;
-  readonly closed: boolean;
-  /** When it opened, and when it closed (Unix ms). */
-  readonly openedAt: number;
-  readonly closedAt: number | null;
-  /** The error of the result that opened it, or of the last failure before it closed. */
-  readonly error: string | null;
-  /** Checks failed while it was open (so far). */
-  readonly failures: number;
-}
-
-export interface RunDecision {
-  /** Stored as an entry (a folded run is not). */
-  readonly stored: boolean;
-  readonly state: IncidentState;
-  /** Every notification it queued, in order. */
-  readonly notices: readonly NotificationKind[];
-  readonly incident: IncidentChange | null;
-  /** A silence, a maintenance window or a pause covered it: it queued nothing. */
-  readonly silenced: boolean;
-  /** The services it depends on that had an open incident. */
-  readonly blockedBy: readonly string[];
-}
-
-export type IncidentWrite =
-  | {
-      readonly kind: "open";
-      /** Below zero: what the batch's other writes call it until it has its id. */
-      readonly id: number;
-      readonly serviceKey: number;
-      readonly serverId: string;
-      readonly serviceId: string;
-      readonly openedAt: number;
-      readonly firstError: string | null;
-      readonly notified: boolean;
-    }
-  | { readonly kind: "notified"; readonly id: number }
-  | { readonly kind: "close"; readonly id: number; readonly closedAt: number; readonly failures: number };
-
-export interface NotificationWrite {
-  readonly at: number;
-  readonly serverId: string;
-  readonly serviceId: string;
-  readonly kind: NotificationKind;
-  readonly topic: string | null;
-  readonly body: NotificationBody;
-  readonly incidentId: number | null;
-}
-
-export interface BatchDecision {
-  /** One per run, in order: undefined for a run whose service is gone. */
-  readonly runs: readonly (RunDecision | undefined)[];
-  /** The services the batch changed, as it leaves them. */
-  readonly services: ReadonlyMap<number, ServiceProgress>;
-  /** Each listed location's latest result, by `${serviceKey}:${location}`. */
-  readonly locationResults: ReadonlyMap<string, LocationResult & { readonly serviceKey: number }>;
-  /** In the order they are written. */
-  readonly incidents: readonly IncidentWrite[];
-  readonly notifications: readonly NotificationWrite[];
-  /** The rollups to store, whole. */
-  readonly rollups: readonly { readonly serviceKey: number; readonly hour: number; readonly rollup: Rollup }[];
-  /** Results were added to an hour that had settled: whoever keeps past hours in memory must read them again. */
-  readonly settledHourChanged: boolean;
 }
 
 /** A service in the graph of dependsOn, its references as written. */

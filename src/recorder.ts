@@ -11,7 +11,8 @@
  */
 import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
-import type { CheckRun, Outcome, ScheduledService } from "./model.ts";
+import type { Outcome, ScheduledService } from "./model.ts";
+import type { CheckRun, ResultRun } from "./batch.ts";
 import { StoreUnavailable, type RecordedRun, type ResultStore } from "./store/store.ts";
 
 /** A committed result: what the store decided of it (entry null for a folded run), with its service. */
@@ -51,7 +52,7 @@ export class Recorder {
   readonly #options: RecorderOptions;
   #pending: Pending[] = [];
   /** Runs folded from dropped results, per service, oldest first; all older than anything pending. */
-  #folded = new Map<number, Pending[]>();
+  #folded = new Map<number, (Pending & { readonly run: ResultRun })[]>();
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
   #writeError: Error | null = null;
@@ -75,7 +76,12 @@ export class Recorder {
   /** Take a finished check; it is stored with the others of its batch, in the order checks finish. */
   push(service: ScheduledService, outcome: Outcome): void {
     const { location } = this.#options;
-    this.#pending.push({ service, run: { serviceKey: service.key, outcome, ...(location === undefined ? {} : { location }) } });
+    this.pushRun(service, { serviceKey: service.key, outcome, ...(location === undefined ? {} : { location }) });
+  }
+
+  /** Take any run (a finished check, a heartbeat's ping or deadline), in order. */
+  pushRun(service: ScheduledService, run: CheckRun): void {
+    this.#pending.push({ service, run });
     const max = this.#options.maxPending ?? 50_000;
     if (this.#pending.length > max) this.#fold(this.#pending.length - max);
     // While the store is failing, the retry timer alone writes: no attempt per finished check.
@@ -114,7 +120,7 @@ export class Recorder {
   }
 
   async #write(): Promise<void> {
-    const folded = [...this.#folded.values()].flat();
+    const folded: Pending[] = [...this.#folded.values()].flat();
     this.#folded.clear();
     const batch = folded.concat(this.#pending.splice(0, this.#maxBatch));
     if (batch.length === 0) return;
@@ -179,7 +185,7 @@ export class Recorder {
         services: refused.slice(0, 10).map(({ pending: p }) => `${p.service.serverId}/${p.service.serviceId}`),
         error: refused[0]!.error.message,
       });
-      this.#options.onDropped?.(refused.reduce((n, { pending: p }) => n + (p.run.folded ?? 1), 0));
+      this.#options.onDropped?.(refused.reduce((n, { pending: p }) => n + ((p.run.kind === undefined && p.run.folded) || 1), 0));
     }
     return { recorded, complete: true };
   }
@@ -199,10 +205,17 @@ export class Recorder {
     this.#timer ??= setTimeout(() => void this.flush(), 1000);
   }
 
-  /** Fold the `count` oldest results into their services' runs. */
+  /**
+   * Fold the `count` oldest results into their services' runs. A heartbeat's ping or deadline among them is
+   * not a result to count: it is dropped (and counted as dropped).
+   */
   #fold(count: number): void {
     let lost = 0;
     for (const p of this.#pending.splice(0, count)) {
+      if (p.run.kind !== undefined) {
+        lost++;
+        continue;
+      }
       const { serviceKey, outcome, folded = 1 } = p.run;
       const runs = this.#folded.get(serviceKey) ?? [];
       const last = runs.at(-1);

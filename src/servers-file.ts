@@ -3,7 +3,7 @@
  * YAML or JSON (JSON is read as the YAML it also is). Pure: text in, validated documents or located errors out.
  */
 import { isNode, LineCounter, parseDocument, stringify, type Document } from "yaml";
-import { id, serverDocument, type ServerDocument } from "./schema.ts";
+import { id, serverDocument, type ServerDocument } from "./schema/index.ts";
 import { pointer, validate } from "./validate.ts";
 import type { MaintenanceWindow, StoredCheck } from "./model.ts";
 

@@ -38,6 +38,7 @@ for (const engine of engines) {
     assert.match(created.headers.get("content-type")!, /^application\/json; charset=utf-8/);
     const [home, apiService] = created.body.services;
     assert.deepEqual(home.check, {
+      type: "http",
       url: "http://127.0.0.1:9/",
       method: "GET",
       headers: { accept: "text/html" },
@@ -125,8 +126,8 @@ for (const engine of engines) {
     await storeEntry(d, "b", "api");
     assert.deepEqual((await d.api("GET", "/services")).body, {
       servers: [
-        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0 },
-        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1, paused: 0, blocked: 0 },
+        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0, late: 0 },
+        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1, paused: 0, blocked: 0, late: 0 },
       ],
     });
   });
@@ -328,9 +329,10 @@ test("GET /healthz and GET /openapi.json", async (t) => {
   const doc = (await d.api("GET", "/openapi.json")).body;
   assert.equal(doc.openapi, "3.1.0");
   assert.ok(doc.paths["/services/{serverId}"].put);
-  const check = doc.components.schemas.ServerDocument.properties.services.items.properties.check;
-  assert.deepEqual(check.required, ["url"]);
-  assert.equal(check.additionalProperties, false);
+  // A check is one of its kinds, each with its own required fields and no others.
+  const [http, heartbeat] = doc.components.schemas.ServerDocument.properties.services.items.properties.check.oneOf;
+  assert.deepEqual([http.properties.type.const, http.required, http.additionalProperties], ["http", ["url"], false], "type may be left out: http");
+  assert.deepEqual([heartbeat.properties.type.const, heartbeat.required, heartbeat.additionalProperties], ["heartbeat", ["type"], false]);
 });
 
 test("every documented limit is a 400 naming the field and the bound", async (t) => {

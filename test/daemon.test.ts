@@ -32,7 +32,7 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
   assert.equal(data.status, 200);
   const stored = data.body.entries.find((e: { id: string }) => e.id === String(homeDone.entry.id));
   assert.deepEqual(stored, { ...homeDone.entry, id: String(homeDone.entry.id), checkedAt: new Date(homeDone.entry.checkedAt).toISOString() });
-  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location"]);
+  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location", "type", "kind", "exitCode", "durationMs", "body"]);
   const server = (await d.api("GET", "/services/web-01")).body;
   const otherState = server.services.find((s: { id: string }) => s.id === "other").state;
   assert.equal(otherState.status, "down");
@@ -41,7 +41,7 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
 
   // A changed URL is checked within a second of the PUT, not at the end of the old interval.
   const moved = { ...home, check: { ...home.check, url: `${target.url}/json`, expect: [{ json: { path: "$.status", equals: "up" } }] } };
-  const movedDone = nextEvent<[CheckDone]>(d.events, "check:done", doneFor("home", (r) => r.service.check.url.endsWith("/json")));
+  const movedDone = nextEvent<[CheckDone]>(d.events, "check:done", doneFor("home", (r) => r.service.check.type === "http" && r.service.check.url.endsWith("/json")));
   assert.equal((await put([moved, other])).status, 200);
   const [movedResult] = await movedDone;
   assert.equal(movedResult.entry.ok, true);

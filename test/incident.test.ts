@@ -147,7 +147,7 @@ test("CERT: one warning per certificate below certWarnDays; a renewed one that f
 });
 
 test("messages name server and service, carry the error, URL, failures and times; priorities 4 and 3", () => {
-  const subject = { serverId: "web-01", serviceId: "home", url: "https://example.org/" };
+  const subject = { serverId: "web-01", serviceId: "home", type: "http" as const, url: "https://example.org/" };
   const failed = { ok: false as const, status: 503, latencyMs: 12, matched: null, errorKind: "status" as const, error: "status 503 matched no alternative", checkedAt: Date.UTC(2026, 0, 1, 12, 3) };
   const before: IncidentState = { ...initialState, status: "down", consecutiveFailures: 2, failingSince: Date.UTC(2026, 0, 1, 12, 1) };
   const after: IncidentState = { ...before, consecutiveFailures: 3, incidentOpenSince: failed.checkedAt };

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import { serverDocument } from "../src/schema.ts";
+import { serverDocument } from "../src/schema/index.ts";
 import { migrationNames } from "../src/store/migrate.ts";
 import type { KyselyStore } from "../src/store/kysely-store.ts";
 import { open as openStore, rawQuery } from "./support/raw.ts";
@@ -161,7 +161,7 @@ for (const engine of engines) {
       // The store reads the migrated rows as the checks they were.
       const scheduled = await store.scheduledServices();
       assert.deepEqual(
-        scheduled.map((s) => [s.serverId, s.serviceId, s.check.method, s.check.followRedirects, s.check.notifyTopic]),
+        scheduled.map((s) => [s.serverId, s.serviceId, s.check.type === "http" && s.check.method, s.check.type === "http" && s.check.followRedirects, s.check.notifyTopic]),
         [
           ["web-01", "home", "GET", true, null],
           ["web-01", "api", "GET", true, stage === created ? null : "ops"],

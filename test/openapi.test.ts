@@ -36,12 +36,15 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/metrics",
     "/nodes",
     "/openapi.json",
+    "/ping/{key}",
+    "/ping/{key}/{signal}",
     "/push/topics/{topic}",
     "/services",
     "/services/{serverId}",
     "/services/{serverId}/{serviceId}",
     "/services/{serverId}/{serviceId}/data",
     "/services/{serverId}/{serviceId}/incidents",
+    "/services/{serverId}/{serviceId}/ping-key",
     "/services/{serverId}/{serviceId}/stats",
     "/silences",
     "/silences/{id}",
@@ -54,9 +57,9 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
   assert.equal(data.responses["200"].content["application/json"].schema.$ref, "#/components/schemas/EntryPage");
   assert.ok(data.responses["404"].content["application/problem+json"]);
   assert.deepEqual(doc.paths["/healthz"].get.security, []);
-  const check = doc.components.schemas.ServerDocument.properties.services.items.properties.check;
-  assert.deepEqual(check.required, ["url"]);
-  assert.equal(check.additionalProperties, false);
+  const [http, heartbeat] = doc.components.schemas.ServerDocument.properties.services.items.properties.check.oneOf;
+  assert.deepEqual([http.required, http.additionalProperties], [["url"], false]);
+  assert.deepEqual([heartbeat.required, heartbeat.additionalProperties], [["type"], false]);
   assert.ok(doc.paths["/push/topics/{topic}"].post.requestBody.content["text/plain"]);
 });
 

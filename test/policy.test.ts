@@ -6,17 +6,20 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   initialState,
-  type BatchFacts,
-  type CheckRun,
-  type LocationResult,
   type Outcome,
   type Rollup,
+} from "../src/model.ts";
+import {
+  type BatchFacts,
+  type CheckRun,
+  type ResultRun,
+  type LocationResult,
   type ServiceFacts,
   type ServiceProgress,
   type ServiceRecord,
   type SilenceSpan,
   type Upstream,
-} from "../src/model.ts";
+} from "../src/batch.ts";
 import { decide } from "../src/policy/decide.ts";
 
 const t0 = Date.parse("2026-11-23T10:00:00Z");
@@ -25,14 +28,15 @@ const pass = (at: number, latencyMs = 10): Outcome => ({ ok: true, status: 200, 
 
 function record(key: number, settings: Partial<ServiceRecord> = {}): ServiceRecord {
   return {
-    key, serverId: "web-01", serviceId: `s${key}`, url: `http://127.0.0.1/s${key}`, notify: true, notifyThreshold: 0, notifyTopic: null,
+    key, serverId: "web-01", serviceId: `s${key}`, type: "http", url: `http://127.0.0.1/s${key}`, notify: true, notifyThreshold: 0, notifyTopic: null,
     paused: false, recoverThreshold: 1, remindEveryMinutes: null, certWarnDays: null, locations: null, quorum: null,
-    intervalSeconds: 60, cron: null, dependsOn: [], maintenance: [], ...settings,
+    intervalSeconds: 60, cron: null, dependsOn: [], maintenance: [], heartbeat: null, ...settings,
   };
 }
 
 const fresh: ServiceProgress = {
   state: initialState, lastCheckedAt: null, incidentId: null, incidentFailures: 0, incidentError: null, certWarnedExpiry: null, lastVerdictAt: null,
+  lastPingAt: null, openRuns: {}, lastDurationMs: null, lastFinishAt: null, missedDueAt: null,
 };
 
 function facts(
@@ -48,7 +52,7 @@ function facts(
   return { runs, services: map, silences: more.silences ?? [], upstream: new Map(more.upstream ?? []), rollups: new Map(more.rollups ?? []) };
 }
 
-const run = (serviceKey: number, outcome: Outcome, extra: Partial<CheckRun> = {}): CheckRun => ({ serviceKey, outcome, ...extra });
+const run = (serviceKey: number, outcome: Outcome, extra: Partial<ResultRun> = {}): ResultRun => ({ serviceKey, outcome, ...extra });
 
 test("policy: the incident machine's transitions, with what each run writes", () => {
   const cases: { name: string; threshold: number; outcomes: Outcome[]; notices: string[][]; statuses: string[]; incidents: string[] }[] = [
@@ -64,7 +68,7 @@ test("policy: the incident machine's transitions, with what each run writes", ()
     assert.deepEqual(decision.runs.map((r) => r!.state.status), c.statuses, c.name);
     assert.deepEqual(decision.incidents.map((i) => `${i.kind} ${i.id}`), c.incidents, c.name);
     assert.deepEqual(decision.notifications.map((n) => n.kind), c.notices.flat(), c.name);
-    assert.ok(decision.runs.every((r) => r!.stored), c.name);
+    assert.ok(decision.runs.every((r) => r!.entry !== null), c.name);
   }
 });
 
@@ -133,7 +137,7 @@ test("policy: a certificate near its end warns once per certificate; folded runs
   assert.deepEqual(decision.runs.map((r) => r!.notices), [["cert"], []]);
   assert.match(decision.notifications[0]!.body.title!, /^CERT: web-01\/s1 expires in 5d 0h/);
   const folded = decide(facts([run(1, fail(t0), { folded: 5 })], [record(1, { notifyThreshold: 3 })]), t0);
-  assert.deepEqual([folded.runs[0]!.stored, folded.runs[0]!.state.consecutiveFailures, folded.runs[0]!.notices, folded.rollups.length], [false, 5, ["down"], 0]);
+  assert.deepEqual([folded.runs[0]!.entry, folded.runs[0]!.state.consecutiveFailures, folded.runs[0]!.notices, folded.rollups.length], [null, 5, ["down"], 0]);
 });
 
 test("policy: rollups add to the stored hour and say when a settled hour changed; a deleted service's run has no decision", () => {

@@ -8,7 +8,7 @@ import type { Outcome } from "../src/model.ts";
 import { systemClock } from "../src/clock.ts";
 import { silentLogger } from "../src/log.ts";
 import { Recorder } from "../src/recorder.ts";
-import { serverDocument } from "../src/schema.ts";
+import { serverDocument } from "../src/schema/index.ts";
 import { notifications, open, rawQuery } from "./support/raw.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
 

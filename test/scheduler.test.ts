@@ -3,11 +3,12 @@ import { test } from "node:test";
 import { silentLogger } from "../src/log.ts";
 import { hash, nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
-import type { ScheduledService } from "../src/model.ts";
+import type { ScheduledService } from "../src/scheduler/scheduler.ts";
 import { FakeClock } from "./support/clock.ts";
 
 function service(key: number, check: { intervalSeconds?: number | null; cron?: string | null; url?: string } = {}): ScheduledService {
   const full = {
+    type: "http" as const,
     url: check.url ?? `http://127.0.0.1/${key}`,
     method: "GET" as const,
     headers: {},

@@ -22,6 +22,11 @@ const entry = (service: string, ok: boolean, latencyMs: number, secondsAgo = 0):
   error: ok ? null : "status 503 was not expected (expected 2xx)",
   matched: ok ? 0 : null,
   location: "default",
+  type: "http",
+  kind: null,
+  exitCode: null,
+  durationMs: null,
+  body: null,
 });
 const stored = (name: string, ok: boolean | null, consecutiveFailures = 0): Row => ({
   name,
@@ -98,6 +103,9 @@ test("fold: rows per service with consecutive failures and a window of recent la
   assert.equal(state.failures.length, 1);
   assert.equal(sparkline([10, 5, -1, 0]), "█▄✗▁");
   assert.deepEqual(order([stored("b", true), stored("a", null), stored("c", false), stored("a2", false)]).map((r) => r.name), ["a2", "c", "a", "b"]);
+  // A heartbeat's start is a sign of life, not a pass: the failures in a row stand.
+  const started = fold(state, [{ ...entry("a", true, 0), type: "heartbeat", kind: "start" }]).rows.get("web-01/a")!;
+  assert.deepEqual([started.ok, started.consecutiveFailures, started.lastAt], [false, 57, at]);
   assert.deepEqual([columns(100), columns(60), columns(40)], [{ recent: true, last: true }, { recent: false, last: true }, { recent: false, last: false }]);
 });
 

@@ -11,7 +11,7 @@ import type { Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { buildConnector, Client, type Dispatcher } from "undici";
 import { systemClock, type Clock } from "../clock.ts";
-import type { Check, ErrorKind, Outcome } from "../model.ts";
+import type { ErrorKind, HttpCheck, Outcome } from "../model.ts";
 import { version } from "../version.ts";
 import { evaluate } from "./expect.ts";
 import { guardHeads, headLimits } from "./head-guard.ts";
@@ -33,7 +33,7 @@ export interface ControllerOptions {
 
 /** What the controller needs of a check (the schedule and notification settings are not its business). */
 export type CheckRequest = Pick<
-  Check,
+  HttpCheck,
   "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect"
 >;
 

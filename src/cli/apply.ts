@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { UsageError } from "../config.ts";
 import { parseServersFile } from "../servers-file.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
-import { DependenciesRefused, type ServerChange } from "../store/store.ts";
+import { DependenciesRefused, PingKeyTaken, type ServerChange } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
 import { dbOption } from "./options.ts";
 import { systemClock } from "../clock.ts";
@@ -49,6 +49,12 @@ Examples:
         try {
           result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun });
         } catch (error) {
+          if (error instanceof PingKeyTaken) {
+            const [serverId, serviceId] = error.service.split("/") as [string, string];
+            const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
+            const path = `/${serverId}/services/${position}/check/pingKey`;
+            throw new UsageError(`${file} cannot be applied; nothing was applied:\n  ${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`);
+          }
           if (!(error instanceof DependenciesRefused)) throw error;
           // Where a service's reference sits in the file: under its server's id.
           const refusal = describeRefusal(error.problems, (service, index) => {

@@ -2,10 +2,11 @@ import { Command, Option } from "commander";
 import { runCheck } from "../checks/http.ts";
 import { systemClock } from "../clock.ts";
 import { parsePositiveInt, UsageError } from "../config.ts";
-import type { Check, Outcome } from "../model.ts";
-import { checkInput } from "../schema.ts";
+import { isActive, type HttpCheck, type Outcome, type ScheduledService } from "../model.ts";
+import { checkInput } from "../schema/index.ts";
+import { dueAt, shown } from "../status/shown.ts";
+import type { Store } from "../store/store.ts";
 import { validate } from "../validate.ts";
-import type { ScheduledService } from "../model.ts";
 import { exitCodes } from "./exit.ts";
 import { openForReading } from "./database.ts";
 import { argument, dbOption } from "./options.ts";
@@ -30,7 +31,7 @@ interface CheckFlags {
 
 interface Subject {
   readonly name: string;
-  readonly check: Pick<Check, "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect">;
+  readonly check: Pick<HttpCheck, "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect">;
   readonly key?: number;
 }
 
@@ -55,7 +56,8 @@ export function checkCommand(): Command {
     .addHelpText(
       "after",
       `
-Exit codes: 0 all passed, 1 a check failed, 2 bad usage or unknown server, 3 internal error.
+Exit codes: 0 all passed, 1 a check failed (or a heartbeat is late or down), 2 bad usage or unknown server,
+3 internal error. A heartbeat is not checked but told: its state is printed.
 
 Examples:
   healthd check                                  # every stored check
@@ -80,10 +82,13 @@ Examples:
       }
       const store = await openForReading(flags.db, { writable: flags.record ?? false });
       try {
-        const stored = select(await store.scheduledServices(), target);
+        const services = selectTarget(await store.scheduledServices(), parseTarget(target));
+        const active = services.flatMap((s) => (s.check.type === "http" ? [{ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }] : []));
         // --record goes the daemon's way: entry, state, rollup and notifications in one transaction.
         const record = flags.record ? (s: Subject, o: Outcome) => store.recordResults([{ serviceKey: s.key!, outcome: o }], systemClock.now()) : async () => {};
-        process.exitCode = await runAll(stored, flags, record);
+        const checked = await runAll(active, flags, record, services.length === active.length);
+        const told = await heartbeats(store, services.filter((s) => !isActive(s.check)), flags);
+        process.exitCode = Math.max(checked, told);
       } finally {
         await store.close();
       }
@@ -118,6 +123,7 @@ function adHoc(flags: CheckFlags): Subject {
   };
   const parsed = validate(checkInput, Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)));
   if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${flagOf(e.path)}: ${e.message}`).join("\n"));
+  if (parsed.value.type !== "http") throw new UsageError("--url runs an http check");
   return { name: parsed.value.url, check: parsed.value };
 }
 
@@ -128,11 +134,36 @@ function flagOf(path: string): string {
   return ({ "/url": "--url", "/method": "--method", "/timeoutMs": "--timeout", "/body": "--body" } as Record<string, string>)[path] ?? path;
 }
 
-function select(services: readonly ScheduledService[], target: string | undefined): Subject[] {
-  return selectTarget(services, parseTarget(target)).map((s) => ({ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }));
+/** Heartbeats: their state as the status page shows it; late or down is a failure. */
+async function heartbeats(store: Store, selected: readonly ScheduledService[], flags: CheckFlags): Promise<number> {
+  if (selected.length === 0) return exitCodes.ok;
+  const colour = colourWanted(process.stdout) && !flags.json;
+  const now = systemClock.now();
+  const keys = new Set(selected.map((s) => s.key));
+  const services = (await store.services()).filter((s) => keys.has(s.key));
+  const upstream = await store.upstream([]);
+  let failed = 0;
+  for (const s of services) {
+    const { status } = shown(s, upstream, now);
+    const bad = status === "late" || status === "down";
+    if (bad) failed++;
+    const state = s.state;
+    const due = dueAt(s);
+    const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
+    if (flags.json) {
+      process.stdout.write(
+        JSON.stringify({ server: s.serverId, service: s.id, type: "heartbeat", status, lastPingAt: iso(state?.lastPingAt), nextDueAt: iso(due) }) + "\n",
+      );
+    } else {
+      const mark = bad ? paint(status === "late" ? "LATE" : "DOWN", "red", colour) : paint(status === "up" ? "ok  " : status.padEnd(4), "green", colour);
+      const last = state?.lastPingAt == null ? "never pinged" : `last ping ${iso(state.lastPingAt)}`;
+      process.stdout.write(`${mark} ${s.serverId}/${s.id}  heartbeat: ${last}, ${status === "late" ? "was due" : "next due"} ${iso(due)}\n`);
+    }
+  }
+  return failed > 0 ? exitCodes.checkFailed : exitCodes.ok;
 }
 
-async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subject, o: Outcome) => Promise<unknown>): Promise<number> {
+async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subject, o: Outcome) => Promise<unknown>, sayNone = true): Promise<number> {
   const colour = colourWanted(process.stdout) && !flags.json;
   const progress = process.stderr.isTTY && subjects.length > 1;
   let next = 0;
@@ -151,7 +182,7 @@ async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subjec
     }
   };
   await Promise.all(Array.from({ length: Math.min(flags.concurrency, subjects.length) }, worker));
-  if (subjects.length === 0 && !flags.json) process.stdout.write("no checks to run\n");
+  if (subjects.length === 0 && sayNone && !flags.json) process.stdout.write("no checks to run\n");
   return failed > 0 ? exitCodes.checkFailed : exitCodes.ok;
 }
 

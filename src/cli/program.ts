@@ -10,6 +10,8 @@ import { checkCommand } from "./check.ts";
 import { copyCommand } from "./copy.ts";
 import { exportCommand } from "./export.ts";
 import { migrateCommand } from "./migrate.ts";
+import { pingCommand } from "./ping.ts";
+import { runCommand } from "./run.ts";
 import { serveCommand } from "./serve.ts";
 import { silenceCommand } from "./silence.ts";
 import { tailCommand } from "./tail.ts";
@@ -33,6 +35,8 @@ export function program(): Command {
     .addCommand(tailCommand())
     .addCommand(migrateCommand())
     .addCommand(copyCommand())
+    .addCommand(runCommand())
+    .addCommand(pingCommand())
     .hook("preAction", (_root, action) => readBooleanEnv(action));
   const everywhere = (command: Command) => {
     // Before the subcommand or after it, as each command's own flag: a flag's value "--debug" stays a value.

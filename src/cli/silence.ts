@@ -3,8 +3,6 @@
  * with every result it stores). With a command it wraps a backup or a deploy: the silence lasts while the
  * command runs (at most --for), ends when it exits, and healthd exits with the command's code.
  */
-import { spawn } from "node:child_process";
-import { constants } from "node:os";
 import { Command, Option } from "commander";
 import { UsageError } from "../config.ts";
 import { maxSilenceSeconds } from "../http/alerting.ts";
@@ -14,6 +12,7 @@ import { argument, dbOption } from "./options.ts";
 import { parseTarget } from "./target.ts";
 import { systemClock } from "../clock.ts";
 import { silenceJson } from "../http/views.ts";
+import { runWrapped } from "./wrapped.ts";
 
 const units = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 
@@ -116,25 +115,13 @@ async function end(id: string, flags: Flags): Promise<void> {
   if (!flags.json) process.stdout.write(`ended silence ${id}\n`);
 }
 
-/** Signals a wrapper passes on: the command decides what they mean, and healthd waits for it to exit. */
-const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"] as const;
-
 /**
  * Run `command` with the terminal and environment of healthd; end the silence when it exits. Answers its
- * exit code (128 + the signal's number when a signal ended it, as shells do; 127 when it cannot be started).
+ * exit code, as `runWrapped` does.
  */
 async function runWhileSilenced(command: readonly string[], silence: Silence, db: string): Promise<number> {
-  const child = spawn(command[0]!, command.slice(1), { stdio: "inherit" });
-  const pass = (signal: NodeJS.Signals) => child.kill(signal);
-  for (const signal of forwarded) process.on(signal, pass);
-  const code = await new Promise<number>((resolve) => {
-    child.once("error", (error: NodeJS.ErrnoException) => {
-      process.stderr.write(`healthd: cannot run ${command[0]}: ${error.code === "ENOENT" ? "not found" : error.message}\n`);
-      resolve(error.code === "ENOENT" ? 127 : 126);
-    });
-    child.once("exit", (status, signal) => resolve(status ?? 128 + (signal ? constants.signals[signal] : 0)));
-  });
-  for (const signal of forwarded) process.off(signal, pass);
+  const { code, problem } = await runWrapped(command);
+  if (problem) process.stderr.write(`healthd: ${problem}\n`);
   try {
     await withStore(db, (store) => store.endSilence(silence.id, systemClock.now()));
   } catch (error) {

@@ -48,6 +48,11 @@ export function fold(state: State, entries: readonly NamedEntry[]): { rows: Map<
   for (const e of entries) {
     const name = `${e.server}/${e.service}`;
     const before = rows.get(name);
+    // A heartbeat's start or log is a sign of life, not a result: it passes nothing and fails nothing.
+    if (e.kind === "start" || e.kind === "log") {
+      rows.set(name, { name, ok: null, latencyMs: null, consecutiveFailures: 0, recent: [], ...before, lastAt: e.checkedAt });
+      continue;
+    }
     rows.set(name, {
       name,
       ok: e.ok,

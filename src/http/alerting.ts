@@ -2,7 +2,7 @@
  * /silences and /incidents: the quiet periods people set, and the incidents healthd opened and closed.
  */
 import { z } from "zod";
-import { id, integer, limits, time } from "../schema.ts";
+import { id, integer, limits, time } from "../schema/index.ts";
 import { validate, type FieldError } from "../validate.ts";
 import type { Incident, Store } from "../store/store.ts";
 import { incidentCursor } from "./cursor.ts";

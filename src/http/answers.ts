@@ -3,8 +3,9 @@
  * real answers against them, so the description cannot drift from what the daemon says.
  */
 import { z } from "zod";
-import { errorKinds } from "../model.ts";
-import { checkFields, maintenanceWindow } from "../schema.ts";
+import { entryKinds, errorKinds } from "../model.ts";
+import { kinds, maintenanceWindow } from "../schema/index.ts";
+import { shownStatuses } from "../status/shown.ts";
 
 const time = z.iso.datetime().describe("ISO 8601 UTC time with milliseconds");
 
@@ -18,12 +19,19 @@ export const entryAnswer = z.strictObject({
   error: z.string().nullable(),
   matched: z.int().nullable().describe("Index of the alternative of `expect` that held"),
   location: z.string().describe("The location of the node that ran it"),
+  type: z.enum(Object.keys(kinds) as [keyof typeof kinds]).describe("The kind of check it is of"),
+  kind: z.enum(entryKinds).nullable().describe("A heartbeat's: the ping (start, success, fail, exit, log) or what healthd saw (missed, too-long)"),
+  exitCode: z.int().nullable().describe("A heartbeat's: the job's exit code"),
+  durationMs: z.number().nullable().describe("A heartbeat's: the run's duration, start to finish"),
+  body: z.string().nullable().describe("A heartbeat's: what the ping sent, its first 10,000 bytes"),
 });
 
 export const stateAnswer = z.strictObject({
   status: z
-    .enum(["up", "down", "unknown", "paused", "blocked"])
-    .describe("paused: its check is paused; blocked: it fails while a service it depends on has an open incident"),
+    .enum(shownStatuses)
+    .describe(
+      "paused: its check is paused; blocked: it fails while a service it depends on has an open incident; new: a heartbeat not pinged yet; late: a heartbeat whose ping is due, within its grace",
+    ),
   blockedBy: z.array(z.string()).optional().describe('With status blocked: those services, as "serverId/serviceId"'),
   locations: z
     .record(z.string(), z.strictObject({ status: z.enum(["up", "down", "unmonitored"]), lastCheckedAt: time.nullable() }))
@@ -33,16 +41,26 @@ export const stateAnswer = z.strictObject({
   lastCheckedAt: time.nullable(),
   lastEntry: entryAnswer.nullable(),
   incidentOpenSince: time.nullable(),
+  lastPingAt: time.nullable().optional().describe("A heartbeat's last ping"),
+  lastStartAt: time.nullable().optional().describe("A heartbeat's: the start of its latest run going, if one is"),
+  lastDurationMs: z.number().nullable().optional().describe("A heartbeat's: its last run's duration"),
+  nextDueAt: time.nullable().optional().describe("A heartbeat's: when its next ping is due"),
 });
 
 /** A check as stored and answered: every field present, the notify defaults filled in by the data layer. */
-export const storedCheckAnswer = z.strictObject({
-  ...checkFields,
-  intervalSeconds: z.int().nullable(),
-  cron: z.string().nullable(),
-  notify: z.boolean(),
-  notifyThreshold: z.int(),
-});
+const stored = { notify: z.boolean(), notifyThreshold: z.int() };
+export const storedCheckAnswer = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("http"), ...kinds.http, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({
+    type: z.literal("heartbeat"),
+    ...kinds.heartbeat,
+    ...stored,
+    periodSeconds: z.int().nullable(),
+    cron: z.string().nullable(),
+    graceSeconds: z.int(),
+    pingKey: z.string().describe("The secret of its ping URLs: /ping/{pingKey}"),
+  }),
+]);
 
 export const serviceAnswer = z.strictObject({
   id: z.string(),
@@ -71,6 +89,7 @@ export const serverListAnswer = z.strictObject({
       unknown: z.int(),
       paused: z.int().describe("Services whose check is paused, counted in none of up, down and unknown"),
       blocked: z.int().describe("Services failing while one they depend on has an open incident (status blocked), not counted in down"),
+      late: z.int().describe("Heartbeats whose ping is due and has not come, within their grace (status late), counted in none of the others"),
     }),
   ),
 });
@@ -133,6 +152,8 @@ export const nodesAnswer = z.strictObject({
     }),
   ),
 });
+
+export const pingKeyAnswer = z.strictObject({ pingKey: z.string().describe("The heartbeat's new ping key: its ping URLs are /ping/{pingKey}") });
 
 export const pushAnswer = z.strictObject({ id: z.string().describe("ntfy's message id"), time, topic: z.string() });
 

@@ -4,7 +4,7 @@
  * from what the daemon accepts and says. `npx @redocly/cli lint` finds no error in it (a test runs it).
  */
 import { z } from "zod";
-import { serverDocument } from "../schema.ts";
+import { kindObjects, serverDocument } from "../schema/index.ts";
 import * as answers from "./answers.ts";
 import type { Answer, Operation, Route } from "./router.ts";
 
@@ -25,7 +25,16 @@ type JsonSchema = Record<string, unknown>;
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), for a request (input) or an answer (output). */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  const converted = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  const converted = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: "any",
+    override: ({ zodSchema, jsonSchema }) => {
+      const type = kindObjects.get(zodSchema as unknown as z.ZodType);
+      if (type === undefined) return;
+      jsonSchema.additionalProperties = false;
+      if (type === "http" && io === "input") jsonSchema.required = (jsonSchema.required ?? []).filter((key) => key !== "type");
+    },
+  }) as JsonSchema;
   const { $schema: _, $defs: defs, ...rest } = converted;
   // $defs would resolve nowhere once the schema sits inside the document (the schemas have no recursion).
   if (defs && Object.keys(defs).length > 0) throw new Error("a schema of the API has $defs; write its recursive part without recursion");

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { Publisher } from "../notify/ntfy.ts";
-import { topic } from "../schema.ts";
+import { topic } from "../schema/index.ts";
 import { validate } from "../validate.ts";
 import { pushAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";

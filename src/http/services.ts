@@ -4,11 +4,11 @@
 import { z } from "zod";
 import type { ScheduleChange } from "../model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
-import { id, serverDocument, serviceDocument, time } from "../schema.ts";
+import { id, serverDocument, serviceDocument, time } from "../schema/index.ts";
 import { validate, type FieldError } from "../validate.ts";
-import { DependenciesRefused, type Store } from "../store/store.ts";
+import { DependenciesRefused, PingKeyTaken, type Store } from "../store/store.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
-import { entriesAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
+import { entriesAnswer, pingKeyAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
 import { entryCursor, type Cursor } from "./cursor.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Answer, Request, Route } from "./router.ts";
@@ -35,7 +35,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           summary: "List servers, with how many of their services are up, down, unknown, paused and blocked",
           operationId: "listServers",
           responses: { 200: { description: "The servers, by id", schema: serverListAnswer } },
-          handle: async () => ({ status: 200, body: { servers: await serverSummaries(store) } }),
+          handle: async () => ({ status: 200, body: { servers: await serverSummaries(store, ctx.now()) } }),
         },
       },
     },
@@ -64,9 +64,9 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           handle: async (req) => {
             const serverId = pathId(req, "serverId");
             const doc = validated(await req.json(), serverDocument, "server", serverId);
-            const result = await refusable(store.applyServers(new Map([[serverId, doc]]), { now: ctx.now() }), (service, index) => {
-              const position = service.startsWith(`${serverId}/`) ? doc.services.findIndex((s) => `${serverId}/${s.id}` === service) : -1;
-              return position === -1 ? undefined : `/services/${position}/check/dependsOn/${index}`;
+            const result = await refusable(store.applyServers(new Map([[serverId, doc]]), { now: ctx.now() }), (service) => {
+              const position = doc.services.findIndex((s) => `${serverId}/${s.id}` === service);
+              return position === -1 ? undefined : `/services/${position}/check`;
             });
             await ctx.scheduleChanged(result.schedule);
             return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await serverView(store, ctx.now(), serverId) };
@@ -114,8 +114,8 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
             const serverId = pathId(req, "serverId");
             const serviceId = pathId(req, "serviceId");
             const doc = validated(await req.json(), serviceInPath, "service", serviceId);
-            const result = await refusable(store.putService(serverId, { ...doc, id: serviceId }, ctx.now()), (service, index) =>
-              service === `${serverId}/${serviceId}` ? `/check/dependsOn/${index}` : undefined,
+            const result = await refusable(store.putService(serverId, { ...doc, id: serviceId }, ctx.now()), (service) =>
+              service === `${serverId}/${serviceId}` ? "/check" : undefined,
             );
             if (!result) throw noServer(serverId);
             await ctx.scheduleChanged(result.schedule);
@@ -132,6 +132,28 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
             if (!change) throw await missing(store, serverId, serviceId);
             await ctx.scheduleChanged(change);
             return { status: 204 };
+          },
+        },
+      },
+    },
+    {
+      path: "/services/:serverId/:serviceId/ping-key",
+      methods: {
+        POST: {
+          summary: "Give a heartbeat a new ping key: the old one stops working at once",
+          operationId: "renewPingKey",
+          responses: {
+            200: { description: "The new ping key", schema: pingKeyAnswer },
+            404: notFound("server or service"),
+            409: { description: "The service is not a heartbeat" },
+          },
+          handle: async (req) => {
+            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+            const key = await serviceKey(store, serverId, serviceId);
+            const pingKey = await store.renewPingKey(key);
+            if (!pingKey) throw new HttpError(409, `${serverId}/${serviceId} is not a heartbeat: only a heartbeat has a ping key`);
+            await ctx.scheduleChanged({ started: [key], stopped: [] });
+            return { status: 200, body: { pingKey } };
           },
         },
       },
@@ -256,16 +278,25 @@ const entriesQuery = z
   });
 
 /**
- * A change of configuration the store refused because the graph of dependsOn would not stay whole: 400 for the
- * document's own faults (located by `pathOf`, where a service's reference sits in it), 409 when it would leave
- * other services pointing at nothing.
+ * A change of configuration the store refused whole: because the graph of dependsOn would not stay whole (400
+ * for the document's own faults, 409 when it would leave other services pointing at nothing), or because a
+ * heartbeat's pingKey is another service's (409). `checkPath` says where a written service's check sits in
+ * the document, to locate the fault.
  */
-export async function refusable<T>(change: Promise<T>, pathOf: (service: string, index: number) => string | undefined = () => undefined): Promise<T> {
+export async function refusable<T>(change: Promise<T>, checkPath: (service: string) => string | undefined = () => undefined): Promise<T> {
   try {
     return await change;
   } catch (error) {
+    if (error instanceof PingKeyTaken) {
+      const path = `${checkPath(error.service) ?? ""}/pingKey`;
+      const message = `is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`;
+      throw new HttpError(409, `pingKey ${message}`, [{ path, message }]);
+    }
     if (!(error instanceof DependenciesRefused)) throw error;
-    const refusal = describeRefusal(error.problems, pathOf);
+    const refusal = describeRefusal(error.problems, (service, index) => {
+      const path = checkPath(service);
+      return path === undefined ? undefined : `${path}/dependsOn/${index}`;
+    });
     throw new HttpError(refusal.conflict ? 409 : 400, refusal.detail, refusal.conflict ? undefined : [...refusal.errors]);
   }
 }

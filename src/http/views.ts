@@ -3,7 +3,7 @@
  * as shown (src/status/shown.ts). The shapes are answers.ts's, which the OpenAPI document describes.
  */
 import type { Entry } from "../model.ts";
-import { countShown, shown, upstreamRefs } from "../status/shown.ts";
+import { countShown, dueAt, shown, upstreamRefs } from "../status/shown.ts";
 import type { Incident, Silence, Store, StoredService } from "../store/store.ts";
 
 export const iso = (ms: number) => new Date(ms).toISOString();
@@ -20,6 +20,11 @@ export function entryJson(e: Entry) {
     error: e.error,
     matched: e.matched,
     location: e.location,
+    type: e.type,
+    kind: e.kind,
+    exitCode: e.exitCode,
+    durationMs: e.durationMs,
+    body: e.body,
   };
 }
 
@@ -27,12 +32,12 @@ export function entryJson(e: Entry) {
 export async function serviceViews(store: Store, now: number, serverId: string, serviceId?: string) {
   const services = await store.services({ serverId, serviceId });
   const upstream = await store.upstream(upstreamRefs(services));
-  const located = services.filter((s) => s.check.locations !== null);
+  const located = services.filter((s) => s.check.type !== "heartbeat" && s.check.locations !== null);
   const [results, live] =
     located.length === 0 ? [new Map(), new Set<string>()] : [await store.locationResults(located.map((s) => s.key)), new Set((await store.liveNodes(now)).map((n) => n.location))];
   return services.map((s) => {
     const state = s.state;
-    const locations = s.check.locations && {
+    const locations = s.check.type !== "heartbeat" && s.check.locations && {
       locations: Object.fromEntries(
         s.check.locations.map((name) => {
           const r = results.get(s.key)?.get(name);
@@ -47,12 +52,20 @@ export async function serviceViews(store: Store, now: number, serverId: string, 
       name: s.name,
       check: s.check,
       state: {
-        ...shown(s, upstream),
+        ...shown(s, upstream, now),
         ...locations,
         consecutiveFailures: state?.consecutiveFailures ?? 0,
         lastCheckedAt: isoOrNull(state?.lastCheckedAt ?? null),
         lastEntry: s.lastEntry && entryJson(s.lastEntry),
         incidentOpenSince: isoOrNull(state?.incidentOpenSince ?? null),
+        ...(s.check.type === "heartbeat"
+          ? {
+              lastPingAt: isoOrNull(state?.lastPingAt ?? null),
+              lastStartAt: isoOrNull(state?.lastStartAt ?? null),
+              lastDurationMs: state?.lastDurationMs ?? null,
+              nextDueAt: isoOrNull(dueAt(s)),
+            }
+          : {}),
       },
     };
   });
@@ -73,7 +86,7 @@ export async function serverView(store: Store, now: number, serverId: string) {
 }
 
 /** GET /services: every server with how many of its services are shown as each status. */
-export async function serverSummaries(store: Store) {
+export async function serverSummaries(store: Store, now: number) {
   const [servers, services] = await Promise.all([store.servers(), store.services()]);
   const upstream = await store.upstream(upstreamRefs(services));
   const byServer = new Map<string, StoredService[]>();
@@ -83,8 +96,19 @@ export async function serverSummaries(store: Store) {
     list.push(s);
   }
   return servers.map((server) => {
-    const counts = countShown((byServer.get(server.id) ?? []).map((s) => shown(s, upstream)));
-    return { id: server.id, name: server.name, serviceCount: counts.services, up: counts.up, down: counts.down, unknown: counts.unknown, paused: counts.paused, blocked: counts.blocked };
+    const counts = countShown((byServer.get(server.id) ?? []).map((s) => shown(s, upstream, now)));
+    // A heartbeat not pinged yet is not checked yet; one that is late is not down yet, nor up: counted apart.
+    return {
+      id: server.id,
+      name: server.name,
+      serviceCount: counts.services,
+      up: counts.up,
+      down: counts.down,
+      unknown: counts.unknown + counts.new,
+      paused: counts.paused,
+      blocked: counts.blocked,
+      late: counts.late,
+    };
   });
 }
 

@@ -10,21 +10,27 @@
  */
 import {
   defaultLocation,
+  type EntryFields,
+  type NotificationKind,
+} from "../model.ts";
+import {
+  runAt,
   type BatchDecision,
   type BatchFacts,
-  type CheckRun,
+  type ResultRun,
+  type ServiceRecord,
   type IncidentChange,
   type IncidentWrite,
   type LocationResult,
-  type NotificationKind,
   type NotificationWrite,
   type RunDecision,
   type ServiceFacts,
   type ServiceProgress,
   type Upstream,
-} from "../model.ts";
+} from "../batch.ts";
 import { periodOf } from "../scheduler/plan.ts";
 import { blockers } from "./dependencies.ts";
+import { heartbeatStep, nextLook } from "./heartbeat.ts";
 import { certWarning, transition } from "./incident.ts";
 import { renderCertWarning, renderNotification, type Judged } from "./message.ts";
 import { verdict, verdictDue } from "./quorum.ts";
@@ -65,41 +71,57 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     const service = services.get(run.serviceKey);
     if (!service) return undefined; // deleted while its check ran: the result has nowhere to go
     const { record } = service.facts;
-    const { outcome: o } = run;
+    const at = runAt(run);
     const p = service.progress;
-    const silenced = record.paused || silencedAt(facts.silences, record.maintenance, record, o.checkedAt);
+    const silenced = record.paused || silencedAt(facts.silences, record.maintenance, record, at);
     const blockedBy = blockers(record.dependsOn, upstream);
     const before = p.state;
-    const judged = judge(service, run);
+    // What the run says: the entry it stores, and the result the incident machine judges (if it is one).
+    let entry: EntryFields | null = null;
+    let judged: Judged | undefined;
+    if (run.kind === undefined) {
+      judged = judge(service, run);
+      if (run.folded === undefined) entry = entryOf(record, run);
+    } else if (record.heartbeat) {
+      const beat = heartbeatStep(record.heartbeat, p, run);
+      Object.assign(p, beat.progress);
+      judged = beat.judged ?? undefined;
+      if (beat.entry) entry = { ...beat.entry, type: record.type, location: run.kind === "ping" ? (run.location ?? defaultLocation) : defaultLocation };
+    }
     const step = judged
-      ? transition(before, { ok: judged.ok, checkedAt: o.checkedAt, count: run.folded }, record, { silenced, blocked: blockedBy.length > 0 })
+      ? transition(before, { ok: judged.ok, checkedAt: at, count: run.kind === undefined ? run.folded : undefined }, record, { silenced, blocked: blockedBy.length > 0 })
       : { state: before, notices: [], opened: false, closed: false };
     p.state = step.state;
-    service.checkedAt = Math.max(service.checkedAt, o.checkedAt);
+    if (entry || judged) service.checkedAt = Math.max(service.checkedAt, at);
+    const count = run.kind === undefined ? (run.folded ?? 1) : 1;
     // An incident's failures are those of the run that opened it, and every one while it stays open.
     if (step.opened) (p.incidentFailures = step.state.consecutiveFailures), (p.incidentError = judged!.error);
-    else if (judged && !judged.ok && step.state.incidentOpenSince !== null) p.incidentFailures += run.folded ?? 1;
+    else if (judged && !judged.ok && step.state.incidentOpenSince !== null) p.incidentFailures += count;
     if (step.opened) {
       p.incidentId = --opened;
       incidents.push({
         kind: "open", id: p.incidentId, serviceKey: record.key, serverId: record.serverId, serviceId: record.serviceId,
-        openedAt: o.checkedAt, firstError: judged!.error, notified: step.state.downSent,
+        openedAt: at, firstError: judged!.error, notified: step.state.downSent,
       });
     } else if (step.notices.includes("down") && p.incidentId !== null) {
       incidents.push({ kind: "notified", id: p.incidentId });
     }
     const notices: NotificationKind[] = [...step.notices];
     const notify = (kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null) =>
-      notifications.push({ at: o.checkedAt, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId });
+      notifications.push({ at, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId });
     for (const notice of step.notices) notify(notice, renderNotification(notice, record, judged!, before, step.state, p.incidentFailures), p.incidentId);
-    if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: o.checkedAt, failures: p.incidentFailures });
-    const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
-    if (cert.warn && !silenced) {
-      p.certWarnedExpiry = cert.warnedExpiry;
-      notices.push("cert");
-      notify("cert", renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!), null);
+    if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: at, failures: p.incidentFailures });
+    if (run.kind === undefined) {
+      const o = run.outcome;
+      const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
+      if (cert.warn && !silenced) {
+        p.certWarnedExpiry = cert.warnedExpiry;
+        notices.push("cert");
+        notify("cert", renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!), null);
+      }
     }
-    if (run.folded === undefined) finished.push({ serviceKey: record.key, checkedAt: o.checkedAt, ok: o.ok, latencyMs: o.latencyMs, silenced });
+    // Uptime counts results: a check's, or a heartbeat's finished run or missed ping (not a start, a log).
+    if (entry && judged) finished.push({ serviceKey: record.key, checkedAt: at, ok: entry.ok, latencyMs: entry.latencyMs, silenced });
     const incident: IncidentChange | null =
       (step.opened || step.closed) && p.incidentId !== null
         ? {
@@ -107,17 +129,20 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
             opened: step.opened,
             closed: step.closed,
             openedAt: (step.opened ? step.state : before).incidentOpenSince!,
-            closedAt: step.closed ? o.checkedAt : null,
+            closedAt: step.closed ? at : null,
             error: p.incidentError,
             failures: p.incidentFailures,
           }
         : null;
     if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null);
-    const location = run.location ?? defaultLocation;
-    if (record.locations?.includes(location)) {
-      locationResults.set(`${record.key}:${location}`, { serviceKey: record.key, location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error });
+    if (run.kind === undefined) {
+      const location = run.location ?? defaultLocation;
+      const o = run.outcome;
+      if (record.locations?.includes(location)) {
+        locationResults.set(`${record.key}:${location}`, { serviceKey: record.key, location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error });
+      }
     }
-    return { stored: run.folded === undefined, state: step.state, notices, incident, silenced, blockedBy };
+    return { entry, state: step.state, notices, incident, silenced, blockedBy, ...(record.heartbeat ? { wakeAt: nextLook(record.heartbeat, p) } : {}) };
   });
 
   const changed = new Map<number, ServiceProgress>();
@@ -138,7 +163,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
  * What the incident machine judges: the result itself, or for a check with locations the verdict it calls for
  * (a failing verdict speaks with its newest failing location's error); undefined when no verdict is due yet.
  */
-function judge(service: Working, run: CheckRun): Judged | undefined {
+function judge(service: Working, run: ResultRun): Judged | undefined {
   const { record } = service.facts;
   const o = run.outcome;
   if (record.locations === null) return o;
@@ -154,4 +179,13 @@ function judge(service: Working, run: CheckRun): Judged | undefined {
   const first = v.failures[0]!;
   const error = `${v.failures.length} of ${record.locations.length} locations fail; ${first.location}: ${first.error}`;
   return { ok: false, checkedAt: o.checkedAt, errorKind: first.errorKind, error };
+}
+
+/** What a check's result stores as its entry. */
+function entryOf(record: ServiceRecord, run: ResultRun): EntryFields {
+  const o = run.outcome;
+  return {
+    checkedAt: o.checkedAt, ok: o.ok, status: o.status, latencyMs: o.latencyMs, errorKind: o.errorKind, error: o.error, matched: o.matched,
+    location: run.location ?? defaultLocation, type: record.type, kind: null, exitCode: null, durationMs: null, body: null,
+  };
 }

@@ -2,7 +2,7 @@
  * What a DOWN, RECOVERED, reminder or CERT notification says: pure. ntfy's JSON publishing form, so titles and messages
  * travel as UTF-8 whatever they contain.
  */
-import type { ErrorKind, IncidentState, NotificationBody } from "../model.ts";
+import type { CheckType, ErrorKind, IncidentState, NotificationBody } from "../model.ts";
 import type { Notice } from "./incident.ts";
 
 /** What a notification says of the result (or, with several locations, the verdict) that called for it. */
@@ -16,8 +16,18 @@ export interface Judged {
 export interface Subject {
   readonly serverId: string;
   readonly serviceId: string;
+  readonly type: CheckType;
+  /** An http check's URL (empty for a heartbeat, which nobody checks). */
   readonly url: string;
 }
+
+/** The line that says what is checked, and where a click on the notification goes; a heartbeat has neither. */
+function checked(subject: Subject): { line: string[]; click?: string } {
+  return subject.type === "heartbeat" ? { line: [] } : { line: [`URL: ${subject.url}`], click: subject.url };
+}
+
+/** What failed, counted: a heartbeat is not checked, its runs fail or its pings go missing. */
+const failed = (subject: Subject, n: number) => (subject.type === "heartbeat" ? `${n} ${n === 1 ? "failure" : "consecutive failures"}` : `${n} consecutive failed checks`);
 
 /** ntfy shows tags that are emoji short codes as emoji in front of the title. */
 const tags = {
@@ -37,19 +47,20 @@ export function renderNotification(
 ): NotificationBody {
   const name = `${subject.serverId}/${subject.serviceId}`;
   const at = iso(result.checkedAt);
+  const { line: what, click } = checked(subject);
   if (kind === "down") {
     const since = after.failingSince ?? result.checkedAt;
     return {
       title: `DOWN: ${name}`,
       message: [
         `${result.errorKind}: ${result.error}`,
-        `URL: ${subject.url}`,
-        `${after.consecutiveFailures} consecutive failed checks since ${iso(since)}`,
+        ...what,
+        `${failed(subject, after.consecutiveFailures)} since ${iso(since)}`,
         `Checked at ${at}`,
       ].join("\n"),
       priority: 4,
       tags: tags.down,
-      click: subject.url,
+      ...(click && { click }),
     };
   }
   if (kind === "reminder") {
@@ -57,27 +68,27 @@ export function renderNotification(
     return {
       title: `Still DOWN: ${name}`,
       message: [
-        `still DOWN for ${duration(result.checkedAt - since)} (${after.consecutiveFailures} consecutive failed checks)`,
+        `still DOWN for ${duration(result.checkedAt - since)} (${failed(subject, after.consecutiveFailures)})`,
         `${result.errorKind}: ${result.error}`,
-        `URL: ${subject.url}`,
+        ...what,
         `Down since ${iso(since)}, checked at ${at}`,
       ].join("\n"),
       priority: 4,
       tags: tags.reminder,
-      click: subject.url,
+      ...(click && { click }),
     };
   }
   const downSince = before.incidentOpenSince ?? before.failingSince ?? result.checkedAt;
   return {
     title: `RECOVERED: ${name}`,
     message: [
-      `Passing again after ${failures} failed checks; down for ${duration(result.checkedAt - (before.failingSince ?? downSince))}`,
-      `URL: ${subject.url}`,
+      `Passing again after ${subject.type === "heartbeat" ? `${failures} ${failures === 1 ? "failure" : "failures"}` : `${failures} failed checks`}; down for ${duration(result.checkedAt - (before.failingSince ?? downSince))}`,
+      ...what,
       `Alerted at ${iso(downSince)}, recovered at ${at}`,
     ].join("\n"),
     priority: 3,
     tags: tags.recovered,
-    click: subject.url,
+    ...(click && { click }),
   };
 }
 

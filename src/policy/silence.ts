@@ -2,7 +2,8 @@
  * Whether a service is silenced at a moment: by a silence (its server's, or its own) or by one of its server's
  * recurring maintenance windows. Pure.
  */
-import type { MaintenanceWindow, SilenceSpan } from "../model.ts";
+import type { MaintenanceWindow } from "../model.ts";
+import type { SilenceSpan } from "../batch.ts";
 import { cronOf } from "../scheduler/plan.ts";
 
 /** The window `at` falls in, if any: it began at an occurrence of its pattern less than its duration ago. */

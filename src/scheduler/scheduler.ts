@@ -16,10 +16,13 @@
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
-import type { ScheduledService } from "../model.ts";
+import type { ActiveCheck, ScheduledService as AnyService } from "../model.ts";
 import { systemClock, type Clock } from "../clock.ts";
 import { TimeHeap } from "./heap.ts";
 import { firstRun, nextRun, periodOf, scheduleOf, type Schedule } from "./plan.ts";
+
+/** What the scheduler runs: checks healthd makes itself (a heartbeat is told, and has no schedule of its own). */
+export type ScheduledService = AnyService<ActiveCheck>;
 
 export interface SchedulerOptions {
   /** Run one check. The signal aborts when the scheduler stops. */

@@ -11,7 +11,7 @@ import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, ty
 
 const percent = (uptime: number | null) =>
   uptime === null ? "no data" : `${uptime === 1 ? "100" : (Math.floor(uptime * 10_000) / 100).toFixed(2)} %`;
-const label = { up: "Up", down: "Down", unknown: "Not checked yet", blocked: "Blocked", paused: "Paused" } as const;
+const label = { up: "Up", down: "Down", unknown: "Not checked yet", blocked: "Blocked", paused: "Paused", new: "Not pinged yet", late: "Late" } as const;
 
 /** A day's colour class: n (no checks), then by uptime: f (full), h (high), m (middling), l (low). */
 function band(uptime: number | null): string {
@@ -69,6 +69,7 @@ function service(s: ServiceStatus, now: number, dates: readonly string[], revisi
 <dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div><div><dt>Latency</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div></dl>
 ${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since <time datetime="${s.incident.since}">${at(s.incident.since)}</time></p>`}
 ${s.blockedBy && html`<p class="waiting">Waiting on ${s.blockedBy.join(", ")}, which ${s.blockedBy.length === 1 ? "is" : "are"} down</p>`}
+${s.status === "late" && s.dueAt && html`<p class="waiting">Its ping was due at <time datetime="${s.dueAt}">${at(s.dueAt)}</time></p>`}
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
 <ol class="bar" aria-label="${s.name}: uptime of the last ${dates.length} days">${raw(bar(s, revision, dates))}</ol>
 ${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse(s.lastCheckedAt))} ago</p>`}</li>
@@ -179,21 +180,21 @@ h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
 .overall { font-size: 1.25rem; font-weight: 600; padding: .75rem 1rem; border-radius: .5rem; margin: 0; }
 .overall.up { background: var(--up-bg); color: var(--up); }
 .overall.down { background: var(--down-bg); color: var(--down); }
-.overall.unknown, .overall.paused { background: var(--unknown-bg); color: var(--unknown); }
-.overall.blocked { background: var(--blocked-bg); color: var(--blocked); }
+.overall.unknown, .overall.paused, .overall.new { background: var(--unknown-bg); color: var(--unknown); }
+.overall.blocked, .overall.late { background: var(--blocked-bg); color: var(--blocked); }
 .updated, .checked, footer { color: var(--muted); font-size: .875rem; }
 .incidents ul { padding-left: 1.25rem; }
 .incidents li { color: var(--down); }
 .services { list-style: none; padding: 0; margin: 0; display: grid; gap: .75rem; grid-template-columns: repeat(auto-fill, minmax(min(100%, 22rem), 1fr)); }
 .service { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; min-width: 0; }
 .service.down { border-color: var(--down); }
-.service.blocked { border-color: var(--blocked); }
+.service.blocked, .service.late { border-color: var(--blocked); }
 .head { display: flex; justify-content: space-between; align-items: center; gap: .5rem; }
 .badge { font-size: .8rem; font-weight: 600; padding: .1rem .5rem; border-radius: 1rem; white-space: nowrap; }
 .badge.up { background: var(--up-bg); color: var(--up); }
 .badge.down { background: var(--down-bg); color: var(--down); }
-.badge.unknown, .badge.paused { background: var(--unknown-bg); color: var(--unknown); }
-.badge.blocked { background: var(--blocked-bg); color: var(--blocked); }
+.badge.unknown, .badge.paused, .badge.new { background: var(--unknown-bg); color: var(--unknown); }
+.badge.blocked, .badge.late { background: var(--blocked-bg); color: var(--blocked); }
 .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .5rem 0; }
 .facts div { display: flex; gap: .35rem; }
 .facts dt { color: var(--muted); }

@@ -7,7 +7,7 @@ import type { Sketch } from "../model.ts";
 import { hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
 import type { Store, StoredService } from "../store/store.ts";
-import { countShown, shown, upstreamRefs, type ShownStatus } from "./shown.ts";
+import { countShown, dueAt, shown, upstreamRefs, type ShownStatus } from "./shown.ts";
 
 export const dayMs = 86_400_000;
 /** Days in a service's history bar, today included. */
@@ -43,8 +43,10 @@ export interface ServiceStatus {
   readonly latencyMs: number | null;
   readonly lastCheckedAt: string | null;
   readonly incident: { readonly since: string; readonly durationMs: number } | null;
-  /** Only when not public: where the check goes, and its last error. */
-  readonly url?: string;
+  /** A heartbeat's: when its next ping is due (with status late: when it was due). */
+  readonly dueAt?: string;
+  /** Only when not public: where the check goes (an http check's URL), and its last error. */
+  readonly url?: string | null;
   readonly error?: string | null;
 }
 
@@ -67,6 +69,9 @@ export interface StatusModel {
     readonly unknown: number;
     readonly blocked: number;
     readonly paused: number;
+    /** Heartbeats not pinged yet, and those whose ping is due (within their grace). */
+    readonly new: number;
+    readonly late: number;
     /** "All 42 services up", "2 of 42 down", ... */
     readonly summary: string;
   };
@@ -246,22 +251,23 @@ function serviceStatus(
     serverId: s.serverId,
     id: s.id,
     name: s.name,
-    ...shown(s, upstream),
+    ...shown(s, upstream, at.now),
+    ...(s.check.type === "heartbeat" ? { dueAt: iso(dueAt(s)!) } : {}),
     uptime24h: round(ratio(last24h.checks, last24h.failures)),
     uptime30d: round(ratio(monthChecks, monthFailures)),
     history: { from: at.from, uptime, settled: at.settled },
     latencyMs: s.lastEntry?.latencyMs ?? null,
-    lastCheckedAt: s.state ? iso(s.state.lastCheckedAt) : null,
+    lastCheckedAt: s.state?.lastCheckedAt == null ? null : iso(s.state.lastCheckedAt),
     incident: openSince === null ? null : { since: iso(openSince), durationMs: at.now - openSince },
-    ...(isPublic ? {} : { url: s.check.url, error: s.lastEntry?.error ?? null }),
+    ...(isPublic ? {} : { url: s.check.type === "http" ? s.check.url : null, error: s.lastEntry?.error ?? null }),
   };
 }
 
 /** Uptime to five places (99.999 %): enough to tell any two pages apart, short enough to send 90 of. */
 const round = (value: number | null) => (value === null ? null : Math.round(value * 100_000) / 100_000);
 
-/** Most in need of attention first: down, blocked, unknown, paused, up; in the order they were created within each. */
-const rank: Record<ServiceStatusName, number> = { down: 0, blocked: 1, unknown: 2, paused: 3, up: 4 };
+/** Most in need of attention first: down, blocked, late, not checked yet, paused, up; in the order they were created within each. */
+const rank: Record<ServiceStatusName, number> = { down: 0, blocked: 1, late: 2, unknown: 3, new: 3, paused: 4, up: 5 };
 
 function orderServices(services: readonly ServiceStatus[]): ServiceStatus[] {
   return services.map((s, i) => [s, i] as const).sort(([a, i], [b, j]) => rank[a.status] - rank[b.status] || i - j).map(([s]) => s);
@@ -274,6 +280,7 @@ const counts = countShown;
 export function worst(c: Counted): ServiceStatusName {
   if (c.down > 0) return "down";
   if (c.blocked > 0) return "blocked";
+  if (c.late > 0) return "late";
   if (c.up > 0) return "up";
   if (c.paused > 0 && c.paused === c.services) return "paused";
   return "unknown";
@@ -285,9 +292,10 @@ export function summary(c: Counted): string {
   if (c.services === 0) return "No services yet";
   if (c.down > 0) return `${c.down} of ${c.services} down${c.blocked > 0 ? `, ${c.blocked} blocked` : ""}${paused}`;
   if (c.blocked > 0) return `${c.blocked} of ${c.services} blocked by a dependency${paused}`;
+  if (c.late > 0) return `${c.late} of ${c.services} late${paused}`;
   if (c.paused === c.services) return `All ${plural(c.services)} paused`;
   if (c.up + c.paused === c.services) return `All ${plural(c.up)} up${paused}`;
-  return `${c.up} of ${c.services} up, ${c.unknown} not checked yet${paused}`;
+  return `${c.up} of ${c.services} up, ${c.unknown + c.new} not checked yet${paused}`;
 }
 
 /** GET …/stats and the uptime and latency badges: one service over an hour-aligned window. */

@@ -1,15 +1,19 @@
 /**
  * What a service is shown as, decided once for every place that shows it: a service's state in the API, the
- * counts of GET /services, the status page and its JSON, the badges.
+ * counts of GET /services, the status page and its JSON, the badges, `healthd check`.
  * - paused: its check is paused, whatever it last said;
  * - blocked: it fails without an incident of its own while services it depends on have one (blockedBy);
- * - otherwise what the incident machine last said (up, down), or unknown before its first check.
+ * - late: a heartbeat whose ping is due and has not come, still within its grace (not yet a failure);
+ * - otherwise what the incident machine last said (up, down), or before the first result unknown (new for a
+ *   heartbeat).
  */
-import { qualify, type Upstream } from "../model.ts";
+import { qualify } from "../model.ts";
+import { type Upstream } from "../batch.ts";
 import { blockers } from "../policy/dependencies.ts";
+import { nextDue, timingOf } from "../policy/heartbeat.ts";
 import type { StoredService } from "../store/store.ts";
 
-export const shownStatuses = ["up", "down", "unknown", "paused", "blocked"] as const;
+export const shownStatuses = ["up", "down", "unknown", "paused", "blocked", "new", "late"] as const;
 export type ShownStatus = (typeof shownStatuses)[number];
 
 export interface Shown {
@@ -18,11 +22,14 @@ export interface Shown {
   readonly blockedBy?: readonly string[];
 }
 
-/** `upstream`: what the services it depends on say of themselves (ConfigurationStore.upstream). */
-export function shown(service: StoredService, upstream: ReadonlyMap<string, Upstream>): Shown {
+/** `upstream`: what the services it depends on say of themselves (ConfigurationStore.upstream); `now`, the time. */
+export function shown(service: StoredService, upstream: ReadonlyMap<string, Upstream>, now: number): Shown {
   if (service.check.paused) return { status: "paused" };
   const state = service.state;
-  if (state === null) return { status: "unknown" };
+  const heartbeat = service.check.type === "heartbeat";
+  const due = dueAt(service);
+  if (due !== null && state?.status !== "down" && now >= due) return { status: "late" };
+  if (state === null || state.status === "unknown") return { status: heartbeat ? "new" : "unknown" };
   if (state.status === "down" && state.incidentOpenSince === null && service.check.dependsOn.length > 0) {
     const blockedBy = blockers(service.check.dependsOn.map((ref) => qualify(ref, service.serverId)), (name) => upstream.get(name));
     if (blockedBy.length > 0) return { status: "blocked", blockedBy };
@@ -30,9 +37,15 @@ export function shown(service: StoredService, upstream: ReadonlyMap<string, Upst
   return { status: state.status };
 }
 
+/** When a heartbeat's next ping is due (null for other kinds of check). */
+export function dueAt(service: StoredService): number | null {
+  if (service.check.type !== "heartbeat") return null;
+  return nextDue(timingOf(service.check, service.changedAt), { lastFinishAt: service.state?.lastFinishAt ?? null, missedDueAt: service.state?.missedDueAt ?? null });
+}
+
 /** How many of `services` are shown as each status. */
 export function countShown(services: Iterable<{ readonly status: ShownStatus }>): Record<ShownStatus, number> & { services: number } {
-  const counts = { services: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0 };
+  const counts = { services: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0, new: 0, late: 0 };
   for (const s of services) (counts.services++, counts[s.status]++);
   return counts;
 }

@@ -41,6 +41,7 @@ const tables = [
       ["cron", "text"], ["timeout_ms", "integer"], ["follow_redirects", "boolean"], ["verify_tls", "boolean"], ["expect", "text"],
       ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"], ["paused", "boolean"], ["recover_threshold", "integer"],
       ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"], ["locations", "text"], ["quorum", "integer"],
+      ["type", "text"], ["probe", "text"], ["ping_key", "text"],
     ],
   }),
   table({
@@ -68,7 +69,8 @@ const tables = [
       ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["last_checked_at", "bigint"],
       ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"], ["consecutive_passes", "integer"],
       ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
-      ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"],
+      ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"], ["last_ping_at", "bigint"], ["open_runs", "text"],
+      ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"],
     ],
   }),
   table({
@@ -78,6 +80,7 @@ const tables = [
     columns: [
       ["id", "bigint"], ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"],
       ["latency_ms", "double precision"], ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"],
+      ["type", "text"], ["kind", "text"], ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"],
     ],
   }),
   table({

@@ -75,7 +75,7 @@ export class KyselyStore implements Store {
   }
 
   servers = (serverId?: string) => this.#run(() => servers.servers(this.#db, serverId));
-  services: Store["services"] = (filter) => this.#run(() => servers.services(this.#db, filter));
+  services: Store["services"] = (filter) => this.#run(() => servers.services(this.#db, this.#backend, filter));
   findService = (serverId: string, serviceId: string) =>
     this.#run(async () => {
       const found = await servers.findService(this.#db, serverId, serviceId);
@@ -109,6 +109,11 @@ export class KyselyStore implements Store {
     }, (gone) => gone);
   scheduledServices: Store["scheduledServices"] = (filter) => this.#run(() => servers.scheduledServices(this.#db, this.#backend, filter));
   upstream = (refs: readonly string[]) => this.#run(() => servers.upstreamOf(this.#db, refs));
+  renewPingKey = (serviceKey: number) =>
+    this.#configure(
+      (trx) => configure.renewPingKey(trx, serviceKey),
+      (renewed) => (renewed ? { started: [serviceKey], stopped: [] } : undefined),
+    );
 
   recordResults: Store["recordResults"] = (runs, now) =>
     this.#run(async () => {

@@ -9,12 +9,9 @@
  * authority for every fact it stores, and several nodes agree. It answers domain values: times are Unix ms.
  */
 import type {
-  CheckRun,
   DependencyProblem,
   Entry,
-  IncidentChange,
   IncidentState,
-  LocationResult,
   MaintenanceWindow,
   NotificationBody,
   NotificationKind,
@@ -25,8 +22,13 @@ import type {
   ServiceDocument,
   ServiceStatus,
   StoredCheck,
-  Upstream,
 } from "../model.ts";
+import type {
+  CheckRun,
+  IncidentChange,
+  LocationResult,
+  Upstream,
+} from "../batch.ts";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -51,8 +53,13 @@ export interface ConfigurationStore {
   putService(serverId: string, service: ServiceDocument, now: number): Promise<{ outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange } | undefined>;
   deleteServer(serverId: string): Promise<ScheduleChange | undefined>;
   deleteService(serverId: string, serviceId: string, now: number): Promise<ScheduleChange | undefined>;
-  /** The checks to run (not paused): all of them, those `node` owns, or those of `keys`. */
-  scheduledServices(filter?: { readonly node?: string; readonly keys?: readonly number[] }): Promise<ScheduledService[]>;
+  /**
+   * The checks to run (not paused): all of them, those `node` owns, or those of `keys`. With `heartbeats`,
+   * every heartbeat (of `keys`), whoever owns it and paused too: what a ping may name.
+   */
+  scheduledServices(filter?: { readonly node?: string; readonly keys?: readonly number[]; readonly heartbeats?: boolean }): Promise<ScheduledService[]>;
+  /** Give a heartbeat a new ping key (the old one stops working at once); undefined when it is not a heartbeat. */
+  renewPingKey(serviceKey: number): Promise<string | undefined>;
   /** What the services named by `refs` (full names) and everything upstream of them say of themselves. */
   upstream(refs: readonly string[]): Promise<Map<string, Upstream>>;
 }
@@ -211,9 +218,18 @@ export interface StoredService {
   readonly state: {
     readonly status: ServiceStatus;
     readonly consecutiveFailures: number;
-    readonly lastCheckedAt: number;
+    /** When it was last checked (a heartbeat: its last entry); null when only a start or a log came so far. */
+    readonly lastCheckedAt: number | null;
     readonly incidentOpenSince: number | null;
+    /** A heartbeat's: its last ping, the start of its latest run going, its last run's duration, its last finish and missed period. */
+    readonly lastPingAt: number | null;
+    readonly lastStartAt: number | null;
+    readonly lastDurationMs: number | null;
+    readonly lastFinishAt: number | null;
+    readonly missedDueAt: number | null;
   } | null;
+  /** When the service was created or last changed (a heartbeat's first due time counts from it). */
+  readonly changedAt: number;
   readonly lastEntry: Entry | null;
 }
 
@@ -277,6 +293,8 @@ export interface RecordedRun {
   readonly silenced: boolean;
   /** The services it depends on that had an open incident. */
   readonly blockedBy: readonly string[];
+  /** A heartbeat's: when healthd should look at it again (its next deadline). */
+  readonly wakeAt?: number | null | undefined;
 }
 
 export interface EntryQuery {
@@ -377,6 +395,17 @@ export class StoreUnavailable extends Error {
   ) {
     super(message, options);
     this.down = options?.down ?? false;
+  }
+}
+
+/** A heartbeat's ping key another service has: the write is refused whole. */
+export class PingKeyTaken extends Error {
+  constructor(
+    /** The service written ("serverId/serviceId"), and the one that has the key. */
+    readonly service: string,
+    readonly owner: string,
+  ) {
+    super(`${service}: that pingKey is already the ping key of ${owner}`);
   }
 }
 

@@ -53,6 +53,12 @@ export interface HttpCheckConfigsTable {
   locations: string | null;
   /** Locations that must see it failing; null: a majority. */
   quorum: number | null;
+  /** The kind of check. */
+  type: Generated<"http" | "heartbeat">;
+  /** JSON of the fields of a kind other than http (null for http, whose fields are the columns above). */
+  probe: string | null;
+  /** A heartbeat's secret for its ping URLs (unique). */
+  ping_key: string | null;
 }
 
 export interface HealthCheckDataEntriesTable {
@@ -67,6 +73,15 @@ export interface HealthCheckDataEntriesTable {
   matched: number | null;
   /** The location that ran it; null: the default location (most entries, so nothing is stored for them). */
   location: string | null;
+  /** Its check's type; null: http. */
+  type: string | null;
+  /** A ping's kind (start, success, fail, exit, log) or what healthd saw (missed, too-long); null for other checks. */
+  kind: string | null;
+  exit_code: number | null;
+  /** A run's duration, start to finish. */
+  duration_ms: number | null;
+  /** What a ping sent (its first 10,000 bytes). */
+  body: string | null;
 }
 
 export interface ServiceStatesTable {
@@ -88,6 +103,13 @@ export interface ServiceStatesTable {
   cert_warned_expiry: number | null;
   /** When the last verdict of a check with locations was made (once per interval). */
   last_verdict_at: number | null;
+  /** A heartbeat's last ping (or missed deadline), its runs going (JSON {runId: startedAt}), its last run's duration. */
+  last_ping_at: number | null;
+  open_runs: string | null;
+  last_duration_ms: number | null;
+  /** When a heartbeat's next ping is due, and when healthd looks at it next (its next deadline). */
+  last_finish_at: number | null;
+  missed_due_at: number | null;
 }
 
 export interface NodesTable {

@@ -3,10 +3,11 @@
  * change runs in one transaction and leaves the graph of dependsOn whole (the policy says what is wrong with
  * it, and the change is then refused whole), or changes nothing.
  */
+import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { fingerprint, qualify, type MaintenanceWindow, type Policy, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../model.ts";
 import { planServerChange } from "../server-change.ts";
-import { DependenciesRefused, type ApplyOptions, type ApplyResult, type ServerChange } from "../store.ts";
+import { DependenciesRefused, PingKeyTaken, type ApplyOptions, type ApplyResult, type ServerChange } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { checkFromRow, checkToRow } from "./rows.ts";
 import { findService, serverExists } from "./servers.ts";
@@ -91,7 +92,7 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
 
   const updated: { id: string; fields: string[] }[] = [];
   for (const { key, doc: service, renamed } of plan.keep) {
-    const { fields, checkChanged } = await rewriteService(trx, key, service, renamed, now);
+    const { fields, checkChanged } = await rewriteService(trx, key, `${serverId}/${service.id}`, service, renamed, now);
     if (checkChanged) started.push(key);
     if (fields.length > 0) updated.push({ id: service.id, fields });
   }
@@ -154,7 +155,8 @@ export async function putService(
   if (!existing) {
     result = { outcome: "created", schedule: { started: [await createService(trx, serverId, service, now)], stopped: [] } };
   } else {
-    const { fields, checkChanged } = await rewriteService(trx, existing.key, service, existing.name !== (service.name ?? service.id), now);
+    const renamed = existing.name !== (service.name ?? service.id);
+    const { fields, checkChanged } = await rewriteService(trx, existing.key, `${serverId}/${service.id}`, service, renamed, now);
     result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
   }
   if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
@@ -168,15 +170,42 @@ async function createService(trx: Db, serverId: string, service: ServiceDocument
     .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, created_at: now, updated_at: now })
     .returning("key")
     .executeTakeFirstOrThrow();
-  await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).execute();
+  await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, await pingKeyFor(trx, key, `${serverId}/${service.id}`, service, null))).execute();
   return key;
 }
 
+/**
+ * A heartbeat's ping key: the one its document gives (no other service may have it), else the one it had,
+ * else a new one. Undefined for another kind of check.
+ */
+async function pingKeyFor(trx: Db, key: number, name: string, service: ServiceDocument, stored: string | null): Promise<string | undefined> {
+  if (service.check.type !== "heartbeat") return undefined;
+  const wanted = service.check.pingKey;
+  if (wanted === undefined) return stored ?? randomUUID();
+  const other = await trx
+    .selectFrom("http_check_configs as c")
+    .innerJoin("services as s", "s.key", "c.service_key")
+    .select(["s.server_id", "s.id"])
+    .where("c.ping_key", "=", wanted)
+    .where("c.service_key", "!=", key)
+    .executeTakeFirst();
+  if (other) throw new PingKeyTaken(name, `${other.server_id}/${other.id}`);
+  return wanted;
+}
+
 /** Write a kept service's check again; answers the fields that changed (name included) and whether its check did. */
-async function rewriteService(trx: Db, key: number, service: ServiceDocument, renamed: boolean, now: number): Promise<{ fields: string[]; checkChanged: boolean }> {
+async function rewriteService(
+  trx: Db,
+  key: number,
+  name: string,
+  service: ServiceDocument,
+  renamed: boolean,
+  now: number,
+): Promise<{ fields: string[]; checkChanged: boolean }> {
   const before = await trx.deleteFrom("http_check_configs").where("service_key", "=", key).returningAll().executeTakeFirst();
   // Written again whole: the schema fills what the document leaves out, so compare what was stored.
-  const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check)).returningAll().executeTakeFirstOrThrow();
+  const pingKey = await pingKeyFor(trx, key, name, service, before?.ping_key ?? null);
+  const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, pingKey)).returningAll().executeTakeFirstOrThrow();
   const fields = changedFields(before && checkFromRow(before), checkFromRow(after));
   const checkChanged = fields.length > 0;
   if (renamed) fields.unshift("name");
@@ -223,4 +252,11 @@ export function withoutService(windows: readonly MaintenanceWindow[], serviceId:
     const services = w.services.filter((id) => id !== serviceId);
     return services.length === 0 ? [] : [{ ...w, services }];
   });
+}
+
+/** A heartbeat's new ping key (the old one stops working at once); undefined when it has none (not a heartbeat). */
+export async function renewPingKey(trx: Db, serviceKey: number): Promise<string | undefined> {
+  const pingKey = randomUUID();
+  const result = await trx.updateTable("http_check_configs").set({ ping_key: pingKey }).where("service_key", "=", serviceKey).where("type", "=", "heartbeat").executeTakeFirst();
+  return Number(result.numUpdatedRows) === 0 ? undefined : pingKey;
 }

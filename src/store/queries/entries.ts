@@ -5,11 +5,10 @@ import type { Kysely } from "kysely";
 import type { Entry } from "../../model.ts";
 import type { EntryQuery, NamedEntry, ServiceFilter } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { entryFromRow } from "./rows.ts";
+import { entryColumns, entryFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
-const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location"] as const;
 
 /** A page of a service's entries, newest first, and the id to ask `before` for the next. Walks the (service_key, id) index backwards. */
 export async function readEntries(db: Db, serviceKey: number, q: EntryQuery): Promise<{ entries: Entry[]; next: number | null }> {

@@ -7,22 +7,24 @@
  */
 import { type Kysely } from "kysely";
 import {
-  defaultLocation,
+  type Rollup,
+} from "../../model.ts";
+import {
+  runAt,
   type BatchDecision,
   type BatchFacts,
   type CheckRun,
   type IncidentChange,
-  type Rollup,
   type ServiceFacts,
   type ServiceProgress,
   type ServiceRecord,
   type SilenceSpan,
-} from "../../model.ts";
+} from "../../batch.ts";
 import type { Backend } from "../backend.ts";
 import type { RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import type { BulkInsert } from "./bulk.ts";
-import { entryFromRow, locationToRow, progressFromRow, recordFromRow, rollupFromRow, rollupToRow, type ServiceRow } from "./rows.ts";
+import { locationToRow, progressFromRow, recordFromRow, rollupFromRow, rollupToRow, type ServiceRow } from "./rows.ts";
 import { upstreamOf } from "./servers.ts";
 import { locationResults } from "./status.ts";
 
@@ -33,13 +35,15 @@ const entries: BulkInsert<"health_check_data_entries"> = {
   table: "health_check_data_entries",
   columns: [
     ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"], ["latency_ms", "double precision"],
-    ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"],
+    ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"], ["type", "text"], ["kind", "text"],
+    ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"],
   ],
   returning: "id",
 };
 const stateColumns = [
   "status", "consecutive_failures", "consecutive_passes", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since",
-  "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry", "last_verdict_at",
+  "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry", "last_verdict_at", "last_ping_at", "open_runs",
+  "last_duration_ms", "last_finish_at", "missed_due_at",
 ] as const;
 const states: BulkInsert<"service_states"> = {
   table: "service_states",
@@ -47,7 +51,8 @@ const states: BulkInsert<"service_states"> = {
     ["service_key", "bigint"], ["status", "text"], ["consecutive_failures", "integer"], ["consecutive_passes", "integer"],
     ["last_checked_at", "bigint"], ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
     ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
-    ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"],
+    ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"], ["last_ping_at", "bigint"], ["open_runs", "text"],
+    ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"],
   ],
   upsert: { key: ["service_key"], update: stateColumns },
 };
@@ -100,7 +105,7 @@ export interface ReadBatch {
 
 export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckRun[], remembered?: Remembered): Promise<ReadBatch> {
   const keys = [...new Set(runs.map((r) => r.serviceKey))].sort((a, b) => a - b);
-  const times = runs.map((r) => r.outcome.checkedAt);
+  const times = runs.map(runAt);
   // The hour most of the batch falls in: its rollup rows are read with the states, in the same query.
   const hour = Math.floor(Math.max(...times) / hourMs) * hourMs;
   const unread = remembered ? keys.filter((key) => !remembered.services.has(key)) : keys;
@@ -122,13 +127,13 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
     if (rollup?.hour === hour) stored.set(`${key}:${hour}`, rollup.rollup);
   }
   // Hours other than the one read with the states (a batch across an hour's end, results kept through an outage).
-  const missing = runs.filter((r) => services.has(r.serviceKey) && !stored.has(`${r.serviceKey}:${hourOf(r.outcome.checkedAt)}`));
+  const missing = runs.filter((r) => services.has(r.serviceKey) && !stored.has(`${r.serviceKey}:${hourOf(runAt(r))}`));
   if (missing.length > 0) {
     const found = await trx
       .selectFrom("service_rollups")
       .selectAll()
       .where("service_key", "in", [...new Set(missing.map((r) => r.serviceKey))])
-      .where("hour", "in", [...new Set(missing.map((r) => hourOf(r.outcome.checkedAt)))])
+      .where("hour", "in", [...new Set(missing.map((r) => hourOf(runAt(r))))])
       .execute();
     for (const r of found) stored.set(`${r.service_key}:${r.hour}`, rollupFromRow(r));
   }
@@ -176,13 +181,14 @@ export async function writeDecision(
     }
   }
 
-  const stored = runs.filter((_, i) => decision.runs[i]?.stored);
-  const entryRows = stored.map(({ serviceKey, outcome: o, location }) => [
-    serviceKey, o.checkedAt, o.ok, o.status, o.latencyMs, o.errorKind, o.error, o.matched, locationToRow(location ?? defaultLocation),
+  const stored = decision.runs.flatMap((d, i) => (d?.entry ? [{ serviceKey: runs[i]!.serviceKey, entry: d.entry }] : []));
+  const entryRows = stored.map(({ serviceKey, entry: e }) => [
+    serviceKey, e.checkedAt, e.ok, e.status, e.latencyMs, e.errorKind, e.error, e.matched, locationToRow(e.location), e.type === "http" ? null : e.type,
+    e.kind, e.exitCode, e.durationMs, e.body,
   ]);
   const entryIds = await backend.bulkInsert<"health_check_data_entries", { id: number }>(trx, entries, entryRows);
   const lastEntryIds = new Map(batch.lastEntryIds);
-  stored.forEach((run, i) => lastEntryIds.set(run.serviceKey, entryIds[i]!.id));
+  stored.forEach(({ serviceKey }, i) => lastEntryIds.set(serviceKey, entryIds[i]!.id));
 
   const left: LeftService[] = [];
   const stateRows: unknown[][] = [];
@@ -190,9 +196,11 @@ export async function writeDecision(
     const progress = { ...decided, incidentId: idOf(decided.incidentId) };
     const s = progress.state;
     const lastEntryId = lastEntryIds.get(key) ?? null;
+    const openRuns = Object.keys(progress.openRuns).length === 0 ? null : JSON.stringify(progress.openRuns);
     stateRows.push([
       key, s.status, s.consecutiveFailures, s.consecutivePasses, progress.lastCheckedAt, lastEntryId, s.incidentOpenSince, s.failingSince,
       progress.incidentId, progress.incidentFailures, s.downSent, s.lastRemindedAt, progress.certWarnedExpiry, progress.lastVerdictAt,
+      progress.lastPingAt, openRuns, progress.lastDurationMs, progress.lastFinishAt, progress.missedDueAt,
     ]);
     left.push({ record: services.get(key)!.record, progress, lastEntryId });
   }
@@ -213,18 +221,11 @@ export async function writeDecision(
   }
 
   let next = 0;
-  const recorded = decision.runs.map((d, i): RecordedRun | undefined => {
+  const recorded = decision.runs.map((d): RecordedRun | undefined => {
     if (!d) return undefined;
-    const run = runs[i]!;
-    const o = run.outcome;
-    const entry = d.stored
-      ? entryFromRow({
-          id: entryIds[next++]!.id, checked_at: o.checkedAt, ok: o.ok, status: o.status, latency_ms: o.latencyMs, error_kind: o.errorKind,
-          error: o.error, matched: o.matched, location: locationToRow(run.location ?? defaultLocation),
-        })
-      : null;
+    const entry = d.entry ? { ...d.entry, id: entryIds[next++]!.id } : null;
     const incident: IncidentChange | null = d.incident && { ...d.incident, id: idOf(d.incident.id)! };
-    return { entry, state: d.state, notices: d.notices, incident, silenced: d.silenced, blockedBy: d.blockedBy };
+    return { entry, state: d.state, notices: d.notices, incident, silenced: d.silenced, blockedBy: d.blockedBy, wakeAt: d.wakeAt };
   });
   return { recorded, left: { services: left, rollups: decision.rollups } };
 }
@@ -243,9 +244,11 @@ async function readServices(trx: Db, backend: Backend, keys: number[], hour: num
     .leftJoin("service_states as st", "st.service_key", "s.key")
     .leftJoin("incidents as i", "i.id", "st.incident_id")
     .leftJoin("service_rollups as r", (join) => join.onRef("r.service_key", "=", "s.key").on("r.hour", "=", hour))
-    .select(["s.key", "s.server_id", "s.id as service_id", "srv.maintenance", "c.url", "c.notify", "c.notify_threshold", "c.notify_topic"])
+    .select(["s.key", "s.server_id", "s.id as service_id", "s.updated_at", "srv.maintenance", "c.type", "c.probe", "c.url", "c.notify"])
+    .select(["c.notify_threshold", "c.notify_topic"])
     .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on"])
     .select(["c.locations", "c.quorum", "c.interval_seconds", "c.cron", "st.last_verdict_at", "st.last_checked_at"])
+    .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at"])
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
     .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error"])
     .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures"])

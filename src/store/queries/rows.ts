@@ -8,18 +8,26 @@ import {
   initialState,
   qualify,
   type Check,
+  type CheckType,
   type Entry,
+  type EntryKind,
+  type HeartbeatCheck,
+  type HttpCheck,
   type ErrorKind,
   type IncidentState,
-  type LocationResult,
   type MaintenanceWindow,
   type NotificationBody,
   type Rollup,
-  type ServiceProgress,
-  type ServiceRecord,
   type Sketch,
   type StoredCheck,
 } from "../../model.ts";
+import {
+  type HeartbeatProgress,
+  type HeartbeatTiming,
+  type LocationResult,
+  type ServiceProgress,
+  type ServiceRecord,
+} from "../../batch.ts";
 import type { Notification } from "../store.ts";
 import type {
   HealthCheckDataEntriesTable,
@@ -32,10 +40,30 @@ import type {
 
 export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
 
-export function checkFromRow(row: CheckRow): StoredCheck {
+/** What every kind of check keeps in its own columns. */
+function alertingFromRow(row: CheckRow) {
   return {
+    notify: Boolean(row.notify),
+    notifyThreshold: row.notify_threshold,
+    notifyTopic: row.notify_topic,
+    paused: Boolean(row.paused),
+    recoverThreshold: row.recover_threshold,
+    remindEveryMinutes: row.remind_every_minutes,
+    dependsOn: JSON.parse(row.depends_on) as string[],
+  };
+}
+
+export function checkFromRow(row: CheckRow): StoredCheck {
+  if (row.type === "heartbeat") {
+    const probe = JSON.parse(row.probe!) as Omit<HeartbeatCheck, "type" | "pingKey" | keyof ReturnType<typeof alertingFromRow>>;
+    // In the order a reader expects them, whatever order the JSON kept.
+    const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds } = probe;
+    return { type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, pingKey: row.ping_key!, ...alertingFromRow(row) };
+  }
+  return {
+    type: "http",
     url: row.url,
-    method: row.method as Check["method"],
+    method: row.method as HttpCheck["method"],
     headers: JSON.parse(row.headers) as Record<string, string>,
     body: row.body,
     intervalSeconds: row.interval_seconds,
@@ -43,24 +71,58 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     timeoutMs: row.timeout_ms,
     followRedirects: Boolean(row.follow_redirects),
     verifyTls: Boolean(row.verify_tls),
-    expect: JSON.parse(row.expect) as Check["expect"],
-    notify: Boolean(row.notify),
-    notifyThreshold: row.notify_threshold,
-    notifyTopic: row.notify_topic,
-    paused: Boolean(row.paused),
-    recoverThreshold: row.recover_threshold,
-    remindEveryMinutes: row.remind_every_minutes,
+    expect: JSON.parse(row.expect) as HttpCheck["expect"],
+    ...alertingFromRow(row),
     certWarnDays: row.cert_warn_days,
-    dependsOn: JSON.parse(row.depends_on) as string[],
     locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
     quorum: row.quorum,
   };
 }
 
-/** The columns of a check, as written. Absent notify settings are left out: the schema's defaults fill them. */
-export function checkToRow(key: number, check: Check) {
-  return {
+/**
+ * The columns of a check, as written. Absent notify settings are left out: the schema's defaults fill them,
+ * but for a heartbeat's threshold, 0 (a daily backup cannot wait a day). `pingKey`: a heartbeat's, as kept.
+ */
+export function checkToRow(key: number, check: Check, pingKey?: string) {
+  const alerting = {
     service_key: key,
+    ...(check.notify === undefined ? {} : { notify: check.notify }),
+    notify_topic: check.notifyTopic,
+    paused: check.paused,
+    recover_threshold: check.recoverThreshold,
+    remind_every_minutes: check.remindEveryMinutes,
+    depends_on: JSON.stringify(check.dependsOn),
+  };
+  if (check.type === "heartbeat") {
+    const { type, pingKey: _, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, ...probe } = check;
+    // The columns of an http check, which a heartbeat has none of, hold what means nothing.
+    return {
+      ...alerting,
+      notify_threshold: notifyThreshold ?? 0,
+      type,
+      probe: JSON.stringify(probe),
+      ping_key: pingKey ?? null,
+      url: "",
+      method: "GET",
+      headers: "{}",
+      body: null,
+      interval_seconds: null,
+      cron: null,
+      timeout_ms: 0,
+      follow_redirects: false,
+      verify_tls: false,
+      expect: "[]",
+      cert_warn_days: null,
+      locations: null,
+      quorum: null,
+    };
+  }
+  return {
+    ...alerting,
+    ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
+    type: check.type,
+    probe: null,
+    ping_key: null,
     url: check.url,
     method: check.method,
     headers: JSON.stringify(check.headers),
@@ -71,14 +133,7 @@ export function checkToRow(key: number, check: Check) {
     follow_redirects: check.followRedirects,
     verify_tls: check.verifyTls,
     expect: JSON.stringify(check.expect),
-    ...(check.notify === undefined ? {} : { notify: check.notify }),
-    ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
-    notify_topic: check.notifyTopic,
-    paused: check.paused,
-    recover_threshold: check.recoverThreshold,
-    remind_every_minutes: check.remindEveryMinutes,
     cert_warn_days: check.certWarnDays,
-    depends_on: JSON.stringify(check.dependsOn),
     locations: check.locations === null ? null : JSON.stringify(check.locations),
     quorum: check.quorum,
   };
@@ -90,9 +145,17 @@ export type EntryRow = Omit<Selectable<HealthCheckDataEntriesTable>, "service_ke
 export const locationOf = (stored: string | null) => stored ?? defaultLocation;
 export const locationToRow = (location: string) => (location === defaultLocation ? null : location);
 
+/** The columns of an entry, as the entry queries select them. */
+export const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location", "type", "kind", "exit_code", "duration_ms", "body"] as const;
+
 export function entryFromRow(row: EntryRow): Entry {
   return {
     id: row.id,
+    type: (row.type ?? "http") as CheckType,
+    kind: row.kind as EntryKind | null,
+    exitCode: row.exit_code,
+    durationMs: row.duration_ms,
+    body: row.body,
     checkedAt: row.checked_at,
     ok: Boolean(row.ok),
     status: row.status,
@@ -153,21 +216,25 @@ export type ServiceRow = {
   key: number;
   server_id: string;
   service_id: string;
+  updated_at: number;
   maintenance: string;
   first_error: string | null;
 } & Pick<
   Selectable<HttpCheckConfigsTable>,
   | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
-  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron"
+  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron" | "type" | "probe"
 > &
   Nullable<Omit<Selectable<ServiceStatesTable>, "service_key">> &
   Nullable<Omit<Selectable<ServiceRollupsTable>, "service_key" | "hour">>;
 
 export function recordFromRow(row: ServiceRow): ServiceRecord {
+  const heartbeat = row.type === "heartbeat" ? (JSON.parse(row.probe!) as Omit<HeartbeatTiming, "since">) : null;
   return {
     key: row.key,
     serverId: row.server_id,
     serviceId: row.service_id,
+    type: row.type,
+    heartbeat: heartbeat && { ...heartbeat, since: row.updated_at },
     url: row.url,
     notify: Boolean(row.notify),
     notifyThreshold: row.notify_threshold,
@@ -195,6 +262,19 @@ export function progressFromRow(row: ServiceRow): ServiceProgress {
     incidentError: row.first_error,
     certWarnedExpiry: row.cert_warned_expiry,
     lastVerdictAt: row.last_verdict_at,
+    ...beatFromRow(row),
+  };
+}
+
+type BeatRow = Nullable<Pick<Selectable<ServiceStatesTable>, "last_ping_at" | "open_runs" | "last_duration_ms" | "last_finish_at" | "missed_due_at">>;
+
+export function beatFromRow(row: BeatRow): HeartbeatProgress {
+  return {
+    lastPingAt: row.last_ping_at,
+    openRuns: row.open_runs === null ? {} : (JSON.parse(row.open_runs) as Record<string, number>),
+    lastDurationMs: row.last_duration_ms,
+    lastFinishAt: row.last_finish_at,
+    missedDueAt: row.missed_due_at,
   };
 }
 

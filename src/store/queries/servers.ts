@@ -3,11 +3,13 @@
  * read. Writing them is configure.ts.
  */
 import type { Kysely } from "kysely";
-import { fingerprint, type MaintenanceWindow, type ScheduledService, type Upstream } from "../../model.ts";
+import { fingerprint, type Entry, type MaintenanceWindow, type ScheduledService } from "../../model.ts";
+import { type Upstream } from "../../batch.ts";
 import type { Backend } from "../backend.ts";
 import type { ServerRecord, ServiceFilter, StoredService } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { checkFromRow, dependsOnFromRow, entryFromRow } from "./rows.ts";
+import { chunkSize } from "./bulk.ts";
+import { beatFromRow, checkFromRow, dependsOnFromRow, entryColumns, entryFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
@@ -25,48 +27,52 @@ export async function servers(db: Db, serverId?: string): Promise<ServerRecord[]
 }
 
 /** Services with their checks, states and last entries, by server and then creation order. */
-export async function services(db: Db, filter: ServiceFilter = {}): Promise<StoredService[]> {
+export async function services(db: Db, backend: Backend, filter: ServiceFilter = {}): Promise<StoredService[]> {
   let query = db
     .selectFrom("services as s")
     .innerJoin("servers as srv", "srv.id", "s.server_id")
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
     .leftJoin("service_states as st", "st.service_key", "s.key")
-    .leftJoin("health_check_data_entries as e", "e.id", "st.last_entry_id")
     .selectAll("c")
     .select(["s.key", "s.server_id", "srv.name as server_name", "s.id as service_id", "s.name as service_name"])
-    .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since"])
-    .select(["e.id as entry_id", "e.checked_at as entry_checked_at", "e.ok as entry_ok", "e.status as entry_status"])
-    .select(["e.latency_ms as entry_latency_ms", "e.error_kind as entry_error_kind", "e.error as entry_error", "e.matched as entry_matched"])
-    .select("e.location as entry_location");
+    .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since", "st.last_entry_id"])
+    .select(["s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at"]);
   if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
   if (filter.serviceId !== undefined) query = query.where("s.id", "=", filter.serviceId);
   const rows = await query.orderBy("s.server_id").orderBy("s.key").execute();
-  return rows.map((r) => ({
-    key: r.key,
-    serverId: r.server_id,
-    serverName: r.server_name,
-    id: r.service_id,
-    name: r.service_name,
-    check: checkFromRow(r),
-    state:
-      r.status === null || r.last_checked_at === null
-        ? null
-        : { status: r.status, consecutiveFailures: r.consecutive_failures ?? 0, lastCheckedAt: r.last_checked_at, incidentOpenSince: r.incident_open_since },
-    lastEntry:
-      r.entry_id === null
-        ? null
-        : entryFromRow({
-            id: r.entry_id,
-            checked_at: r.entry_checked_at!,
-            ok: r.entry_ok!,
-            status: r.entry_status,
-            latency_ms: r.entry_latency_ms!,
-            error_kind: r.entry_error_kind,
-            error: r.entry_error,
-            matched: r.entry_matched,
-            location: r.entry_location,
-          }),
-  }));
+  const ids = rows.flatMap((r) => (r.last_entry_id === null ? [] : [r.last_entry_id]));
+  const entries = new Map<number, Entry>();
+  for (let i = 0; i < ids.length; i += chunkSize) {
+    const page = await db.selectFrom("health_check_data_entries").select(entryColumns).where(backend.keyIn("id", ids.slice(i, i + chunkSize))).execute();
+    for (const e of page) entries.set(e.id, entryFromRow(e));
+  }
+  return rows.map((r) => {
+    const openRuns = r.open_runs === null ? [] : Object.values(JSON.parse(r.open_runs) as Record<string, number>);
+    return {
+      key: r.key,
+      serverId: r.server_id,
+      serverName: r.server_name,
+      id: r.service_id,
+      name: r.service_name,
+      check: checkFromRow(r),
+      state:
+        r.status === null
+          ? null
+          : {
+              status: r.status,
+              consecutiveFailures: r.consecutive_failures ?? 0,
+              lastCheckedAt: r.last_checked_at,
+              incidentOpenSince: r.incident_open_since,
+              lastPingAt: r.last_ping_at,
+              lastStartAt: openRuns.length === 0 ? null : Math.max(...openRuns),
+              lastDurationMs: r.last_duration_ms,
+              lastFinishAt: r.last_finish_at,
+              missedDueAt: r.missed_due_at,
+            },
+      changedAt: r.updated_at,
+      lastEntry: r.last_entry_id === null ? null : (entries.get(r.last_entry_id) ?? null),
+    };
+  });
 }
 
 /**
@@ -108,11 +114,14 @@ export async function serverExists(db: Db, serverId: string): Promise<boolean> {
   return (await db.selectFrom("servers").select("id").where("id", "=", serverId).executeTakeFirst()) !== undefined;
 }
 
-/** The checks to run (a paused one is not): of all services, of those `node` owns, or of `keys`. */
+/**
+ * The checks to run (a paused one is not): of all services, of those `node` owns, or of `keys`. With
+ * `heartbeats`, every heartbeat (of `keys`) whoever owns it, paused too: what a ping may name.
+ */
 export async function scheduledServices(
   db: Db,
   backend: Backend,
-  filter: { readonly node?: string; readonly keys?: readonly number[] } = {},
+  filter: { readonly node?: string; readonly keys?: readonly number[]; readonly heartbeats?: boolean } = {},
 ): Promise<ScheduledService[]> {
   if (filter.keys?.length === 0) return [];
   let query = db
@@ -120,8 +129,9 @@ export async function scheduledServices(
     .innerJoin("http_check_configs as c", "c.service_key", "services.key")
     .leftJoin("service_states as st", "st.service_key", "services.key")
     .selectAll("c")
-    .select(["services.server_id", "services.id as service_id", "st.last_checked_at"])
-    .where("c.paused", "=", false);
+    .select(["services.server_id", "services.id as service_id", "services.updated_at", "st.last_checked_at", "st.last_ping_at", "st.open_runs"])
+    .select(["st.last_duration_ms", "st.last_finish_at", "st.missed_due_at"]);
+  query = filter.heartbeats ? query.where("c.type", "=", "heartbeat") : query.where("c.paused", "=", false);
   // A node runs what it owns (in whichever pool: a service is in one of a node's pools at most). Joined, not
   // `IN (owners of the node)`: SQLite built that whole set first, 7 ms at 50,000 services for a PUT of one.
   const { node, keys } = filter;
@@ -130,6 +140,14 @@ export async function scheduledServices(
   const rows = await query.orderBy("services.key").execute();
   return rows.map((r) => {
     const check = checkFromRow(r);
-    return { key: r.service_key, serverId: r.server_id, serviceId: r.service_id, check, fingerprint: fingerprint(check), lastCheckedAt: r.last_checked_at };
+    return {
+      key: r.service_key,
+      serverId: r.server_id,
+      serviceId: r.service_id,
+      check,
+      fingerprint: fingerprint(check),
+      lastCheckedAt: r.last_checked_at,
+      ...(check.type === "heartbeat" ? { since: r.updated_at, beat: beatFromRow(r) } : {}),
+    };
   });
 }

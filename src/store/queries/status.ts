@@ -4,7 +4,8 @@
  * of 1,000 services is a few thousand rows, not millions.
  */
 import { sql, type Kysely } from "kysely";
-import type { IncidentState, LocationResult, Rollup } from "../../model.ts";
+import type { IncidentState, Rollup } from "../../model.ts";
+import type { LocationResult } from "../../batch.ts";
 import type { UptimeCount } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { locationResultFromRow, rollupFromRow, stateFromRow } from "./rows.ts";

@@ -1,0 +1,106 @@
+/**
+ * The client side of heartbeats, for `healthd run` and `healthd ping`: find a service's ping key through the
+ * API (or take it as given) and send pings to the daemon, each retried, since a job's report must not be lost
+ * to a daemon restarting, and a job must never fail for want of a daemon.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { Option } from "commander";
+import { request } from "undici";
+import { UsageError } from "../config.ts";
+
+export const urlOption = () =>
+  new Option("--url <url>", "the daemon's address").env("HEALTHD_URL").default("http://127.0.0.1:8080").argParser(parseBaseUrl);
+export const tokenOption = () => new Option("--token <token>", "the API token, to look up the ping key").env("HEALTHD_TOKEN");
+export const pingKeyOption = () =>
+  new Option("--ping-key <uuid>", "the heartbeat's ping key (no lookup through the API)").env("HEALTHD_PING_KEY").argParser(parsePingKey);
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function parseBaseUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--url (HEALTHD_URL) must be the daemon's address, such as http://127.0.0.1:8080 (got ${JSON.stringify(text)})`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--url (HEALTHD_URL) must start with http:// or https:// (got ${JSON.stringify(text)})`);
+  return url.href.replace(/\/+$/, "");
+}
+
+function parsePingKey(text: string): string {
+  if (!uuid.test(text)) throw new UsageError(`--ping-key (HEALTHD_PING_KEY) must be a UUID, as GET /services/SERVER/SERVICE shows it (got ${JSON.stringify(text)})`);
+  return text.toLowerCase();
+}
+
+export interface Daemon {
+  readonly url: string;
+  readonly token?: string;
+}
+
+/** A ping or lookup that did not go through: `final` when trying again cannot help (an unknown key, a bad request). */
+export class NotSent extends Error {
+  constructor(
+    message: string,
+    readonly final: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const tries = 3;
+const backoffMs = [500, 1500];
+const timeoutMs = 10_000;
+
+/** One request to the daemon, tried up to 3 times with backoff when the daemon is away, busy or failing. */
+async function call(daemon: Daemon, path: string, init: { method: "GET" | "POST"; body?: string; json?: boolean }): Promise<string> {
+  let problem = "";
+  for (let attempt = 0; attempt < tries; attempt++) {
+    if (attempt > 0) await sleep(backoffMs[attempt - 1]);
+    try {
+      const answer = await request(daemon.url + path, {
+        method: init.method,
+        body: init.body,
+        headers: {
+          ...(init.body === undefined ? {} : { "content-type": "text/plain; charset=utf-8" }),
+          ...(init.json && daemon.token ? { authorization: `Bearer ${daemon.token}` } : {}),
+        },
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const text = await answer.body.text();
+      if (answer.statusCode < 300) return text;
+      problem = `${daemon.url} answered ${answer.statusCode}: ${messageOf(text)}`;
+      if (answer.statusCode !== 429 && answer.statusCode < 500) throw new NotSent(problem, true);
+    } catch (error) {
+      if (error instanceof NotSent) throw error;
+      problem = `cannot reach ${daemon.url}: ${(error as Error).message}`;
+    }
+  }
+  throw new NotSent(`${problem} (tried ${tries} times)`, false);
+}
+
+/** The text of an answer, or the detail of its problem document. */
+function messageOf(text: string): string {
+  try {
+    return (JSON.parse(text) as { detail?: string }).detail ?? text.trim();
+  } catch {
+    return text.trim().slice(0, 200);
+  }
+}
+
+/** The ping key of SERVER/SERVICE, read through the API. */
+export async function lookUpPingKey(daemon: Daemon, serverId: string, serviceId: string): Promise<string> {
+  const text = await call(daemon, `/services/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`, { method: "GET", json: true });
+  const key = (JSON.parse(text) as { check?: { pingKey?: unknown } }).check?.pingKey;
+  if (typeof key !== "string") throw new NotSent(`${serverId}/${serviceId} is not a heartbeat (its check has no pingKey); give it "type": "heartbeat"`, true);
+  return key;
+}
+
+export type PingSignal = { readonly signal: "success" | "start" | "fail" | "log" } | { readonly signal: "exit"; readonly exitCode: number };
+
+/** Send one ping; `body` is the job's output or message. */
+export async function sendPing(daemon: Daemon, pingKey: string, ping: PingSignal, options: { body?: string; rid?: string } = {}): Promise<void> {
+  const suffix = ping.signal === "success" ? "" : ping.signal === "exit" ? `/${ping.exitCode}` : `/${ping.signal}`;
+  const query = options.rid ? `?rid=${options.rid}` : "";
+  await call(daemon, `/ping/${pingKey}${suffix}${query}`, { method: options.body === undefined ? "GET" : "POST", body: options.body });
+}

@@ -1,0 +1,102 @@
+/**
+ * The ping URLs of heartbeats, compatible with Healthchecks.io's, so that a job moves to healthd by changing
+ * only its base URL: `/ping/{key}` success, `/start`, `/fail`, `/log`, `/{exitCode}`; HEAD, GET or POST, with
+ * `?rid=` to pair a start with its finish. The key is the secret: no token is needed. Answers are plain text as
+ * Healthchecks.io's are (`OK`, `not found`), each with `Ping-Body-Limit`; a POST body is kept, its first 10,000
+ * bytes. A ping is taken into memory and answered at once, stored with the next batch (and kept through a
+ * database outage, as check results are); each key is limited to a rate well above any job's.
+ */
+import { z } from "zod";
+import type { Clock } from "../clock.ts";
+import type { Ping } from "../batch.ts";
+import type { Request, Response, Route } from "./router.ts";
+
+export interface PingContext {
+  /** Take a ping for the heartbeat of `pingKey`: false when none has it. */
+  readonly ping: (pingKey: string, ping: Ping, at: number) => boolean;
+  readonly clock: Clock;
+}
+
+/** What a ping's body may keep, in bytes. */
+export const pingBodyLimit = 10_000;
+
+/** Pings a key may send: a burst of this many, then this many a second. */
+const burst = 200;
+const perSecond = 100;
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const text = (status: number, body: string, headers: Record<string, string> = {}): Response => ({
+  status,
+  text: body,
+  headers: { "content-type": "text/plain; charset=utf-8", "ping-body-limit": String(pingBodyLimit), ...headers },
+});
+
+// Other query parameters (Healthchecks.io's clients may send some) are let through, unread.
+const pingQuery = z.looseObject({ rid: z.string().optional().describe("A UUID that pairs a start with its finish when runs overlap") });
+
+export function pingRoutes(ctx: PingContext): Route[] {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  /** Whether `pingKey` may ping now (a token bucket per key; full buckets are forgotten when there are many). */
+  const allowed = (pingKey: string, now: number): boolean => {
+    const bucket = buckets.get(pingKey) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+    bucket.at = now;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens--;
+    buckets.set(pingKey, bucket);
+    if (buckets.size > 10_000) for (const [key, b] of buckets) if (b.tokens >= burst - 1) buckets.delete(key);
+    return true;
+  };
+
+  const handle = async (req: Request): Promise<Response> => {
+    const { key, signal: word } = req.params as { key: string; signal?: string };
+    const { rid } = req.query as z.output<typeof pingQuery>;
+    let signal: Ping["signal"] = "success";
+    let exitCode: number | null = null;
+    if (word === "start" || word === "fail" || word === "log") signal = word;
+    else if (word !== undefined) {
+      if (!/^[0-9]{1,3}$/.test(word) || Number(word) > 255) return text(400, "invalid exit code: use 0 to 255, or start, fail or log\n");
+      signal = "exit";
+      exitCode = Number(word);
+    }
+    if (rid !== undefined && !uuid.test(rid)) return text(400, "invalid rid: it must be a UUID\n");
+    const now = ctx.clock.now();
+    if (!allowed(key, now)) return text(429, "too many pings for this key; slow down\n", { "retry-after": "1" });
+    const body = req.method === "POST" ? await req.body() : undefined;
+    const kept = body === undefined ? null : Buffer.from(body.text).subarray(0, pingBodyLimit).toString("utf8");
+    if (!ctx.ping(key, { signal, exitCode, body: kept, runId: rid?.toLowerCase() ?? null }, now)) return text(404, "not found\n");
+    return text(200, "OK");
+  };
+
+  const operation = (summary: string, operationId: string) => ({
+    summary,
+    operationId,
+    open: true,
+    query: pingQuery,
+    body: { schema: z.string(), required: false, types: ["*/*"] },
+    responses: {
+      200: { description: "OK", contentType: "text/plain" },
+      400: { description: "A bad exit code or rid" },
+      404: { description: "No heartbeat has this key" },
+      429: { description: "Too many pings for this key" },
+    },
+    handle,
+  });
+  return [
+    {
+      path: "/ping/:key",
+      methods: {
+        GET: operation("A heartbeat's job succeeded (HEAD too)", "pingSuccess"),
+        POST: operation("A heartbeat's job succeeded, with its output as the body", "pingSuccessWithBody"),
+      },
+    },
+    {
+      path: "/ping/:key/:signal",
+      methods: {
+        GET: operation("A heartbeat's job started, failed, logged, or exited with a code: start, fail, log, or 0 to 255 (HEAD too)", "pingSignal"),
+        POST: operation("The same with the job's output as the body", "pingSignalWithBody"),
+      },
+    },
+  ];
+}

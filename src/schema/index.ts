@@ -1,0 +1,130 @@
+/**
+ * The documents healthd accepts from outside, as zod schemas. The HTTP API, `healthd apply` and the OpenAPI
+ * document all come from these, so a rule is written once. Messages say what is wrong and what to write instead.
+ *
+ * A check is of a kind (`type`): http (the default when `type` is left out) or heartbeat. Each kind has its
+ * own fields (its file here) beside those every check has (common.ts); a field of another kind is refused
+ * by name.
+ */
+import { z } from "zod";
+import { cronOf } from "../scheduler/plan.ts";
+import { activeFields, activeRules, activeSchedule, alertingFields, id, limits, maintenanceWindow } from "./common.ts";
+import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.ts";
+import { alternative, httpFields } from "./http.ts";
+
+export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
+
+/** The fields of each kind of check, as a document writes them (what the API answers adds: answers.ts). */
+export const kinds = {
+  http: { ...httpFields, ...alertingFields, ...activeFields },
+  heartbeat: { ...heartbeatFields, ...alertingFields },
+};
+export type CheckType = keyof typeof kinds;
+export const checkTypes = Object.keys(kinds) as CheckType[];
+
+/**
+ * The object schema of each kind of check, for the OpenAPI document: they take any key so that a field of
+ * another kind is refused by name, yet a document may hold only their own fields (and `type`, which an http
+ * check may leave out).
+ */
+export const kindObjects = new WeakMap<z.ZodType, CheckType>();
+
+/** The kinds of check that have `key`, for a message about a field given to another kind. */
+const kindsWith = (key: string) => checkTypes.filter((type) => key in kinds[type]);
+
+/**
+ * A kind of check: its fields, and a check on every other key (a field of another kind is named as such), run
+ * even when its fields are wrong too, so one round trip shows every problem.
+ */
+function kind<T extends CheckType, F extends z.ZodRawShape>(type: T, fields: F, rules: (value: Record<string, unknown>, ctx: z.RefinementCtx) => void) {
+  const object = z
+    .looseObject({ type: z.literal(type), ...fields })
+    .superRefine(
+      (value: Record<string, unknown>, ctx) => {
+        for (const key of Object.keys(value)) {
+          if (key === "type" || key in fields) continue;
+          const owners = kindsWith(key);
+          const message =
+            owners.length > 0
+              ? `is a field of ${owners.join(" and ")} checks, not of ${type} ones; remove it, or set type`
+              : "is not a known field; remove it or check its spelling";
+          ctx.addIssue({ code: "custom", path: [key], message });
+        }
+        rules(value, ctx);
+      },
+      { when: (payload) => typeof payload.value === "object" && payload.value !== null },
+    );
+  kindObjects.set(object, type);
+  return object.transform((value) => Object.fromEntries(Object.entries(value).filter(([key]) => key === "type" || key in fields)) as z.output<z.ZodObject<F>> & { type: T });
+}
+
+/** The seconds between the next two runs of a cron pattern (in a time zone): a heartbeat's grace is a tenth of it. */
+const cronGap = (pattern: string, timezone: string | null) => {
+  const [first, second] = cronOf(pattern, timezone ?? undefined).nextRuns(2);
+  return first && second ? (second.getTime() - first.getTime()) / 1000 : 86_400;
+};
+
+const httpCheck = kind("http", kinds.http, activeRules).transform((c) => activeSchedule(c));
+const heartbeatCheck = kind("heartbeat", kinds.heartbeat, heartbeatRules).transform((c) => heartbeatSchedule(c, (pattern) => cronGap(pattern, c.timezone)));
+
+/** A check as a document writes it: `type` left out is an HTTP check. */
+export const checkInput = z.preprocess(
+  (value) => (typeof value === "object" && value !== null && !Array.isArray(value) && !("type" in value) ? { ...value, type: "http" } : value),
+  z.discriminatedUnion("type", [httpCheck, heartbeatCheck], {
+    error: (issue) => (issue.code === "invalid_union" ? `must be one of ${checkTypes.join(", ")}` : undefined),
+  }),
+);
+
+export const serviceDocument = z.strictObject({
+  id,
+  name: z.string().min(1).max(limits.nameLength).optional(),
+  check: checkInput,
+});
+
+/** Reports a repeated service id at the repeat. Runs even when some services are invalid otherwise. */
+function uniqueServiceIds(services: readonly unknown[], ctx: z.RefinementCtx): void {
+  const seen = new Map<unknown, number>();
+  services.forEach((service, index) => {
+    const serviceId = (service as { id?: unknown } | null)?.id;
+    if (typeof serviceId !== "string") return;
+    const first = seen.get(serviceId);
+    if (first === undefined) seen.set(serviceId, index);
+    else {
+      ctx.addIssue({
+        code: "custom",
+        path: [index, "id"],
+        message: `repeats the id of /services/${first}; service ids are unique within a server`,
+      });
+    }
+  });
+}
+
+export const serverDocument = z.strictObject({
+  id: id.optional(),
+  name: z.string().min(1).max(limits.nameLength).optional(),
+  services: z
+    .array(serviceDocument)
+    .max(limits.servicesPerServer, `holds at most ${limits.servicesPerServer} services`)
+    .superRefine(uniqueServiceIds, { when: (payload) => Array.isArray(payload.value) })
+    .default([]),
+  maintenance: z.array(maintenanceWindow).max(limits.maintenanceWindows, `holds at most ${limits.maintenanceWindows} windows`).default([]),
+}).superRefine((doc, ctx) => {
+  // A window naming a service the server does not have would silence nothing, silently.
+  const ids = new Set(doc.services.map((s) => s.id));
+  doc.maintenance.forEach((window, w) =>
+    window.services?.forEach((serviceId, i) => {
+      if (!ids.has(serviceId)) {
+        ctx.addIssue({ code: "custom", path: ["maintenance", w, "services", i], message: `names ${serviceId}, which is not a service of this server` });
+      }
+    }),
+  );
+});
+
+export type Alternative = z.output<typeof alternative>;
+export type CheckInput = z.input<typeof checkInput>;
+export type Check = z.output<typeof checkInput>;
+export type HttpCheck = Extract<Check, { type: "http" }>;
+export type HeartbeatCheck = Extract<Check, { type: "heartbeat" }>;
+export type ServiceDocument = z.output<typeof serviceDocument>;
+export type ServerDocument = z.output<typeof serverDocument>;
+export type MaintenanceWindow = z.output<typeof maintenanceWindow>;
