@@ -189,8 +189,12 @@ export interface NotificationBody {
   readonly click?: string;
 }
 
-/** Latency counts in log-scale buckets (policy/sketch.ts). */
-export type Sketch = Record<number, number>;
+/**
+ * Latency counts by log-scale bucket (policy/sketch.ts). A Map, not an object keyed by bucket: an object's
+ * integer keys up to 600 make V8 keep an array as long as the highest one, and a rollup's sketch is copied for
+ * every result stored (1.4 kB against 0.3 kB a copy, and 13 % of the write path's CPU in its collector).
+ */
+export type Sketch = Map<number, number>;
 
 /** A service's checks in one hour. */
 export interface Rollup {

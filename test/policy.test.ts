@@ -142,13 +142,13 @@ test("policy: a certificate near its end warns once per certificate; folded runs
 
 test("policy: rollups add to the stored hour and say when a settled hour changed; a deleted service's run has no decision", () => {
   const hour = Math.floor(t0 / 3_600_000) * 3_600_000;
-  const stored: Rollup = { checks: 10, failures: 1, latencySum: 100, sketch: { 58: 10 }, silencedChecks: 0, silencedFailures: 0 };
+  const stored: Rollup = { checks: 10, failures: 1, latencySum: 100, sketch: new Map([[58, 10]]), silencedChecks: 0, silencedFailures: 0 };
   const decision = decide(facts([run(1, pass(t0, 20)), run(1, fail(t0 + 1)), run(9, pass(t0))], [record(1)], { rollups: [[`1:${hour}`, stored]] }), t0 + 60_000);
   assert.equal(decision.runs[2], undefined);
   assert.equal(decision.rollups.length, 1);
   const { rollup } = decision.rollups[0]!;
   assert.deepEqual([rollup.checks, rollup.failures, rollup.latencySum], [12, 2, 132]);
-  assert.deepEqual(stored.sketch, { 58: 10 }, "the stored rollup is left as it was");
+  assert.deepEqual(stored.sketch, new Map([[58, 10]]), "the stored rollup is left as it was");
   assert.equal(decision.settledHourChanged, false);
   assert.equal(decide(facts([run(1, pass(t0))], [record(1)]), t0 + 2 * 3_600_000).settledHourChanged, true);
 });

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { systemClock } from "../src/clock.ts";
 import { silentLogger } from "../src/log.ts";
 import { Retention } from "../src/retention.ts";
-import { add, quantile, type Sketch } from "../src/policy/sketch.ts";
+import { add, quantile, sketchFromJson, sketchToJson, type Sketch } from "../src/policy/sketch.ts";
 import { rawQuery } from "./support/raw.ts";
 import type { CheckDone } from "../src/daemon.ts";
 import { engines } from "./support/databases.ts";
@@ -15,7 +15,7 @@ const day = 86_400_000;
 
 test("sketch: quantiles within 4% of the true value, whatever the distribution", () => {
   const values = Array.from({ length: 10_000 }, (_, i) => (i % 10 === 0 ? 2000 + i : 5 + (i % 97) * 0.7));
-  const sketch: Sketch = {};
+  const sketch: Sketch = new Map();
   for (const v of values) add(sketch, v);
   const sorted = [...values].sort((a, b) => a - b);
   for (const q of [0.5, 0.95, 0.99]) {
@@ -23,7 +23,9 @@ test("sketch: quantiles within 4% of the true value, whatever the distribution",
     const estimate = quantile(sketch, q)!;
     assert.ok(Math.abs(estimate - truth) / truth <= 0.04, `q${q}: ${estimate} vs ${truth}`);
   }
-  assert.equal(quantile({}, 0.5), null);
+  assert.equal(quantile(new Map(), 0.5), null);
+  assert.deepEqual(sketchFromJson(sketchToJson(sketch)), sketch, "stored as JSON and read back whole");
+  assert.deepEqual(sketchFromJson('{"58":10,"3":2}'), new Map([[58, 10], [3, 2]]));
 });
 
 /** Store one result per (minutes ago, ok, latency) for a service, through the store's write path. */

@@ -41,16 +41,18 @@ import { silencedAt } from "./silence.ts";
 interface Working {
   readonly facts: ServiceFacts;
   progress: { -readonly [K in keyof ServiceProgress]: ServiceProgress[K] };
-  /** The latest result of each location (with locations). */
-  readonly latest: Map<string, LocationResult>;
+  /** The latest result of each location; null without locations. */
+  readonly latest: Map<string, LocationResult> | null;
   /** The latest time of its results in this batch; 0 while it has none. */
   checkedAt: number;
 }
 
 export function decide(facts: BatchFacts, now: number): BatchDecision {
+  // Each service's progress (and, with locations, its latest results) is copied once: the facts stay as read,
+  // and the copy is what the decision answers. Nothing else per service is allocated: this runs for every result.
   const services = new Map<number, Working>();
   for (const [key, f] of facts.services) {
-    services.set(key, { facts: f, progress: { ...f.progress }, latest: new Map(f.latest), checkedAt: 0 });
+    services.set(key, { facts: f, progress: { ...f.progress }, latest: f.record.locations ? new Map(f.latest) : null, checkedAt: 0 });
   }
   // Incidents this batch opens are named below zero until the store gives them their ids.
   let opened = 0;
@@ -58,14 +60,19 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
   const notifications: NotificationWrite[] = [];
   const locationResults = new Map<string, LocationResult & { serviceKey: number }>();
   const finished: Finished[] = [];
-  const byName = new Map([...services.values()].map((s) => [`${s.facts.record.serverId}/${s.facts.record.serviceId}`, s]));
+  let byName: Map<string, Working> | undefined;
   // What the services upstream say of themselves: as stored, or as this batch has left them so far.
   const upstream = (name: string): Upstream | undefined => {
     const stored = facts.upstream.get(name);
+    if (!stored) return undefined;
+    byName ??= new Map([...services.values()].map((s) => [`${s.facts.record.serverId}/${s.facts.record.serviceId}`, s]));
     const working = byName.get(name);
-    if (!stored || !working) return stored;
+    if (!working) return stored;
     return { ...stored, incidentOpen: working.progress.state.incidentOpenSince !== null, failing: working.progress.state.status === "down" };
   };
+
+  const notify = (record: ServiceRecord, at: number, kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null) =>
+    notifications.push({ at, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId });
 
   const runs = facts.runs.map((run): RunDecision | undefined => {
     const service = services.get(run.serviceKey);
@@ -106,18 +113,16 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     } else if (step.notices.includes("down") && p.incidentId !== null) {
       incidents.push({ kind: "notified", id: p.incidentId });
     }
-    const notices: NotificationKind[] = [...step.notices];
-    const notify = (kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null) =>
-      notifications.push({ at, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId });
-    for (const notice of step.notices) notify(notice, renderNotification(notice, record, judged!, before, step.state, p.incidentFailures), p.incidentId);
+    let notices: readonly NotificationKind[] = step.notices;
+    for (const notice of step.notices) notify(record, at, notice, renderNotification(notice, record, judged!, before, step.state, p.incidentFailures), p.incidentId);
     if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: at, failures: p.incidentFailures });
     if (run.kind === undefined) {
       const o = run.outcome;
       const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
       if (cert.warn && !silenced) {
         p.certWarnedExpiry = cert.warnedExpiry;
-        notices.push("cert");
-        notify("cert", renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!), null);
+        notices = [...notices, "cert"];
+        notify(record, at, "cert", renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!), null);
       }
     }
     // Uptime counts results: a check's, or a heartbeat's finished run or missed ping (not a start, a log).
@@ -142,11 +147,11 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
         locationResults.set(`${record.key}:${location}`, { serviceKey: record.key, location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error });
       }
     }
-    return { entry, state: step.state, notices, incident, silenced, blockedBy, ...(record.heartbeat ? { wakeAt: nextLook(record.heartbeat, p) } : {}) };
+    return { entry, state: step.state, notices, incident, silenced, blockedBy, wakeAt: record.heartbeat ? nextLook(record.heartbeat, p) : undefined };
   });
 
   const changed = new Map<number, ServiceProgress>();
-  for (const [key, s] of services) if (s.checkedAt > 0) changed.set(key, { ...s.progress, lastCheckedAt: s.checkedAt });
+  for (const [key, s] of services) if (s.checkedAt > 0) (s.progress.lastCheckedAt = s.checkedAt), changed.set(key, s.progress);
   const settled = Math.floor((now - settleMs) / hourMs) * hourMs;
   return {
     runs,
@@ -166,15 +171,16 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
 function judge(service: Working, run: ResultRun): Judged | undefined {
   const { record } = service.facts;
   const o = run.outcome;
-  if (record.locations === null) return o;
+  const { latest } = service;
+  if (record.locations === null || latest === null) return o;
   const location = run.location ?? defaultLocation;
   if (record.locations.includes(location)) {
-    service.latest.set(location, { location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error });
+    latest.set(location, { location, checkedAt: o.checkedAt, ok: o.ok, errorKind: o.errorKind, error: o.error });
   }
   const intervalMs = periodOf(record, o.checkedAt);
   if (!verdictDue(service.progress.lastVerdictAt, o.checkedAt, intervalMs)) return undefined;
   service.progress.lastVerdictAt = o.checkedAt;
-  const v = verdict(record.locations, record.quorum, service.latest, o.checkedAt, intervalMs);
+  const v = verdict(record.locations, record.quorum, latest, o.checkedAt, intervalMs);
   if (!v.failing) return { ok: true, checkedAt: o.checkedAt, errorKind: null, error: null };
   const first = v.failures[0]!;
   const error = `${v.failures.length} of ${record.locations.length} locations fail; ${first.location}: ${first.error}`;

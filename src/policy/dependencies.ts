@@ -74,6 +74,7 @@ function findCycle(nodes: readonly GraphNode[], exists: (service: string) => boo
  */
 export function blockers(dependsOn: readonly string[], upstream: (name: string) => Upstream | undefined): string[] {
   const found: string[] = [];
+  if (dependsOn.length === 0) return found; // most services: nothing more to allocate for every result
   const seen = new Set<string>();
   const stack = [...dependsOn].reverse();
   while (stack.length > 0) {

@@ -34,7 +34,7 @@ export function addToRollups(
       const before = stored.get(id);
       // A copy: the stored rollup may be kept in memory for the next batch, which must see it unchanged if
       // this batch's transaction rolls back.
-      const sketch: Sketch = before ? { ...before.sketch } : {};
+      const sketch: Sketch = new Map(before?.sketch);
       const rollup = before ? { ...before, sketch } : { checks: 0, failures: 0, latencySum: 0, sketch, silencedChecks: 0, silencedFailures: 0 };
       rows.set(id, (row = { serviceKey: f.serviceKey, hour, rollup }));
     }

@@ -23,19 +23,29 @@ export function valueOf(bucket: number): number {
 
 export function add(sketch: Sketch, latencyMs: number, count = 1): void {
   const b = bucketOf(latencyMs);
-  sketch[b] = (sketch[b] ?? 0) + count;
+  sketch.set(b, (sketch.get(b) ?? 0) + count);
 }
 
-export function merge(into: Sketch, other: Readonly<Sketch>): Sketch {
-  for (const [bucket, count] of Object.entries(other)) into[Number(bucket)] = (into[Number(bucket)] ?? 0) + count;
+export function merge(into: Sketch, other: ReadonlyMap<number, number>): Sketch {
+  for (const [bucket, count] of other) into.set(bucket, (into.get(bucket) ?? 0) + count);
   return into;
 }
 
+/** As stored: a JSON object of bucket to count, `{"58":10}`. */
+export function sketchToJson(sketch: ReadonlyMap<number, number>): string {
+  let json = "";
+  for (const [bucket, count] of sketch) json += `,"${bucket}":${count}`;
+  return `{${json.slice(1)}}`;
+}
+
+export function sketchFromJson(json: string): Sketch {
+  const counts = JSON.parse(json) as Record<string, number>;
+  return new Map(Object.keys(counts).map((bucket) => [Number(bucket), counts[bucket]!]));
+}
+
 /** The q-quantile (0..1) of the latencies counted, or null when there are none. */
-export function quantile(sketch: Readonly<Sketch>, q: number): number | null {
-  const buckets = Object.entries(sketch)
-    .map(([b, c]) => [Number(b), c] as const)
-    .sort((a, b) => a[0] - b[0]);
+export function quantile(sketch: ReadonlyMap<number, number>, q: number): number | null {
+  const buckets = [...sketch].sort((a, b) => a[0] - b[0]);
   const total = buckets.reduce((sum, [, c]) => sum + c, 0);
   if (total === 0) return null;
   const rank = q * total;

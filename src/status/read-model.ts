@@ -301,7 +301,7 @@ export function summary(c: Counted): string {
 /** GET …/stats and the uptime and latency badges: one service over an hour-aligned window. */
 export async function serviceStats(store: Store, serviceKey: number, window: Window, now: number) {
   const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
-  const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, latencySum: 0, sketch: {} as Sketch };
+  const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, latencySum: 0, sketch: new Map() as Sketch };
   for (const r of await store.rollups(serviceKey, since)) {
     totals.checks += r.checks;
     totals.failures += r.failures;

@@ -193,7 +193,7 @@ export async function writeDecision(
   const left: LeftService[] = [];
   const stateRows: unknown[][] = [];
   for (const [key, decided] of decision.services) {
-    const progress = { ...decided, incidentId: idOf(decided.incidentId) };
+    const progress = decided.incidentId !== null && decided.incidentId < 0 ? { ...decided, incidentId: idOf(decided.incidentId) } : decided;
     const s = progress.state;
     const lastEntryId = lastEntryIds.get(key) ?? null;
     const openRuns = Object.keys(progress.openRuns).length === 0 ? null : JSON.stringify(progress.openRuns);
@@ -210,7 +210,7 @@ export async function writeDecision(
     latestResults,
     [...decision.locationResults.values()].map((r) => [r.serviceKey, r.location, r.checkedAt, r.ok, r.errorKind, r.error]),
   );
-  await backend.bulkInsert(trx, rollups, decision.rollups.map(({ serviceKey, hour, rollup }) => [serviceKey, hour, ...rollupToRow(rollup)]));
+  await backend.bulkInsert(trx, rollups, decision.rollups.map(({ serviceKey, hour, rollup }) => rollupToRow(serviceKey, hour, rollup)));
   await backend.bulkInsert(
     trx,
     notifications,

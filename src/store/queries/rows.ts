@@ -18,7 +18,6 @@ import {
   type MaintenanceWindow,
   type NotificationBody,
   type Rollup,
-  type Sketch,
   type StoredCheck,
 } from "../../model.ts";
 import {
@@ -28,6 +27,7 @@ import {
   type ServiceProgress,
   type ServiceRecord,
 } from "../../batch.ts";
+import { sketchFromJson, sketchToJson } from "../../policy/sketch.ts";
 import type { Notification } from "../store.ts";
 import type {
   HealthCheckDataEntriesTable,
@@ -285,15 +285,15 @@ export function rollupFromRow(row: RollupRow): Rollup {
     checks: row.checks,
     failures: row.failures,
     latencySum: row.latency_sum,
-    sketch: JSON.parse(row.sketch) as Sketch,
+    sketch: sketchFromJson(row.sketch),
     silencedChecks: row.silenced_checks,
     silencedFailures: row.silenced_failures,
   };
 }
 
 /** The columns checks to silenced_failures of a rollup, in order. */
-export function rollupToRow(r: Rollup): unknown[] {
-  return [r.checks, r.failures, r.latencySum, JSON.stringify(r.sketch), r.silencedChecks, r.silencedFailures];
+export function rollupToRow(serviceKey: number, hour: number, r: Rollup): unknown[] {
+  return [serviceKey, hour, r.checks, r.failures, r.latencySum, sketchToJson(r.sketch), r.silencedChecks, r.silencedFailures];
 }
 
 export function locationResultFromRow(r: Selectable<LocationResultsTable>): LocationResult {
