@@ -24,6 +24,7 @@ import * as addClusterSettings from "./20261125000100_add_cluster_settings.ts";
 import * as indexOwnersByNodeAndService from "./20261126000100_index_owners_by_node_and_service.ts";
 import * as indexUnsentNotifications from "./20261126000200_index_unsent_notifications.ts";
 import * as addHeartbeats from "./20261126000300_add_heartbeats.ts";
+import * as addDnsAnswers from "./20261126000400_add_dns_answers.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -47,4 +48,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261126000100_index_owners_by_node_and_service": indexOwnersByNodeAndService,
   "20261126000200_index_unsent_notifications": indexUnsentNotifications,
   "20261126000300_add_heartbeats": addHeartbeats,
+  "20261126000400_add_dns_answers": addDnsAnswers,
 };

@@ -7,7 +7,7 @@
  * keeps what it last saw of each service, for /metrics: a cache, never an authority.
  */
 import { EventEmitter } from "node:events";
-import { runCheck } from "./checks/http.ts";
+import { probe } from "./checks/probe.ts";
 import type { Clock } from "./clock.ts";
 import type { ClusterNode } from "./cluster/node.ts";
 import type { Logger } from "./log.ts";
@@ -91,7 +91,7 @@ export class Checking {
       clock,
       maxInFlight: options.maxInFlight,
       run: async (service, signal) => {
-        const outcome = await runCheck(service.check, { signal, userAgent, clock });
+        const outcome = await probe(service.check, { signal, userAgent, clock });
         if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
         if (!outcome.ok && outcome.shortage) {
           this.#shortages.seen(outcome.shortage, outcome.error);

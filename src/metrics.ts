@@ -47,8 +47,8 @@ export function createMetrics(sources: MetricSources, version: string) {
 
   const checks = new Counter({
     name: "healthd_checks_total",
-    help: "Checks run, by result (ok, failed) and error kind (none when ok)",
-    labelNames: ["result", "error_kind"] as const,
+    help: "Checks run, by kind of check (http, tcp, dns), result (ok, failed) and error kind (none when ok)",
+    labelNames: ["type", "result", "error_kind"] as const,
     registers,
   });
   const duration = new Histogram({
@@ -162,8 +162,8 @@ export function createMetrics(sources: MetricSources, version: string) {
     observe(events: EventEmitter<CheckingEvents>): void {
       events.on("check:started", (_service, lagMs) => lag.observe(Math.max(0, lagMs) / 1000));
       events.on("check:skipped", () => skipped.inc());
-      events.on("check:finished", (_service, result) => {
-        checks.inc({ result: result.ok ? "ok" : "failed", error_kind: result.errorKind ?? "none" });
+      events.on("check:finished", (service, result) => {
+        checks.inc({ type: service.check.type, result: result.ok ? "ok" : "failed", error_kind: result.errorKind ?? "none" });
         duration.observe(result.latencyMs / 1000);
       });
       events.on("check:shortage", (reason) => shortages.inc({ reason }));
@@ -210,7 +210,7 @@ function perServiceText(sources: MetricSources): string {
   for (const service of sources.services()) {
     const facts = sources.facts(service.key);
     if (!facts) continue;
-    const labels = `{server="${escape(service.serverId)}",service="${escape(service.serviceId)}"}`;
+    const labels = `{server="${escape(service.serverId)}",service="${escape(service.serviceId)}",type="${service.check.type}"}`;
     families.forEach(([name, , value], i) => {
       const v = value(facts);
       if (v !== undefined) lines[i]!.push(`${name}${labels} ${v}`);

@@ -16,7 +16,7 @@
 import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
 import type { BatchDecision, BatchFacts, HeartbeatProgress } from "./batch.ts";
 
-export type { Alternative, Check, CheckInput, CheckType, HeartbeatCheck, HttpCheck, MaintenanceWindow, ServerDocument, ServiceDocument } from "./schema/index.ts";
+export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck } from "./schema/index.ts";
 
 /** Why a check failed. `null` on a passing check. */
 export const errorKinds = [
@@ -33,6 +33,9 @@ export const errorKinds = [
   "latency",
   "cert",
   "internal",
+  // A tcp check's banner that did not come or did not match; a dns answer that did not match.
+  "banner",
+  "answer",
   // A heartbeat's: no ping by the deadline and its grace, the job's own failure or exit code, a run too long or
   // too short.
   "missed",
@@ -54,7 +57,8 @@ export const defaultLocation = "default";
 export type CheckResult =
   | {
       readonly ok: true;
-      readonly status: number;
+      /** The HTTP status; null for the kinds that have none (tcp, dns). */
+      readonly status: number | null;
       readonly latencyMs: number;
       readonly matched: number;
       readonly errorKind: null;
@@ -80,6 +84,8 @@ export type Outcome = CheckResult & {
   readonly checkedAt: number;
   /** When the server's TLS certificate expires (Unix ms); absent over plain HTTP or without an answer. */
   readonly certExpiresAt?: number;
+  /** A dns check's answers, as text (absent when no answer came). */
+  readonly answers?: readonly string[];
 };
 
 /** A stored check result. */
@@ -110,6 +116,8 @@ export interface EntryFields {
   readonly durationMs: number | null;
   /** What a ping sent, its first 10,000 bytes. */
   readonly body: string | null;
+  /** A dns check's answers, as text. Null for other kinds, or when no answer came. */
+  readonly answers: readonly string[] | null;
 }
 
 export type ServiceStatus = "up" | "down" | "unknown";
@@ -119,6 +127,23 @@ export type StoredCheck = Check & { readonly notify: boolean; readonly notifyThr
 
 /** A check healthd makes itself, on a schedule (every kind but heartbeat, which it is told). */
 export type ActiveCheck = Exclude<StoredCheck, { readonly type: "heartbeat" }>;
+
+/**
+ * What a check looks at, as people read it: an http check's URL, a tcp check's tcp://host:port (tls:// over
+ * TLS), a dns check's question as dig would ask it (example.org A @192.0.2.53). Null for a heartbeat.
+ */
+export function targetOf(check: Check): string | null {
+  switch (check.type) {
+    case "http":
+      return check.url;
+    case "tcp":
+      return `${check.tls ? "tls" : "tcp"}://${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
+    case "dns":
+      return `${check.name} ${check.recordType} @${check.server ?? "system resolver"}`;
+    case "heartbeat":
+      return null;
+  }
+}
 
 /** Whether a check is one healthd makes on a schedule. */
 export const isActive = (check: StoredCheck): check is ActiveCheck => check.type !== "heartbeat";

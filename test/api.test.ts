@@ -330,8 +330,10 @@ test("GET /healthz and GET /openapi.json", async (t) => {
   assert.equal(doc.openapi, "3.1.0");
   assert.ok(doc.paths["/services/{serverId}"].put);
   // A check is one of its kinds, each with its own required fields and no others.
-  const [http, heartbeat] = doc.components.schemas.ServerDocument.properties.services.items.properties.check.oneOf;
+  const [http, tcp, dns, heartbeat] = doc.components.schemas.ServerDocument.properties.services.items.properties.check.oneOf;
   assert.deepEqual([http.properties.type.const, http.required, http.additionalProperties], ["http", ["url"], false], "type may be left out: http");
+  assert.deepEqual([tcp.properties.type.const, tcp.required], ["tcp", ["type", "host", "port"]]);
+  assert.deepEqual([dns.properties.type.const, dns.required], ["dns", ["type", "name"]]);
   assert.deepEqual([heartbeat.properties.type.const, heartbeat.required, heartbeat.additionalProperties], ["heartbeat", ["type"], false]);
 });
 

@@ -32,7 +32,7 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
   assert.equal(data.status, 200);
   const stored = data.body.entries.find((e: { id: string }) => e.id === String(homeDone.entry.id));
   assert.deepEqual(stored, { ...homeDone.entry, id: String(homeDone.entry.id), checkedAt: new Date(homeDone.entry.checkedAt).toISOString() });
-  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location", "type", "kind", "exitCode", "durationMs", "body"]);
+  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location", "type", "kind", "exitCode", "durationMs", "body", "answers"]);
   const server = (await d.api("GET", "/services/web-01")).body;
   const otherState = server.services.find((s: { id: string }) => s.id === "other").state;
   assert.equal(otherState.status, "down");
@@ -116,9 +116,9 @@ test("GET /metrics exposes checks, latency, per-service up and the scheduler", a
   assert.equal(answer.status, 200);
   assert.match(answer.headers.get("content-type")!, /^text\/plain; version=0\.0\.4/);
   const text = await answer.text();
-  assert.match(text, /^healthd_checks_total\{result="ok",error_kind="none"\} 1$/m);
-  assert.match(text, /^healthd_service_up\{server="web-01",service="home"\} 1$/m);
-  assert.match(text, /^healthd_service_consecutive_failures\{server="web-01",service="home"\} 0$/m);
+  assert.match(text, /^healthd_checks_total\{type="http",result="ok",error_kind="none"\} 1$/m);
+  assert.match(text, /^healthd_service_up\{server="web-01",service="home",type="http"\} 1$/m);
+  assert.match(text, /^healthd_service_consecutive_failures\{server="web-01",service="home",type="http"\} 0$/m);
   assert.match(text, /^healthd_scheduler_lag_seconds_count 1$/m);
   assert.match(text, /^healthd_scheduler_skipped_runs_total 0$/m);
   assert.match(text, /^healthd_services_scheduled 1$/m);
@@ -157,9 +157,9 @@ test("/metrics passes promtool check metrics, with per-service last check, laten
   const check = spawnSync(promtool, ["check", "metrics"], { input: text, encoding: "utf8" });
   assert.equal(check.status, 0, check.stdout + check.stderr);
   assert.match(text, /^healthd_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
-  assert.match(text, /^healthd_service_last_check_timestamp_seconds\{server="web-01",service="plain"\} \d{10}(\.\d+)?$/m);
-  assert.match(text, /^healthd_service_last_latency_seconds\{server="web-01",service="tls"\} [0-9.e-]+$/m);
-  const expiry = Number(/^healthd_service_certificate_expiry_timestamp_seconds\{server="web-01",service="tls"\} (\S+)$/m.exec(text)?.[1]);
+  assert.match(text, /^healthd_service_last_check_timestamp_seconds\{server="web-01",service="plain",type="http"\} \d{10}(\.\d+)?$/m);
+  assert.match(text, /^healthd_service_last_latency_seconds\{server="web-01",service="tls",type="http"\} [0-9.e-]+$/m);
+  const expiry = Number(/^healthd_service_certificate_expiry_timestamp_seconds\{server="web-01",service="tls",type="http"\} (\S+)$/m.exec(text)?.[1]);
   assert.ok(Math.abs(expiry - (Date.now() / 1000 + 10 * 86400)) < 2 * 86400, String(expiry));
-  assert.doesNotMatch(text, /certificate_expiry_timestamp_seconds\{server="web-01",service="plain"\}/);
+  assert.doesNotMatch(text, /certificate_expiry_timestamp_seconds\{server="web-01",service="plain",type="http"\}/);
 });

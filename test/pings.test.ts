@@ -293,8 +293,8 @@ test("a late heartbeat: amber on the status page with when it was due, in its ba
   assert.equal((await fetch(`${d.url}/ping/${key}`)).status, 200);
   await nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "success");
   const metrics = (await d.api("GET", "/metrics")).body as string;
-  assert.match(metrics, /^healthd_heartbeat_last_ping_timestamp_seconds\{server="db1",service="backup"\} \d+(\.\d+)?$/m);
-  assert.match(metrics, /^healthd_heartbeat_last_run_duration_seconds\{server="db1",service="backup"\} \d+(\.\d+)?(e-\d+)?$/m);
+  assert.match(metrics, /^healthd_heartbeat_last_ping_timestamp_seconds\{server="db1",service="backup",type="heartbeat"\} \d+(\.\d+)?$/m);
+  assert.match(metrics, /^healthd_heartbeat_last_run_duration_seconds\{server="db1",service="backup",type="heartbeat"\} \d+(\.\d+)?(e-\d+)?$/m);
   const ok = await runHealthd(["check", "db1/backup", "--db", d.db, "--json"]);
   assert.equal(ok.code, 0, ok.stdout);
   assert.equal(JSON.parse(ok.stdout).status, "up");

@@ -27,6 +27,7 @@ const entry = (service: string, ok: boolean, latencyMs: number, secondsAgo = 0):
   exitCode: null,
   durationMs: null,
   body: null,
+  answers: null,
 });
 const stored = (name: string, ok: boolean | null, consecutiveFailures = 0): Row => ({
   name,

@@ -25,40 +25,66 @@ export type Verdict =
   | { readonly ok: true; readonly matched: number }
   | { readonly ok: false; readonly errorKind: ErrorKind; readonly error: string };
 
-interface Failure {
+export interface Failure {
   readonly kind: ErrorKind;
   readonly message: string;
 }
 
-type StatusSpec = NonNullable<Alternative["status"]>;
+/** One condition of an alternative, on what a check of some kind observed: null when it holds. */
+export type Condition<O> = (observed: O) => Failure | null;
 
-export function evaluate(expect: readonly Alternative[], response: Observation): Verdict {
-  const context = new Context(response);
+/**
+ * The first alternative whose conditions all hold, or the failure of the closest one (most of its conditions
+ * held; the first such), said with its index when there are several. Every kind of check judges this way.
+ */
+export function firstHolding<A, O>(expect: readonly A[], conditionsOf: (a: A) => readonly Condition<O>[], observed: O): Verdict {
   let closest: { index: number; failure: Failure; score: number } | undefined;
   for (const [index, alternative] of expect.entries()) {
-    const results = conditionsOf(alternative).map((condition) => condition(context));
+    const results = conditionsOf(alternative).map((condition) => condition(observed));
     const failures = results.filter((r): r is Failure => r !== null);
     if (failures.length === 0) return { ok: true, matched: index };
     const score = (results.length - failures.length) / results.length;
     if (!closest || score > closest.score) closest = { index, failure: failures[0]!, score };
   }
   if (!closest) return { ok: false, errorKind: "internal", error: "the check has no alternatives" };
+  const where = expect.length > 1 ? ` (no alternative held; closest is #${closest.index})` : "";
+  return { ok: false, errorKind: closest.failure.kind, error: closest.failure.message + where };
+}
 
+export function latencyCondition(max: number): Condition<{ readonly latencyMs: number }> {
+  return (o) => (o.latencyMs <= max ? null : { kind: "latency", message: `answered in ${Math.round(o.latencyMs)} ms, more than the ${max} ms allowed` });
+}
+
+export function certCondition(days: number, without: string): Condition<{ readonly certValidTo: number | null; readonly checkedAt: number }> {
+  return (o) => {
+    if (o.certValidTo === null) return { kind: "cert", message: without };
+    const left = (o.certValidTo - o.checkedAt) / 86_400_000;
+    if (left >= days) return null;
+    const on = new Date(o.certValidTo).toISOString().slice(0, 10);
+    return left < 0
+      ? { kind: "cert", message: `TLS certificate expired on ${on}` }
+      : { kind: "cert", message: `TLS certificate expires in ${Math.floor(left)} days (${on}), less than the ${days} required` };
+  };
+}
+
+type StatusSpec = NonNullable<Alternative["status"]>;
+
+export function evaluate(expect: readonly Alternative[], response: Observation): Verdict {
+  const verdict = firstHolding(expect, conditionsOf, new Context(response));
+  if (verdict.ok || expect.length === 0) return verdict;
+  // When no alternative allows the status, that is what to say, whatever else failed.
   const statuses = expect.map((a) => a.status);
   if (statuses.every((s) => s !== undefined && !statusMatches(s, response.status))) {
     const wanted = [...new Set(statuses.flatMap((s) => (Array.isArray(s) ? s : [s!])))].join(", ");
     const which = expect.length > 1 ? "matched no alternative" : "was not expected";
     return { ok: false, errorKind: "status", error: `status ${response.status} ${which} (expected ${wanted})` };
   }
-  const where = expect.length > 1 ? ` (no alternative held; closest is #${closest.index})` : "";
-  return { ok: false, errorKind: closest.failure.kind, error: closest.failure.message + where };
+  return verdict;
 }
 
-type Condition = (c: Context) => Failure | null;
-
 // A check's alternatives are the same objects run after run: build their conditions once.
-const built = new WeakMap<Alternative, Condition[]>();
-function conditionsOf(a: Alternative): Condition[] {
+const built = new WeakMap<Alternative, Condition<Context>[]>();
+function conditionsOf(a: Alternative): Condition<Context>[] {
   let list = built.get(a);
   if (!list) {
     list = buildConditions(a);
@@ -68,8 +94,8 @@ function conditionsOf(a: Alternative): Condition[] {
 }
 
 /** The conditions of one alternative, cheapest first (the body ones may parse JSON or run a regex). */
-function buildConditions(a: Alternative): Condition[] {
-  const list: Condition[] = [];
+function buildConditions(a: Alternative): Condition<Context>[] {
+  const list: Condition<Context>[] = [];
   if (a.status !== undefined) {
     const spec = a.status;
     list.push((c) =>
@@ -95,24 +121,12 @@ function buildConditions(a: Alternative): Condition[] {
     });
   }
   if (a.maxLatencyMs !== undefined) {
-    const max = a.maxLatencyMs;
-    list.push((c) =>
-      c.response.latencyMs <= max
-        ? null
-        : { kind: "latency", message: `answered in ${Math.round(c.response.latencyMs)} ms, more than the ${max} ms allowed` },
-    );
+    const latency = latencyCondition(a.maxLatencyMs);
+    list.push((c) => latency(c.response));
   }
   if (a.certValidDays !== undefined) {
-    const days = a.certValidDays;
-    list.push(({ response }) => {
-      if (response.certValidTo === null) return { kind: "cert", message: "certValidDays needs an https URL" };
-      const left = (response.certValidTo - response.checkedAt) / 86_400_000;
-      if (left >= days) return null;
-      const on = new Date(response.certValidTo).toISOString().slice(0, 10);
-      return left < 0
-        ? { kind: "cert", message: `TLS certificate expired on ${on}` }
-        : { kind: "cert", message: `TLS certificate expires in ${Math.floor(left)} days (${on}), less than the ${days} required` };
-    });
+    const cert = certCondition(a.certValidDays, "certValidDays needs an https URL");
+    list.push((c) => cert(c.response));
   }
   if (a.bodyContains !== undefined) {
     const text = a.bodyContains;
@@ -134,7 +148,7 @@ function buildConditions(a: Alternative): Condition[] {
   return list;
 }
 
-function jsonCondition(spec: NonNullable<Alternative["json"]>): Condition {
+function jsonCondition(spec: NonNullable<Alternative["json"]>): Condition<Context> {
   const parsed = parseJsonPath(spec.path);
   return (c) => {
     if (!parsed.ok) return { kind: "json", message: parsed.error };
@@ -197,8 +211,8 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   return ka.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
-const quote = (text: string) => JSON.stringify(text.length > 120 ? text.slice(0, 120) + "…" : text);
+export const quote = (text: string) => JSON.stringify(text.length > 120 ? text.slice(0, 120) + "…" : text);
 
-const tooSlow = (pattern: string, what: string) =>
+export const tooSlow = (pattern: string, what: string) =>
   `/${pattern}/ ran longer than ${patternBudgetMs} ms on ${what} and was stopped; ` +
   "simplify it (nested quantifiers such as (a+)+ backtrack exponentially)";

@@ -11,9 +11,10 @@ import type { Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { buildConnector, Client, type Dispatcher } from "undici";
 import { systemClock, type Clock } from "../clock.ts";
-import type { ErrorKind, HttpCheck, Outcome } from "../model.ts";
+import type { HttpCheck, Outcome } from "../model.ts";
 import { version } from "../version.ts";
 import { evaluate } from "./expect.ts";
+import { CheckFailure, classify, printable, round } from "./failure.ts";
 import { guardHeads, headLimits } from "./head-guard.ts";
 
 export interface ControllerOptions {
@@ -36,21 +37,6 @@ export type CheckRequest = Pick<
   HttpCheck,
   "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect"
 >;
-
-/** A failure with its kind, thrown inside the controller and turned into a result at its edge. */
-class CheckFailure extends Error {
-  constructor(
-    readonly kind: ErrorKind,
-    message: string,
-    readonly status: number | null = null,
-    readonly shortage?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Errors that are the daemon's own shortage, not the target's fault. */
-const shortages = new Set(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"]);
 
 type Stage = "connecting" | "waiting for the response" | "reading the body";
 
@@ -146,7 +132,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   } catch (error) {
     const failure = ended
       ? new CheckFailure("timeout", `no complete answer within ${check.timeoutMs} ms (timed out ${stage})`)
-      : classify(error, url, stage);
+      : classifyHttp(error, url, stage);
     return {
       ok: false,
       status: failure.status,
@@ -286,83 +272,25 @@ function flattenHeaders(headers: Dispatcher.ResponseData["headers"]): Record<str
   return flat;
 }
 
-const tlsCodes = new Set([
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "CERT_REVOKED",
-  "CERT_UNTRUSTED",
-  "HOSTNAME_MISMATCH",
-  "EPROTO",
-]);
-
 /** Turn what undici or the socket threw into an error kind and a sentence a sysadmin can act on. */
-function classify(error: unknown, url: URL, stage: Stage): CheckFailure {
-  if (error instanceof CheckFailure) return error;
-  const root = rootCause(error);
-  const code = root.code ?? "";
-  const host = url.hostname;
-  const where = `${host}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
-  if (shortages.has(code)) {
-    return new CheckFailure("internal", `the daemon could not make the check: ${code} (${root.message}); raise its limits (LimitNOFILE=, ulimit -n) or lower --max-in-flight`, null, code);
-  }
-  if (["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA"].includes(code)) {
-    return new CheckFailure("dns", `could not resolve ${host} (${code})`);
-  }
-  if (code === "ECONNREFUSED") return new CheckFailure("connect", `connection refused by ${where}`);
-  if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return new CheckFailure("connect", `${where} is unreachable (${code})`);
-  if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
-    return new CheckFailure("timeout", `timed out ${stage} (${code})`);
-  }
-  if (tlsCodes.has(code) || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_") || /\bSSL\b|\bTLS\b/.test(root.message)) {
-    // OpenSSL's text carries its own location ("...:SSL routines:fn:reason:file:line"); keep the reason.
-    const reason = /SSL routines:[^:]*:([^:]+):/.exec(root.message)?.[1] ?? root.message;
-    return new CheckFailure("tls", `TLS with ${where} failed: ${reason} (${code || "TLS"})`);
-  }
-  if (code === "ECONNRESET" || code === "EPIPE" || code === "UND_ERR_SOCKET" || code === "UND_ERR_CLOSED") {
-    return new CheckFailure("connect", `connection to ${where} was closed by the server while ${stage}`);
-  }
-  if (code === "HEALTHD_HEAD_TOO_LARGE" || code === "UND_ERR_HEADERS_OVERFLOW") {
-    return new CheckFailure("size", `${where} answered with too large a head: ${root.message}`);
-  }
-  if (code.startsWith("HPE_") || root.name === "HTTPParserError" || code === "UND_ERR_INFO") {
-    return new CheckFailure("connect", `${where} sent an invalid HTTP response: ${root.message}`);
-  }
-  return new CheckFailure("internal", `the check failed unexpectedly while ${stage}: ${root.message || String(error)}`);
+function classifyHttp(error: unknown, url: URL, stage: Stage): CheckFailure {
+  const where = `${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+  return classify(error, url.hostname, where, stage, ({ code = "", name, message }) => {
+    if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+      return new CheckFailure("timeout", `timed out ${stage} (${code})`);
+    }
+    if (code === "UND_ERR_SOCKET" || code === "UND_ERR_CLOSED") {
+      return new CheckFailure("connect", `connection to ${where} was closed by the server while ${stage}`);
+    }
+    if (code === "HEALTHD_HEAD_TOO_LARGE" || code === "UND_ERR_HEADERS_OVERFLOW") {
+      return new CheckFailure("size", `${where} answered with too large a head: ${message}`);
+    }
+    if (code.startsWith("HPE_") || name === "HTTPParserError" || code === "UND_ERR_INFO") {
+      return new CheckFailure("connect", `${where} sent an invalid HTTP response: ${message}`);
+    }
+    return undefined;
+  });
 }
-
-interface Cause {
-  code?: string;
-  name?: string;
-  message?: string;
-  cause?: unknown;
-  errors?: unknown[];
-}
-
-function rootCause(error: unknown): { code?: string; name?: string; message: string } {
-  let current = error as Cause | undefined;
-  // Happy-eyeballs connects throw an AggregateError; undici may wrap the socket's error in `cause`.
-  for (let depth = 0; current && depth < 5; depth++) {
-    if (current.code && current.code !== "UND_ERR_ABORTED") return { code: current.code, message: current.message ?? "" };
-    current = (current.errors?.[0] ?? current.cause) as Cause | undefined;
-  }
-  const e = error as Cause | undefined;
-  return { name: e?.name, message: e?.message ?? String(error) };
-}
-
-const round = (ms: number) => Math.round(ms * 10) / 10;
-
-/**
- * An error as it is stored, logged and sent. What a target answered may be quoted in it (V8 quotes a body it
- * could not parse as JSON, and errors quote what they met), and a control character there would break a log
- * line or a notification, and fail a PostgreSQL batch for good (its text refuses NUL): each is written out
- * as \uXXXX.
- */
-const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 /** A URL or location as an error message quotes it: a hostile site's 8 KiB locations are not stored whole. */
 const short = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text);

@@ -1,8 +1,8 @@
 import { Command, Option } from "commander";
-import { runCheck } from "../checks/http.ts";
+import { probe, type Probed } from "../checks/probe.ts";
 import { systemClock } from "../clock.ts";
 import { parsePositiveInt, UsageError } from "../config.ts";
-import { isActive, type HttpCheck, type Outcome, type ScheduledService } from "../model.ts";
+import { isActive, targetOf, type Outcome, type ScheduledService } from "../model.ts";
 import { checkInput } from "../schema/index.ts";
 import { dueAt, shown } from "../status/shown.ts";
 import type { Store } from "../store/store.ts";
@@ -31,7 +31,7 @@ interface CheckFlags {
 
 interface Subject {
   readonly name: string;
-  readonly check: Pick<HttpCheck, "url" | "method" | "headers" | "body" | "timeoutMs" | "followRedirects" | "verifyTls" | "expect">;
+  readonly check: Probed;
   readonly key?: number;
 }
 
@@ -83,7 +83,7 @@ Examples:
       const store = await openForReading(flags.db, { writable: flags.record ?? false });
       try {
         const services = selectTarget(await store.scheduledServices(), parseTarget(target));
-        const active = services.flatMap((s) => (s.check.type === "http" ? [{ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }] : []));
+        const active = services.flatMap((s) => (isActive(s.check) ? [{ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }] : []));
         // --record goes the daemon's way: entry, state, rollup and notifications in one transaction.
         const record = flags.record ? (s: Subject, o: Outcome) => store.recordResults([{ serviceKey: s.key!, outcome: o }], systemClock.now()) : async () => {};
         const checked = await runAll(active, flags, record, services.length === active.length);
@@ -172,7 +172,7 @@ async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subjec
   const worker = async () => {
     while (next < subjects.length) {
       const subject = subjects[next++]!;
-      const outcome = await runCheck(subject.check);
+      const outcome = await probe(subject.check);
       await record(subject, outcome);
       done++;
       if (!outcome.ok) failed++;
@@ -192,7 +192,8 @@ function jsonLine(subject: Subject, o: Outcome): string {
     JSON.stringify({
       server,
       service,
-      url: subject.check.url,
+      type: subject.check.type,
+      url: targetOf(subject.check),
       checkedAt: new Date(o.checkedAt).toISOString(),
       ok: o.ok,
       status: o.status,
@@ -200,12 +201,16 @@ function jsonLine(subject: Subject, o: Outcome): string {
       errorKind: o.errorKind,
       error: o.error,
       matched: o.matched,
+      ...(o.answers === undefined ? {} : { answers: o.answers }),
     }) + "\n"
   );
 }
 
 function textLine(subject: Subject, o: Outcome, colour: boolean): string {
   const mark = o.ok ? paint("ok  ", "green", colour) : paint("FAIL", "red", colour);
-  const detail = o.ok ? `${o.status}` : `${o.errorKind}: ${o.error}`;
+  // What passed: an http status, a tcp connection, a dns check's answers (shown when it fails too).
+  const answers = o.answers === undefined ? [] : [o.answers.length === 0 ? "(no answers)" : o.answers.join(", ")];
+  const passed = o.status !== null ? `${o.status}` : subject.check.type === "tcp" ? "connected" : "";
+  const detail = [o.ok ? passed : `${o.errorKind}: ${o.error}`, ...answers].filter((part) => part !== "").join("  ");
   return `${mark} ${subject.name}  ${o.latencyMs.toFixed(1)} ms  ${detail}\n`;
 }

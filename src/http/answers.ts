@@ -24,6 +24,7 @@ export const entryAnswer = z.strictObject({
   exitCode: z.int().nullable().describe("A heartbeat's: the job's exit code"),
   durationMs: z.number().nullable().describe("A heartbeat's: the run's duration, start to finish"),
   body: z.string().nullable().describe("A heartbeat's: what the ping sent, its first 10,000 bytes"),
+  answers: z.array(z.string()).nullable().describe("A dns check's: the records of the type asked, as text"),
 });
 
 export const stateAnswer = z.strictObject({
@@ -51,6 +52,8 @@ export const stateAnswer = z.strictObject({
 const stored = { notify: z.boolean(), notifyThreshold: z.int() };
 export const storedCheckAnswer = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("http"), ...kinds.http, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("tcp"), ...kinds.tcp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("dns"), ...kinds.dns, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({
     type: z.literal("heartbeat"),
     ...kinds.heartbeat,

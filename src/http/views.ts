@@ -25,6 +25,7 @@ export function entryJson(e: Entry) {
     exitCode: e.exitCode,
     durationMs: e.durationMs,
     body: e.body,
+    answers: e.answers,
   };
 }
 

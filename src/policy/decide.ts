@@ -192,6 +192,6 @@ function entryOf(record: ServiceRecord, run: ResultRun): EntryFields {
   const o = run.outcome;
   return {
     checkedAt: o.checkedAt, ok: o.ok, status: o.status, latencyMs: o.latencyMs, errorKind: o.errorKind, error: o.error, matched: o.matched,
-    location: run.location ?? defaultLocation, type: record.type, kind: null, exitCode: null, durationMs: null, body: null,
+    location: run.location ?? defaultLocation, type: record.type, kind: null, exitCode: null, durationMs: null, body: null, answers: o.answers ?? null,
   };
 }

@@ -64,7 +64,7 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
     progress: { ...before, openRuns, ...changed },
   });
   const entry = (fields: Partial<Omit<EntryFields, "location" | "type">>): HeartbeatStep["entry"] => ({
-    checkedAt: at, ok: true, status: null, latencyMs: 0, errorKind: null, error: null, matched: null, kind: null, exitCode: null, durationMs: null, body: null,
+    checkedAt: at, ok: true, status: null, latencyMs: 0, errorKind: null, error: null, matched: null, kind: null, exitCode: null, durationMs: null, body: null, answers: null,
     ...fields,
   });
 

@@ -17,13 +17,14 @@ export interface Subject {
   readonly serverId: string;
   readonly serviceId: string;
   readonly type: CheckType;
-  /** An http check's URL (empty for a heartbeat, which nobody checks). */
+  /** What is checked (model.ts targetOf): an http check's URL, a tcp or dns target; empty for a heartbeat. */
   readonly url: string;
 }
 
-/** The line that says what is checked, and where a click on the notification goes; a heartbeat has neither. */
+/** The line that says what is checked, and where a click on the notification goes (an http check's URL). */
 function checked(subject: Subject): { line: string[]; click?: string } {
-  return subject.type === "heartbeat" ? { line: [] } : { line: [`URL: ${subject.url}`], click: subject.url };
+  if (subject.type === "heartbeat") return { line: [] };
+  return subject.type === "http" ? { line: [`URL: ${subject.url}`], click: subject.url } : { line: [`Target: ${subject.url}`] };
 }
 
 /** What failed, counted: a heartbeat is not checked, its runs fail or its pings go missing. */
@@ -110,11 +111,11 @@ export function renderCertWarning(subject: Subject, expiresAt: number, checkedAt
     title: `CERT: ${subject.serverId}/${subject.serviceId} expires in ${duration(Math.max(0, left))}`,
     message: [
       `The TLS certificate expires at ${iso(expiresAt)}, fewer than ${warnDays} days from now (certWarnDays).`,
-      `URL: ${subject.url}`,
+      ...checked(subject).line,
       `Checked at ${iso(checkedAt)}`,
     ].join("\n"),
     priority: 3,
     tags: ["healthd", "certificate"],
-    click: subject.url,
+    ...(subject.type === "http" ? { click: subject.url } : {}),
   };
 }

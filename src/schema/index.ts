@@ -2,7 +2,7 @@
  * The documents healthd accepts from outside, as zod schemas. The HTTP API, `healthd apply` and the OpenAPI
  * document all come from these, so a rule is written once. Messages say what is wrong and what to write instead.
  *
- * A check is of a kind (`type`): http (the default when `type` is left out) or heartbeat. Each kind has its
+ * A check is of a kind (`type`): http (the default when `type` is left out), tcp, dns or heartbeat. Each kind has its
  * own fields (its file here) beside those every check has (common.ts); a field of another kind is refused
  * by name.
  */
@@ -10,13 +10,17 @@ import { z } from "zod";
 import { cronOf } from "../scheduler/plan.ts";
 import { activeFields, activeRules, activeSchedule, alertingFields, id, limits, maintenanceWindow } from "./common.ts";
 import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.ts";
+import { dnsFields } from "./dns.ts";
 import { alternative, httpFields } from "./http.ts";
+import { tcpFields, tcpRules } from "./tcp.ts";
 
 export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
 
 /** The fields of each kind of check, as a document writes them (what the API answers adds: answers.ts). */
 export const kinds = {
   http: { ...httpFields, ...alertingFields, ...activeFields },
+  tcp: { ...tcpFields, ...alertingFields, ...activeFields },
+  dns: { ...dnsFields, ...alertingFields, ...activeFields },
   heartbeat: { ...heartbeatFields, ...alertingFields },
 };
 export type CheckType = keyof typeof kinds;
@@ -65,12 +69,14 @@ const cronGap = (pattern: string, timezone: string | null) => {
 };
 
 const httpCheck = kind("http", kinds.http, activeRules).transform((c) => activeSchedule(c));
+const tcpCheck = kind("tcp", kinds.tcp, (c, ctx) => (activeRules(c, ctx), tcpRules(c, ctx))).transform((c) => activeSchedule(c));
+const dnsCheck = kind("dns", kinds.dns, activeRules).transform((c) => activeSchedule(c));
 const heartbeatCheck = kind("heartbeat", kinds.heartbeat, heartbeatRules).transform((c) => heartbeatSchedule(c, (pattern) => cronGap(pattern, c.timezone)));
 
 /** A check as a document writes it: `type` left out is an HTTP check. */
 export const checkInput = z.preprocess(
   (value) => (typeof value === "object" && value !== null && !Array.isArray(value) && !("type" in value) ? { ...value, type: "http" } : value),
-  z.discriminatedUnion("type", [httpCheck, heartbeatCheck], {
+  z.discriminatedUnion("type", [httpCheck, tcpCheck, dnsCheck, heartbeatCheck], {
     error: (issue) => (issue.code === "invalid_union" ? `must be one of ${checkTypes.join(", ")}` : undefined),
   }),
 );
@@ -124,6 +130,8 @@ export type Alternative = z.output<typeof alternative>;
 export type CheckInput = z.input<typeof checkInput>;
 export type Check = z.output<typeof checkInput>;
 export type HttpCheck = Extract<Check, { type: "http" }>;
+export type TcpCheck = Extract<Check, { type: "tcp" }>;
+export type DnsCheck = Extract<Check, { type: "dns" }>;
 export type HeartbeatCheck = Extract<Check, { type: "heartbeat" }>;
 export type ServiceDocument = z.output<typeof serviceDocument>;
 export type ServerDocument = z.output<typeof serverDocument>;

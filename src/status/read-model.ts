@@ -3,7 +3,7 @@
  * GET …/stats all come from here, so they never disagree. Built from the store (states, last entries,
  * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
  */
-import type { Sketch } from "../model.ts";
+import { targetOf, type Sketch } from "../model.ts";
 import { hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
 import type { Store, StoredService } from "../store/store.ts";
@@ -259,7 +259,7 @@ function serviceStatus(
     latencyMs: s.lastEntry?.latencyMs ?? null,
     lastCheckedAt: s.state?.lastCheckedAt == null ? null : iso(s.state.lastCheckedAt),
     incident: openSince === null ? null : { since: iso(openSince), durationMs: at.now - openSince },
-    ...(isPublic ? {} : { url: s.check.type === "http" ? s.check.url : null, error: s.lastEntry?.error ?? null }),
+    ...(isPublic ? {} : { url: targetOf(s.check), error: s.lastEntry?.error ?? null }),
   };
 }
 

@@ -28,6 +28,7 @@ export interface ServicesTable {
 
 export interface HttpCheckConfigsTable {
   service_key: number;
+  /** An http check's URL; for tcp and dns, the target as shown (tcp://db:5432, example.org A @192.0.2.53). */
   url: string;
   method: string;
   /** JSON object of header name to value. */
@@ -54,8 +55,8 @@ export interface HttpCheckConfigsTable {
   /** Locations that must see it failing; null: a majority. */
   quorum: number | null;
   /** The kind of check. */
-  type: Generated<"http" | "heartbeat">;
-  /** JSON of the fields of a kind other than http (null for http, whose fields are the columns above). */
+  type: Generated<"http" | "tcp" | "dns" | "heartbeat">;
+  /** JSON of a kind's own fields that have no column of their own (null for http, whose fields are the columns). */
   probe: string | null;
   /** A heartbeat's secret for its ping URLs (unique). */
   ping_key: string | null;
@@ -82,6 +83,8 @@ export interface HealthCheckDataEntriesTable {
   duration_ms: number | null;
   /** What a ping sent (its first 10,000 bytes). */
   body: string | null;
+  /** A dns check's answers, as a JSON list of their texts. */
+  answers: string | null;
 }
 
 export interface ServiceStatesTable {

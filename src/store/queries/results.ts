@@ -36,7 +36,7 @@ const entries: BulkInsert<"health_check_data_entries"> = {
   columns: [
     ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"], ["latency_ms", "double precision"],
     ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"], ["type", "text"], ["kind", "text"],
-    ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"],
+    ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"], ["answers", "text"],
   ],
   returning: "id",
 };
@@ -184,7 +184,7 @@ export async function writeDecision(
   const stored = decision.runs.flatMap((d, i) => (d?.entry ? [{ serviceKey: runs[i]!.serviceKey, entry: d.entry }] : []));
   const entryRows = stored.map(({ serviceKey, entry: e }) => [
     serviceKey, e.checkedAt, e.ok, e.status, e.latencyMs, e.errorKind, e.error, e.matched, locationToRow(e.location), e.type === "http" ? null : e.type,
-    e.kind, e.exitCode, e.durationMs, e.body,
+    e.kind, e.exitCode, e.durationMs, e.body, e.answers === null ? null : JSON.stringify(e.answers),
   ]);
   const entryIds = await backend.bulkInsert<"health_check_data_entries", { id: number }>(trx, entries, entryRows);
   const lastEntryIds = new Map(batch.lastEntryIds);

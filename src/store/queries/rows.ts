@@ -13,6 +13,9 @@ import {
   type EntryKind,
   type HeartbeatCheck,
   type HttpCheck,
+  type DnsCheck,
+  type TcpCheck,
+  targetOf,
   type ErrorKind,
   type IncidentState,
   type MaintenanceWindow,
@@ -59,6 +62,23 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     // In the order a reader expects them, whatever order the JSON kept.
     const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds } = probe;
     return { type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, pingKey: row.ping_key!, ...alertingFromRow(row) };
+  }
+  const active = {
+    intervalSeconds: row.interval_seconds,
+    cron: row.cron,
+    timeoutMs: row.timeout_ms,
+    ...alertingFromRow(row),
+    locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
+    quorum: row.quorum,
+  };
+  if (row.type === "tcp") {
+    const { host, port, tls, send } = JSON.parse(row.probe!) as Pick<TcpCheck, "host" | "port" | "tls" | "send">;
+    const expect = JSON.parse(row.expect) as TcpCheck["expect"];
+    return { type: "tcp", host, port, tls, verifyTls: Boolean(row.verify_tls), send, expect, certWarnDays: row.cert_warn_days, ...active };
+  }
+  if (row.type === "dns") {
+    const { name, recordType, server } = JSON.parse(row.probe!) as Pick<DnsCheck, "name" | "recordType" | "server">;
+    return { type: "dns", name, recordType, server, expect: JSON.parse(row.expect) as DnsCheck["expect"], ...active };
   }
   return {
     type: "http",
@@ -117,6 +137,33 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
       quorum: null,
     };
   }
+  const active = {
+    ...alerting,
+    ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
+    type: check.type,
+    ping_key: null,
+    interval_seconds: check.intervalSeconds,
+    cron: check.cron,
+    timeout_ms: check.timeoutMs,
+    expect: JSON.stringify(check.expect),
+    locations: check.locations === null ? null : JSON.stringify(check.locations),
+    quorum: check.quorum,
+  };
+  if (check.type === "tcp" || check.type === "dns") {
+    // The columns of an http check that the kind has no use for hold what means nothing; url holds its target.
+    const probe = check.type === "tcp" ? { host: check.host, port: check.port, tls: check.tls, send: check.send } : { name: check.name, recordType: check.recordType, server: check.server };
+    return {
+      ...active,
+      probe: JSON.stringify(probe),
+      url: targetOf(check)!,
+      method: "GET",
+      headers: "{}",
+      body: null,
+      follow_redirects: false,
+      verify_tls: check.type === "tcp" ? check.verifyTls : false,
+      cert_warn_days: check.type === "tcp" ? check.certWarnDays : null,
+    };
+  }
   return {
     ...alerting,
     ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
@@ -146,7 +193,7 @@ export const locationOf = (stored: string | null) => stored ?? defaultLocation;
 export const locationToRow = (location: string) => (location === defaultLocation ? null : location);
 
 /** The columns of an entry, as the entry queries select them. */
-export const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location", "type", "kind", "exit_code", "duration_ms", "body"] as const;
+export const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location", "type", "kind", "exit_code", "duration_ms", "body", "answers"] as const;
 
 export function entryFromRow(row: EntryRow): Entry {
   return {
@@ -156,6 +203,7 @@ export function entryFromRow(row: EntryRow): Entry {
     exitCode: row.exit_code,
     durationMs: row.duration_ms,
     body: row.body,
+    answers: row.answers === null ? null : (JSON.parse(row.answers) as string[]),
     checkedAt: row.checked_at,
     ok: Boolean(row.ok),
     status: row.status,

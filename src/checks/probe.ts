@@ -1,0 +1,19 @@
+/** The controller of each kind of active check: config in, outcome out. */
+import type { Check, Outcome } from "../model.ts";
+import { runDnsCheck } from "./dns.ts";
+import { runCheck, type ControllerOptions } from "./http.ts";
+import { runTcpCheck } from "./tcp.ts";
+
+/** A check healthd makes (every kind but heartbeat), as stored or as `healthd check --url` builds it. */
+export type Probed = Exclude<Check, { readonly type: "heartbeat" }>;
+
+export function probe(check: Probed, options: ControllerOptions = {}): Promise<Outcome> {
+  switch (check.type) {
+    case "http":
+      return runCheck(check, options);
+    case "tcp":
+      return runTcpCheck(check, options);
+    case "dns":
+      return runDnsCheck(check, options);
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * A TCP check: connect (over TLS when asked), write `send` if any, read a banner while an alternative waits for
+ * one, and judge. One deadline, `timeoutMs`, covers it all. What it judges is pure (evaluateTcp).
+ */
+import { connect as connectPlain, isIP, type Socket } from "node:net";
+import { connect as connectTls, type TLSSocket } from "node:tls";
+import { systemClock } from "../clock.ts";
+import type { ErrorKind, Outcome, TcpCheck } from "../model.ts";
+import { certCondition, firstHolding, latencyCondition, quote, tooSlow, type Condition, type Verdict } from "./expect.ts";
+import type { ControllerOptions } from "./http.ts";
+import { classify, printable, round } from "./failure.ts";
+import { matches } from "./regex.ts";
+
+export type TcpRequest = Pick<TcpCheck, "host" | "port" | "tls" | "verifyTls" | "send" | "expect" | "timeoutMs">;
+
+/** The most of a banner read, and kept in an error. */
+export const bannerBytes = 4096;
+
+/** What a TCP exchange showed, as the evaluator needs it. */
+export interface TcpObservation {
+  /** What the server sent within the deadline (up to 4 KiB), as text. */
+  readonly banner: string;
+  /** Connect (and handshake) time, plus the wait for the banner when an alternative expects one. */
+  readonly latencyMs: number;
+  readonly certValidTo: number | null;
+  readonly checkedAt: number;
+  /** Whether the deadline cut the banner short. */
+  readonly timedOut: boolean;
+}
+
+export async function runTcpCheck(check: TcpRequest, options: ControllerOptions = {}): Promise<Outcome> {
+  const clock = options.clock ?? systemClock;
+  const checkedAt = clock.now();
+  const started = clock.monotonic();
+  const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
+  const wantsBanner = check.expect.some((a) => a.banner !== undefined);
+  let socket: Socket | TLSSocket | undefined;
+  let stage = "connecting";
+  let timer: NodeJS.Timeout | undefined;
+  let stop = () => {};
+  const fail = (kind: ErrorKind, message: string, shortage?: string): Outcome => ({
+    ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: kind, error: printable(message), checkedAt,
+    ...(shortage ? { shortage } : {}),
+  });
+  try {
+    const ended = new Promise<"timeout">((resolve) => {
+      stop = () => resolve("timeout");
+      timer = setTimeout(stop, check.timeoutMs);
+      options.signal?.addEventListener("abort", stop, { once: true });
+    });
+    const opened = new Promise<Socket | TLSSocket>((resolve, reject) => {
+      const s = check.tls
+        ? connectTls({ host: check.host, port: check.port, servername: isIP(check.host) ? undefined : check.host, rejectUnauthorized: check.verifyTls })
+        : connectPlain({ host: check.host, port: check.port });
+      socket = s;
+      s.once(check.tls ? "secureConnect" : "connect", () => resolve(s));
+      s.once("error", reject);
+    });
+    const first = await Promise.race([opened, ended]);
+    if (first === "timeout") return fail("timeout", `no connection to ${where} within ${check.timeoutMs} ms (timed out ${stage})`);
+    const connectedMs = clock.monotonic() - started;
+    const certValidTo = check.tls ? certExpiry(first as TLSSocket) : null;
+    if (check.send !== null) first.write(unescape(check.send));
+    let banner = "";
+    let timedOut = false;
+    if (wantsBanner) {
+      stage = "reading the banner";
+      banner = await readBanner(first, check.expect, ended).then((read) => ((timedOut = read.timedOut), read.text));
+    }
+    const latencyMs = round(wantsBanner ? clock.monotonic() - started : connectedMs);
+    const verdict = evaluateTcp(check.expect, { banner, latencyMs, certValidTo, checkedAt, timedOut });
+    const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
+    return verdict.ok
+      ? { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
+      : { ...fail(verdict.errorKind, verdict.error), latencyMs, ...cert };
+  } catch (error) {
+    const failure = classify(error, check.host, where, stage);
+    return fail(failure.kind, failure.message, failure.shortage);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", stop); // the daemon's signal outlives every check
+    socket?.destroy();
+  }
+}
+
+/** Read what the server sends until an alternative's banner holds, 4 KiB came, the server closed, or the deadline. */
+function readBanner(socket: Socket, expect: TcpRequest["expect"], ended: Promise<"timeout">): Promise<{ text: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    let text = "";
+    const done = (timedOut: boolean) => {
+      socket.off("data", onData);
+      resolve({ text, timedOut });
+    };
+    const onData = (chunk: Buffer) => {
+      text = (text + chunk.toString("utf8")).slice(0, bannerBytes);
+      const held = expect.some((a) => a.banner !== undefined && bannerHolds(a.banner, text) === true);
+      if (held || text.length >= bannerBytes) done(false);
+    };
+    socket.on("data", onData);
+    socket.once("end", () => done(false));
+    socket.once("close", () => done(false));
+    socket.on("error", () => done(false));
+    void ended.then(() => done(true));
+  });
+}
+
+type Banner = NonNullable<TcpRequest["expect"][number]["banner"]>;
+
+function bannerHolds(banner: Banner, text: string): boolean | "timeout" {
+  return banner.contains !== undefined ? text.includes(banner.contains) : matches(banner.matches!, text);
+}
+
+/** Which alternative held, or why none did: pure. No alternatives: connecting was enough. */
+export function evaluateTcp(expect: TcpRequest["expect"], seen: TcpObservation): Verdict {
+  if (expect.length === 0) return { ok: true, matched: 0 };
+  return firstHolding(expect, conditionsOf, seen);
+}
+
+const built = new WeakMap<object, Condition<TcpObservation>[]>();
+function conditionsOf(a: TcpRequest["expect"][number]): Condition<TcpObservation>[] {
+  let list = built.get(a);
+  if (list) return list;
+  list = [];
+  if (a.maxLatencyMs !== undefined) list.push(latencyCondition(a.maxLatencyMs));
+  if (a.certValidDays !== undefined) list.push(certCondition(a.certValidDays, "certValidDays needs tls: true"));
+  if (a.banner !== undefined) {
+    const banner = a.banner;
+    const wanted = banner.contains !== undefined ? `to contain ${quote(banner.contains)}` : `to match /${banner.matches}/`;
+    list.push((seen) => {
+      const held = bannerHolds(banner, seen.banner);
+      if (held === "timeout") return { kind: "banner", message: tooSlow(banner.matches!, "the banner") };
+      if (held) return null;
+      if (seen.banner === "") return { kind: "banner", message: `no banner ${seen.timedOut ? "within the timeout" : "before the server closed"}, expected one ${wanted}` };
+      return { kind: "banner", message: `banner ${quote(seen.banner)} was expected ${wanted}` };
+    });
+  }
+  built.set(a, list);
+  return list;
+}
+
+function certExpiry(socket: TLSSocket): number | null {
+  const validTo = socket.getPeerCertificate()?.valid_to;
+  const ms = validTo ? Date.parse(validTo) : NaN;
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/** `send` as written: \r \n \t and \\ read as the characters they name (JSON has decoded them already). */
+export function unescape(text: string): string {
+  return text.replace(/\\([rnt\\])/g, (_, c: string) => ({ r: "\r", n: "\n", t: "\t", "\\": "\\" })[c]!);
+}
