@@ -96,6 +96,9 @@ export interface ServiceRecord {
   readonly recoverThreshold: number;
   readonly remindEveryMinutes: number | null;
   readonly certWarnDays: number | null;
+  /** A pass slower than this is slow (null: never), and whether slow passes notify. */
+  readonly slowMs: number | null;
+  readonly notifySlow: boolean;
   /** Its dependencies, as full names. */
   readonly dependsOn: readonly string[];
   /** Its server's maintenance windows. */
@@ -136,6 +139,9 @@ export interface ServiceProgress extends HeartbeatProgress {
   readonly certWarnedExpiry: number | null;
   /** When the last verdict of a check with locations was made. */
   readonly lastVerdictAt: number | null;
+  /** Slow passes in a row; and whether a SLOW notice went out for them (a back-to-normal one answers it). */
+  readonly slowStreak: number;
+  readonly slowSent: boolean;
 }
 
 /**

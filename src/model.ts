@@ -202,7 +202,8 @@ export const initialState: IncidentState = {
   lastRemindedAt: null,
 };
 
-export type NotificationKind = "down" | "recovered" | "reminder" | "cert";
+/** What a notification is about; slow and normal: a check's slow passes began (SLOW) and ended. */
+export type NotificationKind = "down" | "recovered" | "reminder" | "cert" | "slow" | "normal";
 
 /** What a notification says, in ntfy's JSON publishing form without its topic (https://docs.ntfy.sh/publish/#publish-as-json). */
 export interface NotificationBody {
@@ -230,6 +231,8 @@ export interface Rollup {
   /** Of checks and failures, those made while silenced (uptime leaves them out). */
   readonly silencedChecks: number;
   readonly silencedFailures: number;
+  /** Passing checks slower than the check's slowMs (counted as up; /stats says how many were slow). */
+  readonly slowChecks: number;
 }
 
 /** A service in the graph of dependsOn, its references as written. */

@@ -179,6 +179,9 @@ test("the API refuses what does not belong to a kind, naming the field and the f
     [{ type: "dns", name: "example.org", server: "127.0.0.1:99999" }, "/services/0/check/server", /host, host:port or \[IPv6\]:port/],
     [{ type: "dns", name: "example.org", expect: [{ rcode: "NOPE" }] }, "/services/0/check/expect/0/rcode", /must be one of NOERROR/],
     [{ type: "dns", name: "example.org", expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition/],
+    [{ url: "http://127.0.0.1:9/", notifySlow: true }, "/services/0/check/notifySlow", /needs slowMs/],
+    [{ url: "http://127.0.0.1:9/", slowMs: 5000, timeoutMs: 2000 }, "/services/0/check/slowMs", /must be less than timeoutMs \(2000\)/],
+    [{ type: "heartbeat", periodSeconds: 60, slowMs: 100 }, "/services/0/check/slowMs", /is a field of http and tcp and dns checks, not of heartbeat ones/],
   ];
   for (const [check, path, message] of cases) {
     const answer = await put(check);
@@ -238,7 +241,7 @@ for (const engine of engines) {
       {
         type: "tcp", host: "127.0.0.1", port, tls: false, verifyTls: true, send: null, expect: [{ banner: { matches: "^220 " } }], certWarnDays: null,
         intervalSeconds: 60, cron: null, timeoutMs: 10000, notify: undefined, notifyThreshold: undefined, notifyTopic: null, paused: false,
-        recoverThreshold: 1, remindEveryMinutes: null, dependsOn: [], locations: null, quorum: null,
+        recoverThreshold: 1, remindEveryMinutes: null, dependsOn: [], locations: null, quorum: null, slowMs: null, notifySlow: false,
       },
     );
     assert.equal(written["web-dns"].server, zone.address);
@@ -247,5 +250,42 @@ for (const engine of engines) {
     const again = await d.api("PUT", "/services/mail", { services: server.body.services.map((x: { id: string; check: unknown }) => ({ id: x.id, check: x.check })) });
     assert.equal(again.status, 200);
     assert.deepEqual(again.body.services.map((x: { check: unknown }) => x.check), server.body.services.map((x: { check: unknown }) => x.check));
+  });
+}
+
+for (const engine of engines) {
+  test(`${engine}: a check passing slower than slowMs is degraded (amber, up for uptime), says SLOW once and NORMAL when it ends`, async (t) => {
+    let delayMs = 400;
+    const server = createServer((socket) => {
+      setTimeout(() => socket.write("220 ready\r\n"), delayMs);
+      socket.on("error", () => {});
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    t.after(() => server.close());
+    const port = (server.address() as { port: number }).port;
+    const ntfy = await ntfyStandIn(t);
+    const d = await testDaemon(t, { engine, ntfy: { url: ntfy.url, topic: "ops", timeoutMs: 500 } });
+    const sent = (kind: string) => nextEvent<[Notification]>(d.events, "notify:sent", (n) => n.kind === kind, 20_000);
+    const slowSent = sent("slow");
+    const check = { type: "tcp", host: "127.0.0.1", port, intervalSeconds: 1, slowMs: 200, notifySlow: true, notifyThreshold: 2, expect: [{ banner: { contains: "220" } }] };
+    assert.equal((await d.api("PUT", "/services/mail", { services: [{ id: "smtp", check }] })).status, 201);
+    await slowSent;
+    const service = await d.api("GET", "/services/mail/smtp");
+    assert.equal(service.body.state.status, "degraded");
+    assert.equal(service.body.state.lastEntry.ok, true);
+    const page = (await d.api("GET", "/status.json")).body;
+    assert.match(page.overall.summary, /^All 1 service up, 1 slow$/);
+    const stats = (await d.api("GET", "/services/mail/smtp/stats?window=24h")).body;
+    assert.ok(stats.degraded >= 2 && stats.uptime === 1, JSON.stringify(stats));
+    assert.match((await d.api("GET", "/badges/mail/smtp/status.svg")).body, />degraded</, "the badge says so");
+
+    const normalSent = sent("normal");
+    delayMs = 0;
+    await normalSent;
+    assert.equal((await d.api("GET", "/services/mail/smtp")).body.state.status, "up");
+    const titles = ntfy.messages("ops").map((m) => m.title);
+    assert.equal(titles.filter((title) => title?.startsWith("SLOW: mail/smtp took ")).length, 1, JSON.stringify(titles));
+    assert.equal(titles.filter((title) => title?.startsWith("NORMAL: mail/smtp took ")).length, 1, JSON.stringify(titles));
   });
 }

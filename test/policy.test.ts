@@ -29,14 +29,14 @@ const pass = (at: number, latencyMs = 10): Outcome => ({ ok: true, status: 200, 
 function record(key: number, settings: Partial<ServiceRecord> = {}): ServiceRecord {
   return {
     key, serverId: "web-01", serviceId: `s${key}`, type: "http", url: `http://127.0.0.1/s${key}`, notify: true, notifyThreshold: 0, notifyTopic: null,
-    paused: false, recoverThreshold: 1, remindEveryMinutes: null, certWarnDays: null, locations: null, quorum: null,
+    paused: false, recoverThreshold: 1, remindEveryMinutes: null, certWarnDays: null, slowMs: null, notifySlow: false, locations: null, quorum: null,
     intervalSeconds: 60, cron: null, dependsOn: [], maintenance: [], heartbeat: null, ...settings,
   };
 }
 
 const fresh: ServiceProgress = {
   state: initialState, lastCheckedAt: null, incidentId: null, incidentFailures: 0, incidentError: null, certWarnedExpiry: null, lastVerdictAt: null,
-  lastPingAt: null, openRuns: {}, lastDurationMs: null, lastFinishAt: null, missedDueAt: null,
+  lastPingAt: null, openRuns: {}, lastDurationMs: null, lastFinishAt: null, missedDueAt: null, slowStreak: 0, slowSent: false,
 };
 
 function facts(
@@ -142,7 +142,7 @@ test("policy: a certificate near its end warns once per certificate; folded runs
 
 test("policy: rollups add to the stored hour and say when a settled hour changed; a deleted service's run has no decision", () => {
   const hour = Math.floor(t0 / 3_600_000) * 3_600_000;
-  const stored: Rollup = { checks: 10, failures: 1, latencySum: 100, sketch: new Map([[58, 10]]), silencedChecks: 0, silencedFailures: 0 };
+  const stored: Rollup = { checks: 10, failures: 1, latencySum: 100, sketch: new Map([[58, 10]]), silencedChecks: 0, silencedFailures: 0, slowChecks: 0 };
   const decision = decide(facts([run(1, pass(t0, 20)), run(1, fail(t0 + 1)), run(9, pass(t0))], [record(1)], { rollups: [[`1:${hour}`, stored]] }), t0 + 60_000);
   assert.equal(decision.runs[2], undefined);
   assert.equal(decision.rollups.length, 1);
@@ -151,4 +151,26 @@ test("policy: rollups add to the stored hour and say when a settled hour changed
   assert.deepEqual(stored.sketch, new Map([[58, 10]]), "the stored rollup is left as it was");
   assert.equal(decision.settledHourChanged, false);
   assert.equal(decide(facts([run(1, pass(t0))], [record(1)]), t0 + 2 * 3_600_000).settledHourChanged, true);
+});
+
+test("policy: passes slower than slowMs make the service degraded; SLOW after notifyThreshold of them, NORMAL when they end", () => {
+  const slowly = record(1, { slowMs: 100, notifySlow: true, notifyThreshold: 2 });
+  const outcomes = [pass(t0, 150), pass(t0 + 1, 180), pass(t0 + 2, 190), pass(t0 + 3, 40), pass(t0 + 4, 150), fail(t0 + 5), pass(t0 + 6, 20)];
+  const decision = decide(facts(outcomes.map((o) => run(1, o)), [slowly]), t0 + 10);
+  assert.deepEqual(decision.runs.map((r) => r!.notices), [[], ["slow"], [], ["normal"], [], [], []]);
+  assert.deepEqual(decision.runs.map((r) => r!.state.status), ["up", "up", "up", "up", "up", "down", "up"], "slow passes are up");
+  const [slow, normal] = decision.notifications;
+  assert.equal(slow!.body.title, "SLOW: web-01/s1 took 180 ms");
+  assert.match(slow!.body.message!, /^2 checks in a row slower than 100 ms \(slowMs\); it still passes\nURL: http:\/\/127\.0\.0\.1\/s1\n/);
+  assert.equal(normal!.body.title, "NORMAL: web-01/s1 took 40 ms");
+  assert.match(normal!.body.message!, /^Back under 100 ms \(slowMs\) after 3 slow checks\n/);
+  const progress = decision.services.get(1)!;
+  assert.deepEqual([progress.slowStreak, progress.slowSent], [0, false], "a failure ended the streak; a fast pass kept it at 0");
+  assert.equal(decision.rollups[0]!.rollup.slowChecks, 4, "uptime counts them as passes; /stats counts them as slow");
+  assert.equal(decision.rollups[0]!.rollup.failures, 1);
+
+  const quiet = decide(facts([run(1, pass(t0, 150)), run(1, pass(t0 + 1, 150))], [record(1, { slowMs: 100 })]), t0 + 10);
+  assert.deepEqual([quiet.notifications.length, quiet.services.get(1)!.slowStreak], [0, 2], "without notifySlow, slow passes only count");
+  const silenced = decide(facts([run(1, pass(t0, 150))], [record(1, { slowMs: 100, notifySlow: true, notifyThreshold: 0 })], { silences: [{ serverId: "web-01", serviceId: null, startsAt: t0 - 1, endsAt: t0 + 60_000 }] }), t0 + 10);
+  assert.deepEqual(silenced.notifications, [], "a silence keeps SLOW quiet too");
 });

@@ -29,6 +29,8 @@ function service(key: number, check: { intervalSeconds?: number | null; cron?: s
     dependsOn: [],
     locations: null,
     quorum: null,
+    slowMs: null,
+    notifySlow: false,
   };
   return { key, serverId: "s", serviceId: `svc-${key}`, check: full, fingerprint: JSON.stringify(full) };
 }

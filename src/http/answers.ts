@@ -31,7 +31,7 @@ export const stateAnswer = z.strictObject({
   status: z
     .enum(shownStatuses)
     .describe(
-      "paused: its check is paused; blocked: it fails while a service it depends on has an open incident; new: a heartbeat not pinged yet; late: a heartbeat whose ping is due, within its grace",
+      "paused: its check is paused; blocked: it fails while a service it depends on has an open incident; new: a heartbeat not pinged yet; late: a heartbeat whose ping is due, within its grace; degraded: up, its last check passing slower than slowMs",
     ),
   blockedBy: z.array(z.string()).optional().describe('With status blocked: those services, as "serverId/serviceId"'),
   locations: z
@@ -93,6 +93,7 @@ export const serverListAnswer = z.strictObject({
       paused: z.int().describe("Services whose check is paused, counted in none of up, down and unknown"),
       blocked: z.int().describe("Services failing while one they depend on has an open incident (status blocked), not counted in down"),
       late: z.int().describe("Heartbeats whose ping is due and has not come, within their grace (status late), counted in none of the others"),
+      degraded: z.int().describe("Services up whose last check passed slower than their slowMs (status degraded), counted in none of the others"),
     }),
   ),
 });
@@ -108,6 +109,7 @@ export const statsAnswer = z.strictObject({
   checks: z.int(),
   failures: z.int(),
   silencedChecks: z.int().describe("Of `checks`, those made while silenced (a silence or a maintenance window)"),
+  degraded: z.int().describe("Of `checks`, those that passed slower than the check's slowMs (counted as up in `uptime`)"),
   uptime: z.number().min(0).max(1).nullable().describe("Passing share of the checks not silenced; null without any"),
   latencyMs: z.strictObject({ mean: z.number().nullable(), p50: z.number().nullable(), p95: z.number().nullable() }),
 });

@@ -54,7 +54,7 @@ export class StatusViews {
   }
 }
 
-const badgeColour: Record<ServiceStatusName, string> = { up: "brightgreen", down: "red", unknown: "lightgrey", blocked: "orange", paused: "lightgrey", new: "lightgrey", late: "yellow" };
+const badgeColour: Record<ServiceStatusName, string> = { up: "brightgreen", down: "red", unknown: "lightgrey", blocked: "orange", paused: "lightgrey", new: "lightgrey", late: "yellow", degraded: "yellow" };
 const badgeQuery = z.strictObject({ window: windowParameter });
 
 const pageHeaders: Record<string, string> = {

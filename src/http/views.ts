@@ -109,6 +109,7 @@ export async function serverSummaries(store: Store, now: number) {
       paused: counts.paused,
       blocked: counts.blocked,
       late: counts.late,
+      degraded: counts.degraded,
     };
   });
 }

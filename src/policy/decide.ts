@@ -32,7 +32,7 @@ import { periodOf } from "../scheduler/plan.ts";
 import { blockers } from "./dependencies.ts";
 import { heartbeatStep, nextLook } from "./heartbeat.ts";
 import { certWarning, transition } from "./incident.ts";
-import { renderCertWarning, renderNotification, type Judged } from "./message.ts";
+import { renderCertWarning, renderNormal, renderNotification, renderSlow, type Judged } from "./message.ts";
 import { verdict, verdictDue } from "./quorum.ts";
 import { addToRollups, hourMs, settleMs, type Finished } from "./rollup.ts";
 import { silencedAt } from "./silence.ts";
@@ -116,6 +116,27 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     let notices: readonly NotificationKind[] = step.notices;
     for (const notice of step.notices) notify(record, at, notice, renderNotification(notice, record, judged!, before, step.state, p.incidentFailures), p.incidentId);
     if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: at, failures: p.incidentFailures });
+    // A pass slower than slowMs: the service is degraded (still up), and may say so after notifyThreshold of
+    // them in a row; the first pass back under it says so too. A failure is DOWN's business: it ends the streak.
+    const slow = run.kind === undefined && run.outcome.ok && record.slowMs !== null && run.outcome.latencyMs > record.slowMs;
+    if (run.kind === undefined && run.folded === undefined) {
+      const o = run.outcome;
+      if (slow) {
+        p.slowStreak += 1;
+        if (record.notifySlow && !p.slowSent && !silenced && p.state.incidentOpenSince === null && p.slowStreak >= Math.max(1, record.notifyThreshold)) {
+          p.slowSent = true;
+          notices = [...notices, "slow"];
+          notify(record, at, "slow", renderSlow(record, o, p.slowStreak, record.slowMs!), null);
+        }
+      } else {
+        if (o.ok && p.slowSent && !silenced) {
+          notices = [...notices, "normal"];
+          notify(record, at, "normal", renderNormal(record, o, p.slowStreak, record.slowMs ?? 0), null);
+        }
+        p.slowStreak = 0;
+        p.slowSent = false;
+      }
+    }
     if (run.kind === undefined) {
       const o = run.outcome;
       const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
@@ -126,7 +147,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       }
     }
     // Uptime counts results: a check's, or a heartbeat's finished run or missed ping (not a start, a log).
-    if (entry && judged) finished.push({ serviceKey: record.key, checkedAt: at, ok: entry.ok, latencyMs: entry.latencyMs, silenced });
+    if (entry && judged) finished.push({ serviceKey: record.key, checkedAt: at, ok: entry.ok, latencyMs: entry.latencyMs, silenced, slow });
     const incident: IncidentChange | null =
       (step.opened || step.closed) && p.incidentId !== null
         ? {

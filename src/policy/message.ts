@@ -119,3 +119,31 @@ export function renderCertWarning(subject: Subject, expiresAt: number, checkedAt
     ...(subject.type === "http" ? { click: subject.url } : {}),
   };
 }
+
+/** A check passing, but slower than its slowMs for `streak` checks in a row (priority default, tags healthd, slow). */
+export function renderSlow(subject: Subject, result: { latencyMs: number; checkedAt: number }, streak: number, slowMs: number): NotificationBody {
+  const { line: what, click } = checked(subject);
+  return {
+    title: `SLOW: ${subject.serverId}/${subject.serviceId} took ${Math.round(result.latencyMs)} ms`,
+    message: [
+      `${streak} ${streak === 1 ? "check" : "checks in a row"} slower than ${slowMs} ms (slowMs); it still passes`,
+      ...what,
+      `Checked at ${iso(result.checkedAt)}`,
+    ].join("\n"),
+    priority: 3,
+    tags: ["snail", "healthd", "slow"],
+    ...(click && { click }),
+  };
+}
+
+/** The end of slow checks a SLOW notice told of (priority low, tags healthd, normal). */
+export function renderNormal(subject: Subject, result: { latencyMs: number; checkedAt: number }, streak: number, slowMs: number): NotificationBody {
+  const { line: what, click } = checked(subject);
+  return {
+    title: `NORMAL: ${subject.serverId}/${subject.serviceId} took ${Math.round(result.latencyMs)} ms`,
+    message: [`Back under ${slowMs} ms (slowMs) after ${streak} slow ${streak === 1 ? "check" : "checks"}`, ...what, `Checked at ${iso(result.checkedAt)}`].join("\n"),
+    priority: 2,
+    tags: ["white_check_mark", "healthd", "slow"],
+    ...(click && { click }),
+  };
+}

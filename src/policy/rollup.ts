@@ -16,6 +16,8 @@ export interface Finished {
   readonly latencyMs: number;
   /** Made while the service was silenced (uptime leaves it out). */
   readonly silenced: boolean;
+  /** It passed, slower than the check's slowMs. */
+  readonly slow: boolean;
 }
 
 type Working = { -readonly [K in keyof Rollup]: Rollup[K] };
@@ -35,13 +37,14 @@ export function addToRollups(
       // A copy: the stored rollup may be kept in memory for the next batch, which must see it unchanged if
       // this batch's transaction rolls back.
       const sketch: Sketch = new Map(before?.sketch);
-      const rollup = before ? { ...before, sketch } : { checks: 0, failures: 0, latencySum: 0, sketch, silencedChecks: 0, silencedFailures: 0 };
+      const rollup = before ? { ...before, sketch } : { checks: 0, failures: 0, latencySum: 0, sketch, silencedChecks: 0, silencedFailures: 0, slowChecks: 0 };
       rows.set(id, (row = { serviceKey: f.serviceKey, hour, rollup }));
     }
     const r = row.rollup;
     r.checks++;
     if (!f.ok) r.failures++;
     if (f.silenced) (r.silencedChecks++, f.ok || r.silencedFailures++);
+    if (f.slow) r.slowChecks++;
     r.latencySum += f.latencyMs;
     add(r.sketch, f.latencyMs);
   }

@@ -156,10 +156,17 @@ export const activeFields = {
     .nullable()
     .default(null),
   quorum: integer(1, limits.locations, 2).nullable().default(null),
+  // A pass slower than this makes the service degraded (amber, still up for uptime); null: never slow.
+  slowMs: integer(1, 600_000, 1000).nullable().default(null),
+  notifySlow: z.boolean().default(false),
 };
 
 /** The rules between the active fields: one schedule, and a quorum among the locations listed. */
-export function activeRules(c: { cron?: unknown; intervalSeconds?: unknown; locations?: unknown; quorum?: unknown }, ctx: z.RefinementCtx): void {
+export function activeRules(c: { cron?: unknown; intervalSeconds?: unknown; locations?: unknown; quorum?: unknown; slowMs?: unknown; notifySlow?: unknown; timeoutMs?: unknown }, ctx: z.RefinementCtx): void {
+  if (c.notifySlow === true && c.slowMs == null) ctx.addIssue({ code: "custom", path: ["notifySlow"], message: "needs slowMs (how slow is slow); set it, or leave notifySlow out" });
+  if (typeof c.slowMs === "number" && typeof c.timeoutMs === "number" && c.slowMs >= c.timeoutMs) {
+    ctx.addIssue({ code: "custom", path: ["slowMs"], message: `must be less than timeoutMs (${c.timeoutMs}): a check that slow has failed` });
+  }
   if (c.cron != null && c.intervalSeconds != null) {
     ctx.addIssue({ code: "custom", path: ["cron"], message: "set either intervalSeconds or cron, not both (set the other to null)" });
   }

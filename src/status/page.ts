@@ -11,7 +11,7 @@ import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, ty
 
 const percent = (uptime: number | null) =>
   uptime === null ? "no data" : `${uptime === 1 ? "100" : (Math.floor(uptime * 10_000) / 100).toFixed(2)} %`;
-const label = { up: "Up", down: "Down", unknown: "Not checked yet", blocked: "Blocked", paused: "Paused", new: "Not pinged yet", late: "Late" } as const;
+const label = { up: "Up", down: "Down", unknown: "Not checked yet", blocked: "Blocked", paused: "Paused", new: "Not pinged yet", late: "Late", degraded: "Slow" } as const;
 
 /** A day's colour class: n (no checks), then by uptime: f (full), h (high), m (middling), l (low). */
 function band(uptime: number | null): string {
@@ -181,20 +181,20 @@ h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
 .overall.up { background: var(--up-bg); color: var(--up); }
 .overall.down { background: var(--down-bg); color: var(--down); }
 .overall.unknown, .overall.paused, .overall.new { background: var(--unknown-bg); color: var(--unknown); }
-.overall.blocked, .overall.late { background: var(--blocked-bg); color: var(--blocked); }
+.overall.blocked, .overall.late, .overall.degraded { background: var(--blocked-bg); color: var(--blocked); }
 .updated, .checked, footer { color: var(--muted); font-size: .875rem; }
 .incidents ul { padding-left: 1.25rem; }
 .incidents li { color: var(--down); }
 .services { list-style: none; padding: 0; margin: 0; display: grid; gap: .75rem; grid-template-columns: repeat(auto-fill, minmax(min(100%, 22rem), 1fr)); }
 .service { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; min-width: 0; }
 .service.down { border-color: var(--down); }
-.service.blocked, .service.late { border-color: var(--blocked); }
+.service.blocked, .service.late, .service.degraded { border-color: var(--blocked); }
 .head { display: flex; justify-content: space-between; align-items: center; gap: .5rem; }
 .badge { font-size: .8rem; font-weight: 600; padding: .1rem .5rem; border-radius: 1rem; white-space: nowrap; }
 .badge.up { background: var(--up-bg); color: var(--up); }
 .badge.down { background: var(--down-bg); color: var(--down); }
 .badge.unknown, .badge.paused, .badge.new { background: var(--unknown-bg); color: var(--unknown); }
-.badge.blocked, .badge.late { background: var(--blocked-bg); color: var(--blocked); }
+.badge.blocked, .badge.late, .badge.degraded { background: var(--blocked-bg); color: var(--blocked); }
 .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .5rem 0; }
 .facts div { display: flex; gap: .35rem; }
 .facts dt { color: var(--muted); }

@@ -72,6 +72,8 @@ export interface StatusModel {
     /** Heartbeats not pinged yet, and those whose ping is due (within their grace). */
     readonly new: number;
     readonly late: number;
+    /** Up, but their last check passed slower than their slowMs. */
+    readonly degraded: number;
     /** "All 42 services up", "2 of 42 down", ... */
     readonly summary: string;
   };
@@ -266,8 +268,8 @@ function serviceStatus(
 /** Uptime to five places (99.999 %): enough to tell any two pages apart, short enough to send 90 of. */
 const round = (value: number | null) => (value === null ? null : Math.round(value * 100_000) / 100_000);
 
-/** Most in need of attention first: down, blocked, late, not checked yet, paused, up; in the order they were created within each. */
-const rank: Record<ServiceStatusName, number> = { down: 0, blocked: 1, late: 2, unknown: 3, new: 3, paused: 4, up: 5 };
+/** Most in need of attention first: down, blocked, late or slow, not checked yet, paused, up; in the order they were created within each. */
+const rank: Record<ServiceStatusName, number> = { down: 0, blocked: 1, late: 2, degraded: 2, unknown: 3, new: 3, paused: 4, up: 5 };
 
 function orderServices(services: readonly ServiceStatus[]): ServiceStatus[] {
   return services.map((s, i) => [s, i] as const).sort(([a, i], [b, j]) => rank[a.status] - rank[b.status] || i - j).map(([s]) => s);
@@ -281,6 +283,7 @@ export function worst(c: Counted): ServiceStatusName {
   if (c.down > 0) return "down";
   if (c.blocked > 0) return "blocked";
   if (c.late > 0) return "late";
+  if (c.degraded > 0) return "degraded";
   if (c.up > 0) return "up";
   if (c.paused > 0 && c.paused === c.services) return "paused";
   return "unknown";
@@ -292,20 +295,22 @@ export function summary(c: Counted): string {
   if (c.services === 0) return "No services yet";
   if (c.down > 0) return `${c.down} of ${c.services} down${c.blocked > 0 ? `, ${c.blocked} blocked` : ""}${paused}`;
   if (c.blocked > 0) return `${c.blocked} of ${c.services} blocked by a dependency${paused}`;
-  if (c.late > 0) return `${c.late} of ${c.services} late${paused}`;
+  if (c.late > 0) return `${c.late} of ${c.services} late${c.degraded > 0 ? `, ${c.degraded} slow` : ""}${paused}`;
+  if (c.degraded > 0 && c.up + c.degraded + c.paused === c.services) return `All ${plural(c.up + c.degraded)} up, ${c.degraded} slow${paused}`;
   if (c.paused === c.services) return `All ${plural(c.services)} paused`;
   if (c.up + c.paused === c.services) return `All ${plural(c.up)} up${paused}`;
-  return `${c.up} of ${c.services} up, ${c.unknown + c.new} not checked yet${paused}`;
+  return `${c.up + c.degraded} of ${c.services} up${c.degraded > 0 ? ` (${c.degraded} slow)` : ""}, ${c.unknown + c.new} not checked yet${paused}`;
 }
 
 /** GET …/stats and the uptime and latency badges: one service over an hour-aligned window. */
 export async function serviceStats(store: Store, serviceKey: number, window: Window, now: number) {
   const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
-  const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, latencySum: 0, sketch: new Map() as Sketch };
+  const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, slowChecks: 0, latencySum: 0, sketch: new Map() as Sketch };
   for (const r of await store.rollups(serviceKey, since)) {
     totals.checks += r.checks;
     totals.failures += r.failures;
     totals.silencedChecks += r.silencedChecks;
+    totals.slowChecks += r.slowChecks;
     totals.silencedFailures += r.silencedFailures;
     totals.latencySum += r.latencySum;
     merge(totals.sketch, r.sketch);
@@ -317,6 +322,7 @@ export async function serviceStats(store: Store, serviceKey: number, window: Win
     checks: totals.checks,
     failures: totals.failures,
     silencedChecks: totals.silencedChecks,
+    degraded: totals.slowChecks,
     uptime: ratio(totals.checks - totals.silencedChecks, totals.failures - totals.silencedFailures),
     latencyMs: {
       mean: round(totals.checks === 0 ? null : totals.latencySum / totals.checks),

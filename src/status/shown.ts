@@ -4,6 +4,7 @@
  * - paused: its check is paused, whatever it last said;
  * - blocked: it fails without an incident of its own while services it depends on have one (blockedBy);
  * - late: a heartbeat whose ping is due and has not come, still within its grace (not yet a failure);
+ * - degraded: up, but its last check passed slower than its slowMs (amber; up for uptime);
  * - otherwise what the incident machine last said (up, down), or before the first result unknown (new for a
  *   heartbeat).
  */
@@ -13,7 +14,7 @@ import { blockers } from "../policy/dependencies.ts";
 import { nextDue, timingOf } from "../policy/heartbeat.ts";
 import type { StoredService } from "../store/store.ts";
 
-export const shownStatuses = ["up", "down", "unknown", "paused", "blocked", "new", "late"] as const;
+export const shownStatuses = ["up", "down", "unknown", "paused", "blocked", "new", "late", "degraded"] as const;
 export type ShownStatus = (typeof shownStatuses)[number];
 
 export interface Shown {
@@ -34,6 +35,7 @@ export function shown(service: StoredService, upstream: ReadonlyMap<string, Upst
     const blockedBy = blockers(service.check.dependsOn.map((ref) => qualify(ref, service.serverId)), (name) => upstream.get(name));
     if (blockedBy.length > 0) return { status: "blocked", blockedBy };
   }
+  if (state.status === "up" && state.slowStreak > 0) return { status: "degraded" };
   return { status: state.status };
 }
 
@@ -45,7 +47,7 @@ export function dueAt(service: StoredService): number | null {
 
 /** How many of `services` are shown as each status. */
 export function countShown(services: Iterable<{ readonly status: ShownStatus }>): Record<ShownStatus, number> & { services: number } {
-  const counts = { services: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0, new: 0, late: 0 };
+  const counts = { services: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0, new: 0, late: 0, degraded: 0 };
   for (const s of services) (counts.services++, counts[s.status]++);
   return counts;
 }

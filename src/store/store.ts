@@ -227,6 +227,8 @@ export interface StoredService {
     readonly lastDurationMs: number | null;
     readonly lastFinishAt: number | null;
     readonly missedDueAt: number | null;
+    /** Slow passes in a row (its last check passed slower than slowMs when above 0). */
+    readonly slowStreak: number;
   } | null;
   /** When the service was created or last changed (a heartbeat's first due time counts from it). */
   readonly changedAt: number;

@@ -60,6 +60,10 @@ export interface HttpCheckConfigsTable {
   probe: string | null;
   /** A heartbeat's secret for its ping URLs (unique). */
   ping_key: string | null;
+  /** A check passing slower than this many ms is slow (the service degraded); null: never. */
+  slow_ms: number | null;
+  /** Publish SLOW after notifyThreshold slow checks in a row, and a notice when they end. */
+  notify_slow: ColumnType<boolean | number, boolean | undefined, boolean>;
 }
 
 export interface HealthCheckDataEntriesTable {
@@ -113,6 +117,9 @@ export interface ServiceStatesTable {
   /** When a heartbeat's next ping is due, and when healthd looks at it next (its next deadline). */
   last_finish_at: number | null;
   missed_due_at: number | null;
+  /** Slow passes in a row (checks passing beyond slowMs), and whether a SLOW notice went out for them. */
+  slow_streak: Generated<number>;
+  slow_sent: ColumnType<boolean | number, boolean | undefined, boolean>;
 }
 
 export interface NodesTable {
@@ -209,6 +216,8 @@ export interface ServiceRollupsTable {
   /** Of `checks` and `failures`, those made while the service was silenced (left out of uptime). */
   silenced_checks: Generated<number>;
   silenced_failures: Generated<number>;
+  /** Passing checks slower than the check's slowMs. */
+  slow_checks: Generated<number>;
 }
 
 export interface RollupRevisionsTable {

@@ -43,7 +43,7 @@ const entries: BulkInsert<"health_check_data_entries"> = {
 const stateColumns = [
   "status", "consecutive_failures", "consecutive_passes", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since",
   "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry", "last_verdict_at", "last_ping_at", "open_runs",
-  "last_duration_ms", "last_finish_at", "missed_due_at",
+  "last_duration_ms", "last_finish_at", "missed_due_at", "slow_streak", "slow_sent",
 ] as const;
 const states: BulkInsert<"service_states"> = {
   table: "service_states",
@@ -52,7 +52,8 @@ const states: BulkInsert<"service_states"> = {
     ["last_checked_at", "bigint"], ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"],
     ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
     ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"], ["last_ping_at", "bigint"], ["open_runs", "text"],
-    ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"],
+    ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"], ["slow_streak", "integer"],
+    ["slow_sent", "boolean"],
   ],
   upsert: { key: ["service_key"], update: stateColumns },
 };
@@ -65,9 +66,9 @@ const rollups: BulkInsert<"service_rollups"> = {
   table: "service_rollups",
   columns: [
     ["service_key", "bigint"], ["hour", "bigint"], ["checks", "integer"], ["failures", "integer"], ["latency_sum", "double precision"],
-    ["sketch", "text"], ["silenced_checks", "integer"], ["silenced_failures", "integer"],
+    ["sketch", "text"], ["silenced_checks", "integer"], ["silenced_failures", "integer"], ["slow_checks", "integer"],
   ],
-  upsert: { key: ["service_key", "hour"], update: ["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures"] },
+  upsert: { key: ["service_key", "hour"], update: ["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures", "slow_checks"] },
 };
 const notifications: BulkInsert<"notifications"> = {
   table: "notifications",
@@ -200,7 +201,7 @@ export async function writeDecision(
     stateRows.push([
       key, s.status, s.consecutiveFailures, s.consecutivePasses, progress.lastCheckedAt, lastEntryId, s.incidentOpenSince, s.failingSince,
       progress.incidentId, progress.incidentFailures, s.downSent, s.lastRemindedAt, progress.certWarnedExpiry, progress.lastVerdictAt,
-      progress.lastPingAt, openRuns, progress.lastDurationMs, progress.lastFinishAt, progress.missedDueAt,
+      progress.lastPingAt, openRuns, progress.lastDurationMs, progress.lastFinishAt, progress.missedDueAt, progress.slowStreak, progress.slowSent,
     ]);
     left.push({ record: services.get(key)!.record, progress, lastEntryId });
   }
@@ -246,12 +247,12 @@ async function readServices(trx: Db, backend: Backend, keys: number[], hour: num
     .leftJoin("service_rollups as r", (join) => join.onRef("r.service_key", "=", "s.key").on("r.hour", "=", hour))
     .select(["s.key", "s.server_id", "s.id as service_id", "s.updated_at", "srv.maintenance", "c.type", "c.probe", "c.url", "c.notify"])
     .select(["c.notify_threshold", "c.notify_topic"])
-    .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on"])
+    .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on", "c.slow_ms", "c.notify_slow"])
     .select(["c.locations", "c.quorum", "c.interval_seconds", "c.cron", "st.last_verdict_at", "st.last_checked_at"])
-    .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at"])
+    .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak", "st.slow_sent"])
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
     .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error"])
-    .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures"])
+    .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures", "r.slow_checks"])
     .where(backend.keyIn("s.key", keys))
     .orderBy("s.key")
     .execute();

@@ -70,6 +70,8 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     ...alertingFromRow(row),
     locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
     quorum: row.quorum,
+    slowMs: row.slow_ms,
+    notifySlow: Boolean(row.notify_slow),
   };
   if (row.type === "tcp") {
     const { host, port, tls, send } = JSON.parse(row.probe!) as Pick<TcpCheck, "host" | "port" | "tls" | "send">;
@@ -96,6 +98,8 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     certWarnDays: row.cert_warn_days,
     locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
     quorum: row.quorum,
+    slowMs: row.slow_ms,
+    notifySlow: Boolean(row.notify_slow),
   };
 }
 
@@ -135,6 +139,8 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
       cert_warn_days: null,
       locations: null,
       quorum: null,
+      slow_ms: null,
+      notify_slow: false,
     };
   }
   const active = {
@@ -148,6 +154,8 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
     expect: JSON.stringify(check.expect),
     locations: check.locations === null ? null : JSON.stringify(check.locations),
     quorum: check.quorum,
+    slow_ms: check.slowMs,
+    notify_slow: check.notifySlow,
   };
   if (check.type === "tcp" || check.type === "dns") {
     // The columns of an http check that the kind has no use for hold what means nothing; url holds its target.
@@ -165,24 +173,15 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
     };
   }
   return {
-    ...alerting,
-    ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
-    type: check.type,
+    ...active,
     probe: null,
-    ping_key: null,
     url: check.url,
     method: check.method,
     headers: JSON.stringify(check.headers),
     body: check.body,
-    interval_seconds: check.intervalSeconds,
-    cron: check.cron,
-    timeout_ms: check.timeoutMs,
     follow_redirects: check.followRedirects,
     verify_tls: check.verifyTls,
-    expect: JSON.stringify(check.expect),
     cert_warn_days: check.certWarnDays,
-    locations: check.locations === null ? null : JSON.stringify(check.locations),
-    quorum: check.quorum,
   };
 }
 
@@ -270,7 +269,7 @@ export type ServiceRow = {
 } & Pick<
   Selectable<HttpCheckConfigsTable>,
   | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
-  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron" | "type" | "probe"
+  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron" | "type" | "probe" | "slow_ms" | "notify_slow"
 > &
   Nullable<Omit<Selectable<ServiceStatesTable>, "service_key">> &
   Nullable<Omit<Selectable<ServiceRollupsTable>, "service_key" | "hour">>;
@@ -291,6 +290,8 @@ export function recordFromRow(row: ServiceRow): ServiceRecord {
     recoverThreshold: row.recover_threshold,
     remindEveryMinutes: row.remind_every_minutes,
     certWarnDays: row.cert_warn_days,
+    slowMs: row.slow_ms,
+    notifySlow: Boolean(row.notify_slow),
     dependsOn: dependsOnFromRow(row.depends_on, row.server_id),
     locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
     quorum: row.quorum,
@@ -310,6 +311,8 @@ export function progressFromRow(row: ServiceRow): ServiceProgress {
     incidentError: row.first_error,
     certWarnedExpiry: row.cert_warned_expiry,
     lastVerdictAt: row.last_verdict_at,
+    slowStreak: row.slow_streak ?? 0,
+    slowSent: Boolean(row.slow_sent),
     ...beatFromRow(row),
   };
 }
@@ -326,7 +329,7 @@ export function beatFromRow(row: BeatRow): HeartbeatProgress {
   };
 }
 
-type RollupRow = Pick<Selectable<ServiceRollupsTable>, "checks" | "failures" | "latency_sum" | "sketch" | "silenced_checks" | "silenced_failures">;
+type RollupRow = Pick<Selectable<ServiceRollupsTable>, "checks" | "failures" | "latency_sum" | "sketch" | "silenced_checks" | "silenced_failures" | "slow_checks">;
 
 export function rollupFromRow(row: RollupRow): Rollup {
   return {
@@ -336,12 +339,13 @@ export function rollupFromRow(row: RollupRow): Rollup {
     sketch: sketchFromJson(row.sketch),
     silencedChecks: row.silenced_checks,
     silencedFailures: row.silenced_failures,
+    slowChecks: row.slow_checks,
   };
 }
 
 /** The columns checks to silenced_failures of a rollup, in order. */
 export function rollupToRow(serviceKey: number, hour: number, r: Rollup): unknown[] {
-  return [serviceKey, hour, r.checks, r.failures, r.latencySum, sketchToJson(r.sketch), r.silencedChecks, r.silencedFailures];
+  return [serviceKey, hour, r.checks, r.failures, r.latencySum, sketchToJson(r.sketch), r.silencedChecks, r.silencedFailures, r.slowChecks];
 }
 
 export function locationResultFromRow(r: Selectable<LocationResultsTable>): LocationResult {

@@ -36,7 +36,7 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
     .selectAll("c")
     .select(["s.key", "s.server_id", "srv.name as server_name", "s.id as service_id", "s.name as service_name"])
     .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since", "st.last_entry_id"])
-    .select(["s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at"]);
+    .select(["s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak"]);
   if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
   if (filter.serviceId !== undefined) query = query.where("s.id", "=", filter.serviceId);
   const rows = await query.orderBy("s.server_id").orderBy("s.key").execute();
@@ -68,6 +68,7 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
               lastDurationMs: r.last_duration_ms,
               lastFinishAt: r.last_finish_at,
               missedDueAt: r.missed_due_at,
+              slowStreak: r.slow_streak ?? 0,
             },
       changedAt: r.updated_at,
       lastEntry: r.last_entry_id === null ? null : (entries.get(r.last_entry_id) ?? null),

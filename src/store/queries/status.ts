@@ -35,7 +35,7 @@ export async function locationResults(db: Db, keys: readonly number[]): Promise<
 export async function rollups(db: Db, serviceKey: number, sinceHour: number): Promise<Rollup[]> {
   const rows = await db
     .selectFrom("service_rollups")
-    .select(["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures"])
+    .select(["checks", "failures", "latency_sum", "sketch", "silenced_checks", "silenced_failures", "slow_checks"])
     .where("service_key", "=", serviceKey)
     .where("hour", ">=", sinceHour)
     .orderBy("hour")
