@@ -104,7 +104,7 @@ function histogram(metrics: string, name: string): { mean: number; p99: number }
   const metrics = await (await fetch(`${url}/metrics`).catch(() => undefined))?.text();
   for (const socket of open) socket.destroy();
   await sleep(1000);
-  const internal = /^healthd_checks_total\{result="failed",error_kind="internal"\} (\d+)$/m.exec(metrics ?? (await (await fetch(`${url}/metrics`)).text()))?.[1] ?? "0";
+  const internal = /^healthd_checks_total\{type="http",result="failed",error_kind="internal"\} (\d+)$/m.exec(metrics ?? (await (await fetch(`${url}/metrics`)).text()))?.[1] ?? "0";
   const server = (await (await fetch(`${url}/services/healthy`)).json()) as { services: { state: { status: string } }[] };
   const down = server.services.filter((s) => s.state.status === "down").length;
   const queued = /^healthd_notifications\{status="unsent"\} (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? "0";

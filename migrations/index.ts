@@ -25,7 +25,7 @@ import * as indexOwnersByNodeAndService from "./20261126000100_index_owners_by_n
 import * as indexUnsentNotifications from "./20261126000200_index_unsent_notifications.ts";
 import * as addHeartbeats from "./20261126000300_add_heartbeats.ts";
 import * as addDnsAnswers from "./20261126000400_add_dns_answers.ts";
-import * as addSlowChecks from "./20261126000500_add_slow_checks.ts";
+import * as addSlowAndDomainChecks from "./20261126000500_add_slow_and_domain_checks.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -50,5 +50,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261126000200_index_unsent_notifications": indexUnsentNotifications,
   "20261126000300_add_heartbeats": addHeartbeats,
   "20261126000400_add_dns_answers": addDnsAnswers,
-  "20261126000500_add_slow_checks": addSlowChecks,
+  "20261126000500_add_slow_and_domain_checks": addSlowAndDomainChecks,
 };

@@ -99,6 +99,9 @@ export interface ServiceRecord {
   /** A pass slower than this is slow (null: never), and whether slow passes notify. */
   readonly slowMs: number | null;
   readonly notifySlow: boolean;
+  /** Warn when the registration of `domain` (its host's registered domain) expires in fewer days than this. */
+  readonly domainWarnDays: number | null;
+  readonly domain: string | null;
   /** Its dependencies, as full names. */
   readonly dependsOn: readonly string[];
   /** Its server's maintenance windows. */
@@ -142,6 +145,8 @@ export interface ServiceProgress extends HeartbeatProgress {
   /** Slow passes in a row; and whether a SLOW notice went out for them (a back-to-normal one answers it). */
   readonly slowStreak: number;
   readonly slowSent: boolean;
+  /** The registration expiry the last DOMAIN warning was about. */
+  readonly domainWarnedExpiry: number | null;
 }
 
 /**
@@ -178,6 +183,8 @@ export interface BatchFacts {
   readonly upstream: ReadonlyMap<string, Upstream>;
   /** The stored rollups of the hours the batch falls in, by `${serviceKey}:${hour}`. */
   readonly rollups: ReadonlyMap<string, Rollup>;
+  /** When the registrations of the services' domains expire, where RDAP said (by domain). */
+  readonly domains: ReadonlyMap<string, number>;
 }
 
 /** The incident a run opened or closed (its id below zero when this batch opens it). */

@@ -31,6 +31,8 @@ import { policy } from "./policy/index.ts";
 import { duration } from "./policy/message.ts";
 import type { Recorded } from "./recorder.ts";
 import { Retention } from "./retention.ts";
+import { shippedBootstrap, type Bootstrap } from "./domains/rdap.ts";
+import { DomainWatcher } from "./domains/watcher.ts";
 import { openStore } from "./store/open.ts";
 import type { Notification, Store } from "./store/store.ts";
 import { version } from "./version.ts";
@@ -73,6 +75,8 @@ export interface DaemonOptions {
   readonly leaseMs?: number;
   /** What the time is. Default the system's. */
   readonly clock?: Clock;
+  /** Which RDAP server answers for each TLD (--rdap-bootstrap). Default IANA's file, shipped with healthd. */
+  readonly rdapBootstrap?: Bootstrap;
 }
 
 export interface DaemonEvents {
@@ -96,6 +100,8 @@ export interface Daemon {
   readonly url: string;
   readonly store: Store;
   readonly retention: Retention;
+  /** What looks up the registrations of the checks' domains (domainWarnDays). */
+  readonly domains: DomainWatcher;
   readonly events: EventEmitter<DaemonEvents>;
   /** This node in the cluster of daemons sharing the database. */
   readonly cluster: ClusterNode;
@@ -130,6 +136,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     url: http.url,
     store,
     retention: running.retention,
+    domains: running.domains,
     events: running.events,
     cluster: running.cluster,
     stop: () =>
@@ -175,6 +182,7 @@ interface Running {
   readonly routes: Route[];
   readonly events: EventEmitter<DaemonEvents>;
   readonly retention: Retention;
+  readonly domains: DomainWatcher;
   readonly cluster: ClusterNode;
   stop(): Promise<void>;
 }
@@ -267,6 +275,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     views.changed();
     if (!change || change.stopped.length > 0) cluster.rebalanceSoon();
     await requeue();
+    domains.soon();
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { everyMs: options.watchMs ?? 1000 });
   const stopProblemWatch = watchProblems(store, log);
@@ -280,6 +289,8 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     onBatch: (ms, deleted) => metrics.retentionBatch(ms, deleted),
   });
   retention.start();
+  const domains = new DomainWatcher(store, { bootstrap: options.rdapBootstrap ?? shippedBootstrap, node: cluster.name, clock, log: log.child({ part: "domains" }) });
+  domains.start();
 
   /** A change made through this node's API: followed at once, before the answer is sent. */
   const scheduleChanged = async (change: ScheduleChange) => {
@@ -288,6 +299,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     // Services created go round the nodes; those deleted leave holes in some nodes' shares.
     if (change.stopped.length > 0) cluster.rebalanceSoon();
     if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
+    if (change.started.length > 0) domains.soon(); // a domainWarnDays may have been given
     events.emit("schedule:changed", change);
   };
   const problems = () => {
@@ -310,6 +322,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     routes,
     events,
     retention,
+    domains,
     cluster,
     // In the order data flows: nothing is written after its store closes.
     async stop() {
@@ -317,6 +330,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
       stopProblemWatch();
       await reload.settled();
       await retention.stop();
+      await domains.stop();
       await checking.stop();
       // No check starts here any more, and the last results are stored: the others take over at once.
       await cluster.stop();

@@ -202,8 +202,11 @@ export const initialState: IncidentState = {
   lastRemindedAt: null,
 };
 
-/** What a notification is about; slow and normal: a check's slow passes began (SLOW) and ended. */
-export type NotificationKind = "down" | "recovered" | "reminder" | "cert" | "slow" | "normal";
+/**
+ * What a notification is about; slow and normal: a check's slow passes began (SLOW) and ended; domain: the
+ * registration of its domain expires soon.
+ */
+export type NotificationKind = "down" | "recovered" | "reminder" | "cert" | "slow" | "normal" | "domain";
 
 /** What a notification says, in ntfy's JSON publishing form without its topic (https://docs.ntfy.sh/publish/#publish-as-json). */
 export interface NotificationBody {

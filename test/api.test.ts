@@ -59,6 +59,9 @@ for (const engine of engines) {
       dependsOn: [],
       locations: null,
       quorum: null,
+      slowMs: null,
+      notifySlow: false,
+      domainWarnDays: null,
     });
     assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null });
     assert.equal(apiService.check.intervalSeconds, null);
@@ -126,8 +129,8 @@ for (const engine of engines) {
     await storeEntry(d, "b", "api");
     assert.deepEqual((await d.api("GET", "/services")).body, {
       servers: [
-        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0, late: 0 },
-        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1, paused: 0, blocked: 0, late: 0 },
+        { id: "a", name: "a", serviceCount: 0, up: 0, down: 0, unknown: 0, paused: 0, blocked: 0, late: 0, degraded: 0 },
+        { id: "b", name: "B", serviceCount: 2, up: 0, down: 1, unknown: 1, paused: 0, blocked: 0, late: 0, degraded: 0 },
       ],
     });
   });

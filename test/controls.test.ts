@@ -49,7 +49,7 @@ for (const engine of engines) {
     assert.equal(paused.hits(), 0, "a paused check is never run");
     const server = (await d.api("GET", "/services/web-01")).body;
     assert.equal(server.services[0].state.status, "paused");
-    assert.deepEqual((await d.api("GET", "/services")).body.servers[0], { id: "web-01", name: "web-01", serviceCount: 2, up: 1, down: 0, unknown: 0, paused: 1, blocked: 0, late: 0 });
+    assert.deepEqual((await d.api("GET", "/services")).body.servers[0], { id: "web-01", name: "web-01", serviceCount: 2, up: 1, down: 0, unknown: 0, paused: 1, blocked: 0, late: 0, degraded: 0 });
 
     const down = nextMessage(ntfy, "DOWN: web-01/home");
     assert.equal((await d.api("PUT", "/services/web-01", { services: services(false) })).status, 200);
@@ -171,7 +171,7 @@ for (const engine of engines) {
     const page = (await d.api("GET", "/status.json")).body.servers[0].services;
     assert.deepEqual(page.map((s: { id: string; status: string }) => [s.id, s.status]), [["db", "down"], ["web", "blocked"], ["app", "blocked"]]);
     // The server list counts them as their states show them: blocked apart from down.
-    assert.deepEqual((await d.api("GET", "/services")).body.servers[0], { id: "web-01", name: "web-01", serviceCount: 3, up: 0, down: 1, unknown: 0, paused: 0, blocked: 2, late: 0 });
+    assert.deepEqual((await d.api("GET", "/services")).body.servers[0], { id: "web-01", name: "web-01", serviceCount: 3, up: 0, down: 1, unknown: 0, paused: 0, blocked: 2, late: 0, degraded: 0 });
     await drained(d);
     assert.deepEqual(titles(ntfy), ["DOWN: web-01/db"]);
 

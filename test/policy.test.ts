@@ -29,27 +29,27 @@ const pass = (at: number, latencyMs = 10): Outcome => ({ ok: true, status: 200, 
 function record(key: number, settings: Partial<ServiceRecord> = {}): ServiceRecord {
   return {
     key, serverId: "web-01", serviceId: `s${key}`, type: "http", url: `http://127.0.0.1/s${key}`, notify: true, notifyThreshold: 0, notifyTopic: null,
-    paused: false, recoverThreshold: 1, remindEveryMinutes: null, certWarnDays: null, slowMs: null, notifySlow: false, locations: null, quorum: null,
+    paused: false, recoverThreshold: 1, remindEveryMinutes: null, certWarnDays: null, slowMs: null, notifySlow: false, domainWarnDays: null, domain: null, locations: null, quorum: null,
     intervalSeconds: 60, cron: null, dependsOn: [], maintenance: [], heartbeat: null, ...settings,
   };
 }
 
 const fresh: ServiceProgress = {
   state: initialState, lastCheckedAt: null, incidentId: null, incidentFailures: 0, incidentError: null, certWarnedExpiry: null, lastVerdictAt: null,
-  lastPingAt: null, openRuns: {}, lastDurationMs: null, lastFinishAt: null, missedDueAt: null, slowStreak: 0, slowSent: false,
+  lastPingAt: null, openRuns: {}, lastDurationMs: null, lastFinishAt: null, missedDueAt: null, slowStreak: 0, slowSent: false, domainWarnedExpiry: null,
 };
 
 function facts(
   runs: CheckRun[],
   services: (ServiceRecord | [ServiceRecord, Partial<ServiceProgress>, LocationResult[]?])[],
-  more: { silences?: SilenceSpan[]; upstream?: [string, Upstream][]; rollups?: [string, Rollup][] } = {},
+  more: { silences?: SilenceSpan[]; upstream?: [string, Upstream][]; rollups?: [string, Rollup][]; domains?: [string, number][] } = {},
 ): BatchFacts {
   const map = new Map<number, ServiceFacts>();
   for (const s of services) {
     const [rec, progress, latest] = Array.isArray(s) ? s : [s, {}, []];
     map.set(rec.key, { record: rec, progress: { ...fresh, ...progress }, latest: new Map((latest ?? []).map((l) => [l.location, l])) });
   }
-  return { runs, services: map, silences: more.silences ?? [], upstream: new Map(more.upstream ?? []), rollups: new Map(more.rollups ?? []) };
+  return { runs, services: map, silences: more.silences ?? [], upstream: new Map(more.upstream ?? []), rollups: new Map(more.rollups ?? []), domains: new Map(more.domains ?? []) };
 }
 
 const run = (serviceKey: number, outcome: Outcome, extra: Partial<ResultRun> = {}): ResultRun => ({ serviceKey, outcome, ...extra });

@@ -31,6 +31,7 @@ function service(key: number, check: { intervalSeconds?: number | null; cron?: s
     quorum: null,
     slowMs: null,
     notifySlow: false,
+    domainWarnDays: null,
   };
   return { key, serverId: "s", serviceId: `svc-${key}`, check: full, fingerprint: JSON.stringify(full) };
 }

@@ -1,10 +1,12 @@
 import { Command, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { defaults, parseHttpUrl, parseName, parsePort, parsePositiveInt, parseTopic, UsageError } from "../config.ts";
+import type { Bootstrap } from "../domains/rdap.ts";
 import { createLogger } from "../log.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
 
 interface ServeFlags extends LogFlags {
+  readonly rdapBootstrap?: string;
   readonly db: string;
   readonly host: string;
   readonly port: number;
@@ -99,6 +101,11 @@ export function serveCommand(): Command {
         .argParser(argument(parsePositiveInt("--retention-days", 36_500))),
     )
     .addOption(
+      new Option("--rdap-bootstrap <file>", "IANA's RDAP bootstrap file for domains (dns.json), in place of the one shipped with healthd").env(
+        "HEALTHD_RDAP_BOOTSTRAP",
+      ),
+    )
+    .addOption(
       new Option("--rollup-retention-days <days>", "delete hourly rollups older than this")
         .env("HEALTHD_ROLLUP_RETENTION_DAYS")
         .default(defaults.rollupRetentionDays)
@@ -117,6 +124,7 @@ Examples:
     .action(async (flags: ServeFlags) => {
       const log = createLogger({ level: flags.logLevel, json: flags.logJson });
       const token = readToken(flags);
+      const rdapBootstrap = flags.rdapBootstrap === undefined ? undefined : await readRdapBootstrap(flags.rdapBootstrap);
       checkNtfyCredentials(flags);
       // Listen for the signals before starting: one that comes while the daemon starts (or just after it says
       // where it listens) would otherwise end the process on the spot, without a clean stop.
@@ -139,6 +147,7 @@ Examples:
         node: flags.node,
         location: flags.location,
         leaseMs: flags.leaseSeconds * 1000,
+        rdapBootstrap,
         ntfy: {
           url: flags.ntfyUrl,
           topic: flags.ntfyTopic,
@@ -165,6 +174,21 @@ function checkNtfyCredentials(flags: ServeFlags): void {
   if (token !== undefined && user !== undefined) {
     throw new UsageError("give ntfy either a token (--ntfy-token) or a user and password (--ntfy-user, --ntfy-password), not both");
   }
+}
+
+/** --rdap-bootstrap: IANA's format (https://data.iana.org/rdap/dns.json), checked whole before the daemon starts. */
+async function readRdapBootstrap(file: string): Promise<Bootstrap> {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw new UsageError(`cannot read --rdap-bootstrap ${file}: ${e.code ?? e.message}; give IANA's dns.json (https://data.iana.org/rdap/dns.json)`);
+  }
+  const { readBootstrap } = await import("../domains/rdap.ts"); // the shipped file loads only for serve
+  const read = readBootstrap(json);
+  if (!read.ok) throw new UsageError(`--rdap-bootstrap ${file}: ${read.problem}; give IANA's dns.json (https://data.iana.org/rdap/dns.json)`);
+  return read.bootstrap;
 }
 
 function readToken(flags: ServeFlags): string | undefined {

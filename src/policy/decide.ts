@@ -32,7 +32,7 @@ import { periodOf } from "../scheduler/plan.ts";
 import { blockers } from "./dependencies.ts";
 import { heartbeatStep, nextLook } from "./heartbeat.ts";
 import { certWarning, transition } from "./incident.ts";
-import { renderCertWarning, renderNormal, renderNotification, renderSlow, type Judged } from "./message.ts";
+import { renderCertWarning, renderDomainWarning, renderNormal, renderNotification, renderSlow, type Judged } from "./message.ts";
 import { verdict, verdictDue } from "./quorum.ts";
 import { addToRollups, hourMs, settleMs, type Finished } from "./rollup.ts";
 import { silencedAt } from "./silence.ts";
@@ -81,6 +81,8 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     const at = runAt(run);
     const p = service.progress;
     const silenced = record.paused || silencedAt(facts.silences, record.maintenance, record, at);
+    // Warnings (CERT, DOMAIN, SLOW and its NORMAL) go out as DOWNs do: not while silenced, never with notify off.
+    const quiet = silenced || !record.notify;
     const blockedBy = blockers(record.dependsOn, upstream);
     const before = p.state;
     // What the run says: the entry it stores, and the result the incident machine judges (if it is one).
@@ -123,13 +125,13 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       const o = run.outcome;
       if (slow) {
         p.slowStreak += 1;
-        if (record.notifySlow && !p.slowSent && !silenced && p.state.incidentOpenSince === null && p.slowStreak >= Math.max(1, record.notifyThreshold)) {
+        if (record.notifySlow && !p.slowSent && !quiet && p.state.incidentOpenSince === null && p.slowStreak >= Math.max(1, record.notifyThreshold)) {
           p.slowSent = true;
           notices = [...notices, "slow"];
           notify(record, at, "slow", renderSlow(record, o, p.slowStreak, record.slowMs!), null);
         }
       } else {
-        if (o.ok && p.slowSent && !silenced) {
+        if (o.ok && p.slowSent && !quiet) {
           notices = [...notices, "normal"];
           notify(record, at, "normal", renderNormal(record, o, p.slowStreak, record.slowMs ?? 0), null);
         }
@@ -140,10 +142,18 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     if (run.kind === undefined) {
       const o = run.outcome;
       const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
-      if (cert.warn && !silenced) {
+      if (cert.warn && !quiet) {
         p.certWarnedExpiry = cert.warnedExpiry;
         notices = [...notices, "cert"];
         notify(record, at, "cert", renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!), null);
+      }
+      // The registration of its domain, as RDAP last told it: one warning per expiry date, as for certificates.
+      const registration = record.domain === null ? undefined : facts.domains.get(record.domain);
+      const domain = certWarning(p.domainWarnedExpiry, registration, record.domainWarnDays, o.checkedAt);
+      if (domain.warn && !quiet) {
+        p.domainWarnedExpiry = domain.warnedExpiry;
+        notices = [...notices, "domain"];
+        notify(record, at, "domain", renderDomainWarning(record, record.domain!, registration!, o.checkedAt, record.domainWarnDays!), null);
       }
     }
     // Uptime counts results: a check's, or a heartbeat's finished run or missed ping (not a start, a log).

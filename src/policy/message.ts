@@ -147,3 +147,19 @@ export function renderNormal(subject: Subject, result: { latencyMs: number; chec
     ...(click && { click }),
   };
 }
+
+/** The warning that the registration of a service's domain expires soon (priority high: a lapsed domain takes everything down). */
+export function renderDomainWarning(subject: Subject, domain: string, expiresAt: number, checkedAt: number, warnDays: number): NotificationBody {
+  const { line: what, click } = checked(subject);
+  return {
+    title: `DOMAIN: ${domain} expires in ${duration(Math.max(0, expiresAt - checkedAt))} (${subject.serverId}/${subject.serviceId})`,
+    message: [
+      `The registration of ${domain} expires at ${iso(expiresAt)}, fewer than ${warnDays} days from now (domainWarnDays); renew it with its registrar.`,
+      ...what,
+      `Checked at ${iso(checkedAt)}`,
+    ].join("\n"),
+    priority: 4,
+    tags: ["healthd", "domain"],
+    ...(click && { click }),
+  };
+}

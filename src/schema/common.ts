@@ -159,6 +159,8 @@ export const activeFields = {
   // A pass slower than this makes the service degraded (amber, still up for uptime); null: never slow.
   slowMs: integer(1, 600_000, 1000).nullable().default(null),
   notifySlow: z.boolean().default(false),
+  // Warn (DOMAIN) when the registration of the host's registered domain expires in fewer days (RDAP, daily).
+  domainWarnDays: integer(1, 3650, 30).nullable().default(null),
 };
 
 /** The rules between the active fields: one schedule, and a quorum among the locations listed. */

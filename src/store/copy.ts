@@ -41,7 +41,8 @@ const tables = [
       ["cron", "text"], ["timeout_ms", "integer"], ["follow_redirects", "boolean"], ["verify_tls", "boolean"], ["expect", "text"],
       ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"], ["paused", "boolean"], ["recover_threshold", "integer"],
       ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"], ["locations", "text"], ["quorum", "integer"],
-      ["type", "text"], ["probe", "text"], ["ping_key", "text"],
+      ["type", "text"], ["probe", "text"], ["ping_key", "text"], ["slow_ms", "integer"], ["notify_slow", "boolean"], ["domain_warn_days", "integer"],
+      ["domain", "text"],
     ],
   }),
   table({
@@ -70,7 +71,8 @@ const tables = [
       ["last_entry_id", "bigint"], ["incident_open_since", "bigint"], ["failing_since", "bigint"], ["consecutive_passes", "integer"],
       ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
       ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"], ["last_ping_at", "bigint"], ["open_runs", "text"],
-      ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"],
+      ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"], ["slow_streak", "integer"],
+      ["slow_sent", "boolean"], ["domain_warned_expiry", "bigint"],
     ],
   }),
   table({
@@ -80,7 +82,7 @@ const tables = [
     columns: [
       ["id", "bigint"], ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"],
       ["latency_ms", "double precision"], ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"],
-      ["type", "text"], ["kind", "text"], ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"],
+      ["type", "text"], ["kind", "text"], ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"], ["answers", "text"],
     ],
   }),
   table({
@@ -88,7 +90,7 @@ const tables = [
     key: ["service_key", "hour"],
     columns: [
       ["service_key", "bigint"], ["hour", "bigint"], ["checks", "integer"], ["failures", "integer"], ["latency_sum", "double precision"],
-      ["sketch", "text"], ["silenced_checks", "integer"], ["silenced_failures", "integer"],
+      ["sketch", "text"], ["silenced_checks", "integer"], ["silenced_failures", "integer"], ["slow_checks", "integer"],
     ],
   }),
   table({
@@ -110,6 +112,11 @@ const tables = [
     table: "location_results",
     key: ["service_key", "location"],
     columns: [["service_key", "bigint"], ["location", "text"], ["checked_at", "bigint"], ["ok", "boolean"], ["error_kind", "text"], ["error", "text"]],
+  }),
+  table({
+    table: "domain_registrations",
+    key: ["domain"],
+    columns: [["domain", "text"], ["expires_at", "bigint"], ["looked_up_at", "bigint"], ["problem", "text"]],
   }),
 ];
 

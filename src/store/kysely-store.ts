@@ -7,6 +7,7 @@ import type { Kysely } from "kysely";
 import type { Policy, ScheduleChange } from "../model.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
+import * as domains from "./queries/domains.ts";
 import * as configure from "./queries/configure.ts";
 import * as entries from "./queries/entries.ts";
 import * as cluster from "./queries/nodes.ts";
@@ -189,6 +190,8 @@ export class KyselyStore implements Store {
     });
   downStatus = (incidentId: number) => this.#run(() => outbox.downStatus(this.#db, incidentId));
 
+  domainsToLookUp = (node: string, since: number) => this.#run(() => domains.domainsToLookUp(this.#db, node, since));
+  saveRegistration: Store["saveRegistration"] = (domain, found, now) => this.#run(() => domains.saveRegistration(this.#db, domain, found, now));
   pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));
   pruneRollups = (cutoff: number, afterKey: number, services: number) =>
     this.#run(() => entries.pruneRollups(this.#db, cutoff, afterKey, services));

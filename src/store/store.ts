@@ -169,7 +169,15 @@ export interface RetentionStore {
   pruneRollups(cutoff: number, afterKey: number, services: number): Promise<{ lastKey: number | undefined; deleted: number }>;
 }
 
-export interface Store extends ConfigurationStore, ResultStore, ReadModelStore, AlertingStore, ClusterStore, OutboxStore, RetentionStore {
+/** Domain registrations as RDAP told them (domains/watcher.ts looks them up, at most once a day each). */
+export interface DomainStore {
+  /** The registered domains of the unpaused checks `node` owns that warn of their expiry, not looked up since `since`. */
+  domainsToLookUp(node: string, since: number): Promise<string[]>;
+  /** What a lookup found: the expiry, or the problem that kept it from being known. */
+  saveRegistration(domain: string, found: { expiresAt: number | null; problem: string | null }, now: number): Promise<void>;
+}
+
+export interface Store extends ConfigurationStore, ResultStore, ReadModelStore, AlertingStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
   readonly engine: Engine;
   /** Where the data lives, fit to print: the file, or the URL without its password. */
   readonly location: string;

@@ -62,6 +62,10 @@ export interface HttpCheckConfigsTable {
   ping_key: string | null;
   /** A check passing slower than this many ms is slow (the service degraded); null: never. */
   slow_ms: number | null;
+  /** Warn (DOMAIN) when the registration of `domain` expires in fewer days than this. */
+  domain_warn_days: number | null;
+  /** The registered domain of the check's host (example.org for https://www.example.org/), null for an IP address. */
+  domain: string | null;
   /** Publish SLOW after notifyThreshold slow checks in a row, and a notice when they end. */
   notify_slow: ColumnType<boolean | number, boolean | undefined, boolean>;
 }
@@ -117,6 +121,8 @@ export interface ServiceStatesTable {
   /** When a heartbeat's next ping is due, and when healthd looks at it next (its next deadline). */
   last_finish_at: number | null;
   missed_due_at: number | null;
+  /** The registration expiry the last DOMAIN warning was about. */
+  domain_warned_expiry: number | null;
   /** Slow passes in a row (checks passing beyond slowMs), and whether a SLOW notice went out for them. */
   slow_streak: Generated<number>;
   slow_sent: ColumnType<boolean | number, boolean | undefined, boolean>;
@@ -225,6 +231,15 @@ export interface RollupRevisionsTable {
   revision: number;
 }
 
+/** What RDAP said of a registered domain: looked up at most once a day, whichever node looks. */
+export interface DomainRegistrationsTable {
+  domain: string;
+  /** When the registration expires; null when the lookup failed or said nothing of it (see problem). */
+  expires_at: number | null;
+  looked_up_at: number;
+  problem: string | null;
+}
+
 export interface Tables {
   servers: ServersTable;
   services: ServicesTable;
@@ -240,4 +255,5 @@ export interface Tables {
   nodes: NodesTable;
   service_owners: ServiceOwnersTable;
   location_results: LocationResultsTable;
+  domain_registrations: DomainRegistrationsTable;
 }

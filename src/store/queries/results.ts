@@ -26,6 +26,7 @@ import type { Tables } from "../tables.ts";
 import type { BulkInsert } from "./bulk.ts";
 import { locationToRow, progressFromRow, recordFromRow, rollupFromRow, rollupToRow, type ServiceRow } from "./rows.ts";
 import { upstreamOf } from "./servers.ts";
+import { registrationExpiries } from "./domains.ts";
 import { locationResults } from "./status.ts";
 
 type Db = Kysely<Tables>;
@@ -44,6 +45,7 @@ const stateColumns = [
   "status", "consecutive_failures", "consecutive_passes", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since",
   "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry", "last_verdict_at", "last_ping_at", "open_runs",
   "last_duration_ms", "last_finish_at", "missed_due_at", "slow_streak", "slow_sent",
+  "domain_warned_expiry",
 ] as const;
 const states: BulkInsert<"service_states"> = {
   table: "service_states",
@@ -53,7 +55,7 @@ const states: BulkInsert<"service_states"> = {
     ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
     ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"], ["last_ping_at", "bigint"], ["open_runs", "text"],
     ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"], ["slow_streak", "integer"],
-    ["slow_sent", "boolean"],
+    ["slow_sent", "boolean"], ["domain_warned_expiry", "bigint"],
   ],
   upsert: { key: ["service_key"], update: stateColumns },
 };
@@ -142,10 +144,11 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   const silences = await readSilences(trx, [...new Set(records.map((r) => r.serverId))], Math.min(...times), Math.max(...times));
   const upstream = await upstreamOf(trx, records.flatMap((r) => r.dependsOn));
   const latest = await locationResults(trx, records.filter((r) => r.locations !== null).map((r) => r.key));
+  const domains = await registrationExpiries(trx, [...new Set(records.flatMap((r) => (r.domainWarnDays !== null && r.domain !== null ? [r.domain] : [])))]);
   const none = new Map();
   const facts = new Map<number, ServiceFacts>();
   for (const [key, s] of services) facts.set(key, { ...s, latest: latest.get(key) ?? none });
-  return { facts: { runs, services: facts, silences, upstream, rollups: stored }, lastEntryIds };
+  return { facts: { runs, services: facts, silences, upstream, rollups: stored, domains }, lastEntryIds };
 }
 
 const hourOf = (at: number) => Math.floor(at / hourMs) * hourMs;
@@ -202,6 +205,7 @@ export async function writeDecision(
       key, s.status, s.consecutiveFailures, s.consecutivePasses, progress.lastCheckedAt, lastEntryId, s.incidentOpenSince, s.failingSince,
       progress.incidentId, progress.incidentFailures, s.downSent, s.lastRemindedAt, progress.certWarnedExpiry, progress.lastVerdictAt,
       progress.lastPingAt, openRuns, progress.lastDurationMs, progress.lastFinishAt, progress.missedDueAt, progress.slowStreak, progress.slowSent,
+      progress.domainWarnedExpiry,
     ]);
     left.push({ record: services.get(key)!.record, progress, lastEntryId });
   }
@@ -248,6 +252,7 @@ async function readServices(trx: Db, backend: Backend, keys: number[], hour: num
     .select(["s.key", "s.server_id", "s.id as service_id", "s.updated_at", "srv.maintenance", "c.type", "c.probe", "c.url", "c.notify"])
     .select(["c.notify_threshold", "c.notify_topic"])
     .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on", "c.slow_ms", "c.notify_slow"])
+    .select(["c.domain_warn_days", "c.domain", "st.domain_warned_expiry"])
     .select(["c.locations", "c.quorum", "c.interval_seconds", "c.cron", "st.last_verdict_at", "st.last_checked_at"])
     .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak", "st.slow_sent"])
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])

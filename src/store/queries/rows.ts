@@ -30,6 +30,7 @@ import {
   type ServiceProgress,
   type ServiceRecord,
 } from "../../batch.ts";
+import { registeredDomain } from "../../domains/registration.ts";
 import { sketchFromJson, sketchToJson } from "../../policy/sketch.ts";
 import type { Notification } from "../store.ts";
 import type {
@@ -72,6 +73,7 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     quorum: row.quorum,
     slowMs: row.slow_ms,
     notifySlow: Boolean(row.notify_slow),
+    domainWarnDays: row.domain_warn_days,
   };
   if (row.type === "tcp") {
     const { host, port, tls, send } = JSON.parse(row.probe!) as Pick<TcpCheck, "host" | "port" | "tls" | "send">;
@@ -100,6 +102,7 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     quorum: row.quorum,
     slowMs: row.slow_ms,
     notifySlow: Boolean(row.notify_slow),
+    domainWarnDays: row.domain_warn_days,
   };
 }
 
@@ -141,6 +144,8 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
       quorum: null,
       slow_ms: null,
       notify_slow: false,
+      domain_warn_days: null,
+      domain: null,
     };
   }
   const active = {
@@ -156,6 +161,8 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
     quorum: check.quorum,
     slow_ms: check.slowMs,
     notify_slow: check.notifySlow,
+    domain_warn_days: check.domainWarnDays,
+    domain: registeredDomain(check),
   };
   if (check.type === "tcp" || check.type === "dns") {
     // The columns of an http check that the kind has no use for hold what means nothing; url holds its target.
@@ -269,7 +276,7 @@ export type ServiceRow = {
 } & Pick<
   Selectable<HttpCheckConfigsTable>,
   | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
-  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron" | "type" | "probe" | "slow_ms" | "notify_slow"
+  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron" | "type" | "probe" | "slow_ms" | "notify_slow" | "domain_warn_days" | "domain"
 > &
   Nullable<Omit<Selectable<ServiceStatesTable>, "service_key">> &
   Nullable<Omit<Selectable<ServiceRollupsTable>, "service_key" | "hour">>;
@@ -292,6 +299,8 @@ export function recordFromRow(row: ServiceRow): ServiceRecord {
     certWarnDays: row.cert_warn_days,
     slowMs: row.slow_ms,
     notifySlow: Boolean(row.notify_slow),
+    domainWarnDays: row.domain_warn_days,
+    domain: row.domain,
     dependsOn: dependsOnFromRow(row.depends_on, row.server_id),
     locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
     quorum: row.quorum,
@@ -313,6 +322,7 @@ export function progressFromRow(row: ServiceRow): ServiceProgress {
     lastVerdictAt: row.last_verdict_at,
     slowStreak: row.slow_streak ?? 0,
     slowSent: Boolean(row.slow_sent),
+    domainWarnedExpiry: row.domain_warned_expiry,
     ...beatFromRow(row),
   };
 }

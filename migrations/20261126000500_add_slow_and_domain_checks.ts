@@ -3,16 +3,24 @@ import { isSqlite } from "./dialect.ts";
 import { exec, rebuild } from "./sqlite.ts";
 
 /**
- * A slow state that is not down: a check that passes but takes longer than its `slow_ms` counts as slow.
+ * A slow state that is not down, and warnings of a domain's registration running out.
+ *
+ * A check that passes but takes longer than its `slow_ms` counts as slow.
  * - http_check_configs: `slow_ms` (null: never slow) and `notify_slow` (SLOW and back-to-normal notices).
  * - service_states: how many slow passes in a row (`slow_streak`), and whether a SLOW notice went out for them
  *   (`slow_sent`), which a back-to-normal notice answers.
  * - service_rollups: the slow checks of the hour, for /stats.
- * - notifications: two more kinds, `slow` and `normal`.
+ *
+ * A check with `domain_warn_days` warns (DOMAIN) when the registration of its `domain` (the registered domain of
+ * its host, kept with the check) expires sooner; `domain_registrations` caches what RDAP said of each domain,
+ * looked up at most once a day, and the state keeps the expiry last warned of, as for certificates.
+ *
+ * notifications: three more kinds, `slow`, `normal` and `domain`.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const sqlite = isSqlite(db);
   const bool = sqlite ? "INTEGER NOT NULL DEFAULT 0" : "BOOLEAN NOT NULL DEFAULT false";
+  const int64 = sqlite ? "INTEGER" : "BIGINT";
   await exec(
     db,
     `ALTER TABLE http_check_configs ADD COLUMN slow_ms INTEGER`,
@@ -20,8 +28,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     `ALTER TABLE service_states ADD COLUMN slow_streak INTEGER NOT NULL DEFAULT 0`,
     `ALTER TABLE service_states ADD COLUMN slow_sent ${bool}`,
     `ALTER TABLE service_rollups ADD COLUMN slow_checks INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE http_check_configs ADD COLUMN domain_warn_days INTEGER`,
+    `ALTER TABLE http_check_configs ADD COLUMN domain TEXT`,
+    `ALTER TABLE service_states ADD COLUMN domain_warned_expiry ${int64}`,
+    `CREATE TABLE domain_registrations (
+       domain TEXT PRIMARY KEY,
+       expires_at ${int64},
+       looked_up_at ${int64} NOT NULL,
+       problem TEXT
+     )`,
   );
-  const kinds = `kind IN ('down', 'recovered', 'reminder', 'cert', 'slow', 'normal')`;
+  const kinds = `kind IN ('down', 'recovered', 'reminder', 'cert', 'slow', 'normal', 'domain')`;
   if (!sqlite) {
     await exec(db, `ALTER TABLE notifications DROP CONSTRAINT notifications_kind_check, ADD CONSTRAINT notifications_kind_check CHECK (${kinds})`);
     return;
