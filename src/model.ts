@@ -13,6 +13,7 @@
  * defined once, as zod schemas, in `schema/`; their TypeScript types are re-exported here so the core imports
  * one module. What the write path reads and decides about a batch of results is in batch.ts.
  */
+import { createRequire } from "node:module";
 import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
 import type { BatchDecision, BatchFacts, HeartbeatProgress } from "./batch.ts";
 
@@ -144,6 +145,19 @@ export function targetOf(check: Check): string | null {
       return null;
   }
 }
+
+/**
+ * The registered domain a check's host belongs to (www.example.co.uk: example.co.uk, from the public suffix
+ * list); null for an IP address, a bare name, or a heartbeat. tldts takes 13 to 38 ms to load its list, which
+ * every `healthd ping` from cron would pay: it is loaded when first needed, by a check with domainWarnDays.
+ */
+export function registeredDomain(check: Check): string | null {
+  const host = check.type === "http" ? new URL(check.url).hostname : check.type === "tcp" ? check.host : check.type === "dns" ? check.name : null;
+  if (host === null) return null;
+  tldts ??= createRequire(import.meta.url)("tldts") as typeof import("tldts");
+  return tldts.getDomain(host.replace(/\.$/, ""), { allowPrivateDomains: false })?.toLowerCase() ?? null;
+}
+let tldts: typeof import("tldts") | undefined;
 
 /** Whether a check is one healthd makes on a schedule. */
 export const isActive = (check: StoredCheck): check is ActiveCheck => check.type !== "heartbeat";

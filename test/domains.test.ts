@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import { expiryOf, rdapUrl, readBootstrap, shippedBootstrap, type Bootstrap } from "../src/domains/rdap.ts";
-import { registeredDomain } from "../src/domains/registration.ts";
+import { registeredDomain } from "../src/model.ts";
 import type { CheckDone } from "../src/daemon.ts";
 import { createLogger } from "../src/log.ts";
 import { checkInput } from "../src/schema/index.ts";

@@ -31,18 +31,6 @@ export function merge(into: Sketch, other: ReadonlyMap<number, number>): Sketch 
   return into;
 }
 
-/** As stored: a JSON object of bucket to count, `{"58":10}`. */
-export function sketchToJson(sketch: ReadonlyMap<number, number>): string {
-  let json = "";
-  for (const [bucket, count] of sketch) json += `,"${bucket}":${count}`;
-  return `{${json.slice(1)}}`;
-}
-
-export function sketchFromJson(json: string): Sketch {
-  const counts = JSON.parse(json) as Record<string, number>;
-  return new Map(Object.keys(counts).map((bucket) => [Number(bucket), counts[bucket]!]));
-}
-
 /** The q-quantile (0..1) of the latencies counted, or null when there are none. */
 export function quantile(sketch: ReadonlyMap<number, number>, q: number): number | null {
   const buckets = [...sketch].sort((a, b) => a[0] - b[0]);

@@ -15,7 +15,9 @@ import {
   type HttpCheck,
   type DnsCheck,
   type TcpCheck,
+  registeredDomain,
   targetOf,
+  type Sketch,
   type ErrorKind,
   type IncidentState,
   type MaintenanceWindow,
@@ -30,8 +32,6 @@ import {
   type ServiceProgress,
   type ServiceRecord,
 } from "../../batch.ts";
-import { registeredDomain } from "../../domains/registration.ts";
-import { sketchFromJson, sketchToJson } from "../../policy/sketch.ts";
 import type { Notification } from "../store.ts";
 import type {
   HealthCheckDataEntriesTable,
@@ -162,7 +162,7 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
     slow_ms: check.slowMs,
     notify_slow: check.notifySlow,
     domain_warn_days: check.domainWarnDays,
-    domain: registeredDomain(check),
+    domain: check.domainWarnDays === null ? null : registeredDomain(check),
   };
   if (check.type === "tcp" || check.type === "dns") {
     // The columns of an http check that the kind has no use for hold what means nothing; url holds its target.
@@ -360,4 +360,16 @@ export function rollupToRow(serviceKey: number, hour: number, r: Rollup): unknow
 
 export function locationResultFromRow(r: Selectable<LocationResultsTable>): LocationResult {
   return { location: r.location, checkedAt: r.checked_at, ok: Boolean(r.ok), errorKind: r.error_kind as ErrorKind | null, error: r.error };
+}
+
+/** A latency sketch as stored: a JSON object of bucket to count, `{"58":10}`. */
+export function sketchToJson(sketch: ReadonlyMap<number, number>): string {
+  let json = "";
+  for (const [bucket, count] of sketch) json += `,"${bucket}":${count}`;
+  return `{${json.slice(1)}}`;
+}
+
+export function sketchFromJson(json: string): Sketch {
+  const counts = JSON.parse(json) as Record<string, number>;
+  return new Map(Object.keys(counts).map((bucket) => [Number(bucket), counts[bucket]!]));
 }
