@@ -13,7 +13,8 @@ import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
 import type { Outcome, ScheduledService } from "./model.ts";
 import type { CheckRun, ResultRun } from "./batch.ts";
-import { StoreUnavailable, type RecordedRun, type ResultStore } from "./store/store.ts";
+import { StoreUnavailable } from "./store/errors.ts";
+import type { RecordedRun, ResultStore } from "./store/store.ts";
 
 /** A committed result: what the store decided of it (entry null for a folded run), with its service. */
 export interface Recorded extends RecordedRun {

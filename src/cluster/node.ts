@@ -20,7 +20,8 @@ import { hostname } from "node:os";
 import type { Clock } from "../clock.ts";
 import { UsageError } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { StoreUnavailable, type NodeRecord, type Store } from "../store/store.ts";
+import { StoreUnavailable } from "../store/errors.ts";
+import type { NodeRecord, Store } from "../store/store.ts";
 
 export interface ClusterOptions {
   readonly name: string;

@@ -9,7 +9,7 @@ import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import { validate, type FieldError } from "../validate.ts";
-import { StoreUnavailable } from "../store/store.ts";
+import { StoreUnavailable } from "../store/errors.ts";
 import { parseJson } from "./json.ts";
 import { HttpError, invalid, problem } from "./problem.ts";
 

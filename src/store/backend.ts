@@ -6,7 +6,8 @@ import type { Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 import type { ScheduleChange } from "../model.ts";
 import type { MigrationReport } from "./migrate.ts";
 import type { BulkInsert } from "./queries/bulk.ts";
-import type { Channel, Engine, StoreUnavailable } from "./store.ts";
+import type { StoreUnavailable } from "./errors.ts";
+import type { Channel, Engine } from "./store.ts";
 import type { Tables } from "./tables.ts";
 
 /** What a transaction may have to do alone in the cluster: change the configuration, or rebalance the checks. */

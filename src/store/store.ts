@@ -9,7 +9,6 @@
  * authority for every fact it stores, and several nodes agree. It answers domain values: times are Unix ms.
  */
 import type {
-  DependencyProblem,
   Entry,
   IncidentState,
   MaintenanceWindow,
@@ -387,41 +386,4 @@ export interface Notification {
   readonly ntfyId: string | null;
   /** The incident it speaks of (DOWN, RECOVERED and reminders). */
   readonly incidentId: number | null;
-}
-
-/** The store cannot take this now (database unreachable, read-only, disk full): try again later. */
-export class StoreUnavailable extends Error {
-  /**
-   * The database itself turns everyone away (it is not running, shutting down or starting up), rather than
-   * this process's link to it failing: no other node can use it either.
-   */
-  readonly down: boolean;
-
-  constructor(
-    message: string,
-    /** A short code for logs and metrics: SQLITE_FULL, ECONNREFUSED, 57P01, ... */
-    readonly code: string,
-    options?: ErrorOptions & { readonly down?: boolean },
-  ) {
-    super(message, options);
-    this.down = options?.down ?? false;
-  }
-}
-
-/** A heartbeat's ping key another service has: the write is refused whole. */
-export class PingKeyTaken extends Error {
-  constructor(
-    /** The service written ("serverId/serviceId"), and the one that has the key. */
-    readonly service: string,
-    readonly owner: string,
-  ) {
-    super(`${service}: that pingKey is already the ping key of ${owner}`);
-  }
-}
-
-/** A write refused whole because the graph of dependsOn would not stay whole after it: what is wrong with it. */
-export class DependenciesRefused extends Error {
-  constructor(readonly problems: readonly DependencyProblem[]) {
-    super(`the write would break the graph of dependsOn (${problems.map((p) => p.kind).join(", ")})`);
-  }
 }

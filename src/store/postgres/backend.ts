@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Backend, Lock } from "../backend.ts";
 import { pendingMigrations, runMigrations } from "../migrate.ts";
-import { StoreUnavailable } from "../store.ts";
+import { StoreUnavailable } from "../errors.ts";
 import type { Tables } from "../tables.ts";
 import type { ScheduleChange } from "../../model.ts";
 import { Backoff } from "./backoff.ts";

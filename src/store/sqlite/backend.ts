@@ -10,7 +10,7 @@ import type { Logger } from "../../log.ts";
 import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";
 import { runMigrations, pendingMigrations } from "../migrate.ts";
-import { StoreUnavailable } from "../store.ts";
+import { StoreUnavailable } from "../errors.ts";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.ts";
 import { openSqlite, type SqliteOptions } from "./connection.ts";
 import { acquireServeLock } from "./serve-lock.ts";
