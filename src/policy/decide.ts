@@ -118,43 +118,11 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     let notices: readonly NotificationKind[] = step.notices;
     for (const notice of step.notices) notify(record, at, notice, renderNotification(notice, record, judged!, before, step.state, p.incidentFailures), p.incidentId);
     if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: at, failures: p.incidentFailures });
-    // A pass slower than slowMs: the service is degraded (still up), and may say so after notifyThreshold of
-    // them in a row; the first pass back under it says so too. A failure is DOWN's business: it ends the streak.
-    const slow = run.kind === undefined && run.outcome.ok && record.slowMs !== null && run.outcome.latencyMs > record.slowMs;
-    if (run.kind === undefined && run.folded === undefined) {
-      const o = run.outcome;
-      if (slow) {
-        p.slowStreak += 1;
-        if (record.notifySlow && !p.slowSent && !quiet && p.state.incidentOpenSince === null && p.slowStreak >= Math.max(1, record.notifyThreshold)) {
-          p.slowSent = true;
-          notices = [...notices, "slow"];
-          notify(record, at, "slow", renderSlow(record, o, p.slowStreak, record.slowMs!), null);
-        }
-      } else {
-        if (o.ok && p.slowSent && !quiet) {
-          notices = [...notices, "normal"];
-          notify(record, at, "normal", renderNormal(record, o, p.slowStreak, record.slowMs ?? 0), null);
-        }
-        p.slowStreak = 0;
-        p.slowSent = false;
-      }
-    }
+    const slow = run.kind === undefined && isSlow(record, run.outcome);
     if (run.kind === undefined) {
-      const o = run.outcome;
-      const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
-      if (cert.warn && !quiet) {
-        p.certWarnedExpiry = cert.warnedExpiry;
-        notices = [...notices, "cert"];
-        notify(record, at, "cert", renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!), null);
-      }
-      // The registration of its domain, as RDAP last told it: one warning per expiry date, as for certificates.
-      const registration = record.domain === null ? undefined : facts.domains.get(record.domain);
-      const domain = certWarning(p.domainWarnedExpiry, registration, record.domainWarnDays, o.checkedAt);
-      if (domain.warn && !quiet) {
-        p.domainWarnedExpiry = domain.warnedExpiry;
-        notices = [...notices, "domain"];
-        notify(record, at, "domain", renderDomainWarning(record, record.domain!, registration!, o.checkedAt, record.domainWarnDays!), null);
-      }
+      const warned = warnings(p, record, run, facts.domains, quiet);
+      for (const w of warned) notify(record, at, w.kind, w.body, null);
+      if (warned.length > 0) notices = [...notices, ...warned.map((w) => w.kind)];
     }
     // Uptime counts results: a check's, or a heartbeat's finished run or missed ping (not a start, a log).
     if (entry && judged) finished.push({ serviceKey: record.key, checkedAt: at, ok: entry.ok, latencyMs: entry.latencyMs, silenced, slow });
@@ -193,6 +161,53 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     rollups: addToRollups(finished, facts.rollups),
     settledHourChanged: finished.some((f) => Math.floor(f.checkedAt / hourMs) * hourMs < settled),
   };
+}
+
+/** A check's result that passed, slower than its slowMs: the service is degraded (still up). */
+const isSlow = (record: ServiceRecord, o: ResultRun["outcome"]) => o.ok && record.slowMs !== null && o.latencyMs > record.slowMs;
+
+/**
+ * The warnings a check's result calls for beside its incident, updating the progress: SLOW after
+ * notifyThreshold slow passes in a row (none while an incident is open) and NORMAL at the first pass back
+ * under slowMs; CERT and DOMAIN once per expiry date. A failure is DOWN's business: it ends a slow streak.
+ * `quiet`: silenced, or notify off: the progress moves on, nothing is said.
+ */
+function warnings(
+  p: Working["progress"],
+  record: ServiceRecord,
+  run: ResultRun,
+  domains: ReadonlyMap<string, number>,
+  quiet: boolean,
+): { kind: NotificationKind; body: NotificationWrite["body"] }[] {
+  const o = run.outcome;
+  const said: { kind: NotificationKind; body: NotificationWrite["body"] }[] = [];
+  // Folded runs (kept through a store outage) count for the incident only.
+  if (run.folded === undefined) {
+    if (isSlow(record, o)) {
+      p.slowStreak += 1;
+      if (record.notifySlow && !p.slowSent && !quiet && p.state.incidentOpenSince === null && p.slowStreak >= Math.max(1, record.notifyThreshold)) {
+        p.slowSent = true;
+        said.push({ kind: "slow", body: renderSlow(record, o, p.slowStreak, record.slowMs!) });
+      }
+    } else {
+      if (o.ok && p.slowSent && !quiet) said.push({ kind: "normal", body: renderNormal(record, o, p.slowStreak, record.slowMs ?? 0) });
+      p.slowStreak = 0;
+      p.slowSent = false;
+    }
+  }
+  const cert = certWarning(p.certWarnedExpiry, o.certExpiresAt, record.certWarnDays, o.checkedAt);
+  if (cert.warn && !quiet) {
+    p.certWarnedExpiry = cert.warnedExpiry;
+    said.push({ kind: "cert", body: renderCertWarning(record, o.certExpiresAt!, o.checkedAt, record.certWarnDays!) });
+  }
+  // The registration of its domain, as RDAP last told it (domains/watcher.ts keeps it in the database).
+  const registration = record.domain === null ? undefined : domains.get(record.domain);
+  const domain = certWarning(p.domainWarnedExpiry, registration, record.domainWarnDays, o.checkedAt);
+  if (domain.warn && !quiet) {
+    p.domainWarnedExpiry = domain.warnedExpiry;
+    said.push({ kind: "domain", body: renderDomainWarning(record, record.domain!, registration!, o.checkedAt, record.domainWarnDays!) });
+  }
+  return said;
 }
 
 /**
