@@ -56,6 +56,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
       s.once(check.tls ? "secureConnect" : "connect", () => resolve(s));
       s.once("error", reject);
     });
+    opened.catch(() => {}); // when the deadline wins, a late failure to connect has nobody to tell
     const first = await Promise.race([opened, ended]);
     if (first === "timeout") return fail("timeout", `no connection to ${where} within ${check.timeoutMs} ms (timed out ${stage})`);
     const connectedMs = clock.monotonic() - started;
