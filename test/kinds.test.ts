@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
+import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import { createServer as createTlsServer } from "node:tls";
 import { runDnsCheck, type DnsRequest } from "../src/checks/dns.ts";
@@ -17,6 +19,7 @@ import { testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
 import { dnsServer } from "./support/dns-server.ts";
 import { nextEvent } from "./support/events.ts";
+import { runHealthd } from "./support/cli.ts";
 import { ntfyStandIn } from "./support/ntfy.ts";
 import { refusedUrl } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
@@ -289,3 +292,34 @@ for (const engine of engines) {
     assert.equal(titles.filter((title) => title?.startsWith("NORMAL: mail/smtp took ")).length, 1, JSON.stringify(titles));
   });
 }
+
+test("the command line: apply a file of tcp and dns checks, check them, export and apply again unchanged", async (t) => {
+  const { port } = await tcpServer(t, "SSH-2.0-OpenSSH_9.6\r\n");
+  const zone = await dnsServer(t, { "www.example.test": { answers: [{ type: "AAAA", name: "www.example.test", data: "2001:db8::10" }] } });
+  const dir = tempDir(t);
+  const db = join(dir, "kinds.db");
+  const file = join(dir, "servers.yaml");
+  writeFileSync(
+    file,
+    `edge:\n  services:\n` +
+      `    - id: ssh\n      check: {type: tcp, host: 127.0.0.1, port: ${port}, expect: [{banner: {matches: "^SSH-2\\\\.0-"}}]}\n` +
+      `    - id: www\n      check: {type: dns, name: www.example.test, recordType: AAAA, server: "${zone.address}", expect: [{answers: {equals: ["2001:db8::10"]}}]}\n`,
+  );
+  const applied = await runHealthd(["apply", file, "--db", db]);
+  assert.equal(applied.code, 0, applied.stderr);
+  const checked = await runHealthd(["check", "--db", db, "--json"]);
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+  // Checks run at once: their lines come as they finish.
+  const lines = checked.stdout.trim().split("\n").map((line) => JSON.parse(line)).sort((a, b) => a.service.localeCompare(b.service));
+  assert.deepEqual(
+    lines.map((l: { service: string; type: string; url: string; ok: boolean; answers?: string[] }) => [l.service, l.type, l.url, l.ok, l.answers]),
+    [["ssh", "tcp", `tcp://127.0.0.1:${port}`, true, undefined], ["www", "dns", `www.example.test AAAA @${zone.address}`, true, ["2001:db8::10"]]],
+  );
+  const text = await runHealthd(["check", "edge/www", "--db", db]);
+  assert.match(text.stdout, /^ok {3}edge\/www {2}\d+\.\d ms {2}2001:db8::10\n$/);
+  const exported = await runHealthd(["export", "--db", db]);
+  assert.match(exported.stdout, /type: tcp/);
+  writeFileSync(join(dir, "exported.yaml"), exported.stdout);
+  const again = await runHealthd(["apply", join(dir, "exported.yaml"), "--db", db, "--json"]);
+  assert.deepEqual(JSON.parse(again.stdout).unchanged, ["edge"]);
+});
