@@ -275,7 +275,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     views.changed();
     if (!change || change.stopped.length > 0) cluster.rebalanceSoon();
     await requeue();
-    domains.soon();
+    domains.soon(change?.started);
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { everyMs: options.watchMs ?? 1000 });
   const stopProblemWatch = watchProblems(store, log);
@@ -299,7 +299,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     // Services created go round the nodes; those deleted leave holes in some nodes' shares.
     if (change.stopped.length > 0) cluster.rebalanceSoon();
     if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
-    if (change.started.length > 0) domains.soon(); // a domainWarnDays may have been given
+    if (change.started.length > 0) domains.soon(change.started); // a domainWarnDays may have been given
     events.emit("schedule:changed", change);
   };
   const problems = () => {

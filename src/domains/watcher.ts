@@ -58,18 +58,22 @@ export class DomainWatcher {
     return this.#looking;
   }
 
-  /** Look for domains due now (a check was created or changed), after the lookups going on. */
-  soon(): void {
+  /**
+   * Look for domains due now, after the lookups going on: of the services `keys` (created or changed), or of
+   * every service this node runs. Only those of a change: a look at every check at every PUT cost each PUT
+   * 9 ms with 50,000 services stored (bench:put).
+   */
+  soon(keys?: readonly number[]): void {
     if (this.#stopped) return;
     this.#looking = this.#looking
-      .then(() => this.lookOnce())
+      .then(() => this.lookOnce(keys))
       .catch((error: unknown) => this.#options.log.warn("cannot look up domain registrations; trying again later", { error }));
   }
 
-  /** Look up every domain due, one at a time. */
-  async lookOnce(): Promise<void> {
+  /** Look up every domain due (of the services `keys`, or of all), one at a time. */
+  async lookOnce(keys?: readonly number[]): Promise<void> {
     const now = this.#options.clock.now();
-    for (const domain of await this.#store.domainsToLookUp(this.#options.node, now - dayMs)) {
+    for (const domain of await this.#store.domainsToLookUp(this.#options.node, now - dayMs, keys)) {
       if (this.#stopped) return;
       const found = await this.#lookUp(domain);
       if (found.problem !== null && !this.#told.has(domain)) {

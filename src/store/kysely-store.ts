@@ -190,7 +190,7 @@ export class KyselyStore implements Store {
     });
   downStatus = (incidentId: number) => this.#run(() => outbox.downStatus(this.#db, incidentId));
 
-  domainsToLookUp = (node: string, since: number) => this.#run(() => domains.domainsToLookUp(this.#db, node, since));
+  domainsToLookUp: Store["domainsToLookUp"] = (node, since, keys) => this.#run(() => domains.domainsToLookUp(this.#db, this.#backend, node, since, keys));
   saveRegistration: Store["saveRegistration"] = (domain, found, now) => this.#run(() => domains.saveRegistration(this.#db, domain, found, now));
   pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));
   pruneRollups = (cutoff: number, afterKey: number, services: number) =>

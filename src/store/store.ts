@@ -170,8 +170,11 @@ export interface RetentionStore {
 
 /** Domain registrations as RDAP told them (domains/watcher.ts looks them up, at most once a day each). */
 export interface DomainStore {
-  /** The registered domains of the unpaused checks `node` owns that warn of their expiry, not looked up since `since`. */
-  domainsToLookUp(node: string, since: number): Promise<string[]>;
+  /**
+   * The registered domains of the unpaused checks `node` owns that warn of their expiry, not looked up since
+   * `since`; of the services `keys` only, when given.
+   */
+  domainsToLookUp(node: string, since: number, keys?: readonly number[]): Promise<string[]>;
   /** What a lookup found: the expiry, or the problem that kept it from being known. */
   saveRegistration(domain: string, found: { expiresAt: number | null; problem: string | null }, now: number): Promise<void>;
 }

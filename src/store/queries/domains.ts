@@ -1,12 +1,14 @@
 /** Domain registrations as RDAP told them: which domains are due a lookup, and what a lookup found. */
 import type { Kysely } from "kysely";
+import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";
 
 type Db = Kysely<Tables>;
 
-/** The registered domains of the unpaused checks `node` owns that warn of their expiry, not looked up since `since`. */
-export async function domainsToLookUp(db: Db, node: string, since: number): Promise<string[]> {
-  const rows = await db
+/** The registered domains of the unpaused checks `node` owns that warn of their expiry, not looked up since `since` (of `keys`). */
+export async function domainsToLookUp(db: Db, backend: Backend, node: string, since: number, keys?: readonly number[]): Promise<string[]> {
+  if (keys?.length === 0) return [];
+  let query = db
     .selectFrom("http_check_configs as c")
     .innerJoin("service_owners as o", "o.service_key", "c.service_key")
     .leftJoin("domain_registrations as r", "r.domain", "c.domain")
@@ -16,9 +18,9 @@ export async function domainsToLookUp(db: Db, node: string, since: number): Prom
     .where("c.domain_warn_days", "is not", null)
     .where("c.domain", "is not", null)
     .where("c.paused", "=", false)
-    .where((eb) => eb.or([eb("r.domain", "is", null), eb("r.looked_up_at", "<", since)]))
-    .orderBy("c.domain")
-    .execute();
+    .where((eb) => eb.or([eb("r.domain", "is", null), eb("r.looked_up_at", "<", since)]));
+  if (keys !== undefined) query = query.where(backend.keyIn("c.service_key", keys));
+  const rows = await query.orderBy("c.domain").execute();
   return rows.map((r) => r.domain!);
 }
 
