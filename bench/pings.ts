@@ -8,17 +8,13 @@
  * BIN measures another build.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { sql } from "kysely";
 import { serverDocument } from "../src/schema/index.ts";
 import { KyselyStore } from "../src/store/kysely-store.ts";
 import { open } from "../test/support/raw.ts";
+import { benchDatabase } from "./database.ts";
 import { listening } from "./proc.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
@@ -28,8 +24,6 @@ const seconds = Number(process.env.DURATION ?? 5);
 const runs = Number(process.env.RUNS ?? 3);
 const engines = (process.env.ENGINES ?? "sqlite,postgres").split(",");
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
-const pg = new URL(process.env.BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/");
-const pgArgs = ["-h", pg.hostname, "-p", pg.port || "5432", "-U", pg.username || "postgres"];
 
 const bare = `require("node:http").createServer((q, s) => { s.setHeader("content-type", "text/plain; charset=utf-8"); s.end("OK"); })
   .listen(0, "127.0.0.1", function () { console.error("listening url=http://127.0.0.1:" + this.address().port); });`;
@@ -89,17 +83,7 @@ async function stopped(child: ChildProcess): Promise<void> {
 }
 
 for (const engine of engines) {
-  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-pings-"));
-  let db = join(dir, "pings.db");
-  let drop = () => {};
-  if (engine === "postgres") {
-    const name = `healthd_bench_${randomBytes(4).toString("hex")}`;
-    execFileSync("createdb", [...pgArgs, name]);
-    const url = new URL(pg);
-    url.pathname = `/${name}`;
-    db = url.toString();
-    drop = () => execFileSync("dropdb", [...pgArgs, "--force", name]);
-  }
+  const { target: db, cleanUp } = benchDatabase(engine, "pings");
   try {
     const store = await open(db, { mode: "write" });
     const services = Array.from({ length: keyCount }, (_, i) => ({ id: `job${i}`, check: { type: "heartbeat", periodSeconds: 86_400 } }));
@@ -130,7 +114,6 @@ for (const engine of engines) {
         `ratio ${fixed(m(healthd, "perSecond") / m(baseline, "perSecond"), 2)} (median of ${runs}; every ping stored)`,
     );
   } finally {
-    rmSync(dir, { recursive: true, force: true });
-    drop();
+    cleanUp();
   }
 }

@@ -9,16 +9,12 @@
  * BIN measures another build (a worktree of an older commit).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { execFileSync } from "node:child_process";
 import { serverDocument } from "../src/schema/index.ts";
 import { open } from "../test/support/raw.ts";
+import { benchDatabase } from "./database.ts";
 import { listening } from "./proc.ts";
 import { fixed, percentile } from "./stats.ts";
 
@@ -27,8 +23,6 @@ const puts = Number(process.env.PUTS ?? 100);
 const warmup = Number(process.env.WARMUP ?? 5);
 const engines = (process.env.ENGINES ?? "sqlite,postgres").split(",");
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
-const pg = new URL(process.env.BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/");
-const pgArgs = ["-h", pg.hostname, "-p", pg.port || "5432", "-U", pg.username || "postgres"];
 
 // The target: when each new service was first checked.
 const firstHit = new Map<string, number>();
@@ -43,17 +37,7 @@ await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
 const base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
 
 for (const engine of engines) {
-  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-put-"));
-  let db = join(dir, "put.db");
-  let drop = () => {};
-  if (engine === "postgres") {
-    const name = `healthd_bench_${randomBytes(4).toString("hex")}`;
-    execFileSync("createdb", [...pgArgs, name]);
-    const url = new URL(pg);
-    url.pathname = `/${name}`;
-    db = url.toString();
-    drop = () => execFileSync("dropdb", [...pgArgs, "--force", name]);
-  }
+  const { target: db, cleanUp } = benchDatabase(engine, "put");
   const nodes: ChildProcess[] = [];
   try {
     const store = await open(db, { mode: "write" });
@@ -105,8 +89,7 @@ for (const engine of engines) {
   } finally {
     for (const child of nodes) child.kill("SIGTERM");
     await Promise.all(nodes.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once("exit", resolve)))));
-    rmSync(dir, { recursive: true, force: true });
-    drop();
+    cleanUp();
   }
 }
 target.close();

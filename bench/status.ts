@@ -12,17 +12,14 @@
  * saw them (lag p50, p99 and max against the plan; runs due against runs made) and as the daemon counted them
  * (skipped runs). BIN measures another build (a worktree of an older commit) for before/after figures.
  */
-import { execFileSync, fork, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { fork, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { serverDocument } from "../src/schema/index.ts";
 import { open, rawQuery } from "../test/support/raw.ts";
 import { request } from "undici";
 import { brotliDecompressSync } from "node:zlib";
+import { benchDatabase } from "./database.ts";
 import { listening } from "./proc.ts";
 import { fixed, percentile } from "./stats.ts";
 
@@ -32,19 +29,7 @@ const engine = process.env.ENGINE ?? "sqlite";
 const readers = Number(process.env.READERS ?? 16);
 const seconds = Number(process.env.SECONDS ?? 30);
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), "healthd-bench-status-"));
-const pg = new URL(process.env.BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/");
-const pgArgs = ["-h", pg.hostname, "-p", pg.port || "5432", "-U", pg.username || "postgres"];
-let target = join(dir, "status.db");
-let drop = () => {};
-if (engine === "postgres") {
-  const name = `healthd_bench_${randomBytes(4).toString("hex")}`;
-  execFileSync("createdb", [...pgArgs, name]);
-  const url = new URL(pg);
-  url.pathname = `/${name}`;
-  target = url.toString();
-  drop = () => execFileSync("dropdb", [...pgArgs, "--force", name]);
-}
+const { target, cleanUp } = benchDatabase(engine, "status");
 
 try {
   const store = await open(target, { mode: "write" });
@@ -99,8 +84,7 @@ try {
     await new Promise((resolve) => child.once("exit", resolve));
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
-  drop();
+  cleanUp();
 }
 
 /** READERS clients read /status without pause for SECONDS while every service is checked every 10 s. */

@@ -12,11 +12,6 @@
  * Environment: ENGINES (sqlite,postgres), ENTRIES (10000000), SERVICES (10000), RUNS (3), READS (2000),
  * BENCH_PG (postgres://postgres@127.0.0.1:5432/, where a database is created and dropped).
  */
-import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { CheckResult } from "../src/model.ts";
 import type { CheckRun } from "../src/batch.ts";
@@ -26,6 +21,7 @@ import { Retention } from "../src/retention.ts";
 import { serverDocument } from "../src/schema/index.ts";
 import { open, rawQuery } from "../test/support/raw.ts";
 import type { Store } from "../src/store/store.ts";
+import { benchDatabase } from "./database.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
 const entries = Number(process.env.ENTRIES ?? 10_000_000);
@@ -33,11 +29,10 @@ const services = Number(process.env.SERVICES ?? 10_000);
 const runs = Number(process.env.RUNS ?? 3);
 const reads = Number(process.env.READS ?? 2000);
 const engines = (process.env.ENGINES ?? "sqlite,postgres").split(",");
-const pgServer = new URL(process.env.BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/");
 const batchSize = 500;
 
 for (const engine of engines) {
-  const { target, cleanUp } = engine === "postgres" ? postgresDatabase() : sqliteFile();
+  const { target, cleanUp } = benchDatabase(engine, "store");
   console.log(`\n== ${engine}`);
   // serve mode: the store as the daemon runs it (on SQLite, with checkpoints on their worker thread).
   const store = await open(target, { mode: "serve" });
@@ -47,20 +42,6 @@ for (const engine of engines) {
     await store.close();
     cleanUp();
   }
-}
-
-function sqliteFile() {
-  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-store-"));
-  return { target: join(dir, "store.db"), cleanUp: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-function postgresDatabase() {
-  const name = `healthd_bench_${randomBytes(4).toString("hex")}`;
-  const args = ["-h", pgServer.hostname, "-p", pgServer.port || "5432", "-U", pgServer.username || "postgres"];
-  execFileSync("createdb", [...args, name]);
-  const url = new URL(pgServer);
-  url.pathname = `/${name}`;
-  return { target: url.toString(), cleanUp: () => execFileSync("dropdb", [...args, "--force", name]) };
 }
 
 async function bench(store: Store): Promise<void> {
