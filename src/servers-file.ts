@@ -1,6 +1,7 @@
 /**
  * The servers file of `healthd apply` and `healthd export`: every server document, keyed by server id, in
- * YAML or JSON (JSON is read as the YAML it also is). Pure: text in, validated documents or located errors out.
+ * YAML or JSON (JSON is read as the YAML it also is), with `${NAME}` filled from the environment. Pure: text
+ * and environment in, validated documents or located errors out.
  */
 import { isNode, LineCounter, parseDocument, stringify, type Document } from "yaml";
 import { id, serverDocument, type ServerDocument } from "./schema/index.ts";
@@ -24,10 +25,17 @@ export type ParsedFile =
     }
   | { readonly ok: false; readonly errors: readonly string[] };
 
-/** Parse and validate `text`; errors read `file:line:column: /path: message`. */
-export function parseServersFile(text: string, file: string): ParsedFile {
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Parse and validate `text`, its `${NAME}` filled from `env` first; errors read
+ * `file:line:column: /path: message`.
+ */
+export function parseServersFile(text: string, file: string, env: Environment): ParsedFile {
+  const filled = interpolate(text, file, env);
+  if (!filled.ok) return filled;
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(filled.text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   const at = (offset: number | undefined) => {
     if (offset === undefined) return `${file}`;
     const { line, col } = lineCounter.linePos(offset);
@@ -79,7 +87,39 @@ export function renderServersFile(servers: readonly FileServer[], format: "yaml"
       ...(server.maintenance.length > 0 ? { maintenance: server.maintenance } : {}),
     };
   }
-  return format === "json" ? JSON.stringify(data, null, 2) + "\n" : stringify(data, { lineWidth: 0 });
+  const text = format === "json" ? JSON.stringify(data, null, 2) + "\n" : stringify(data, { lineWidth: 0 });
+  // What apply would read as a variable or an escape stays what it is: `${` and `$$` are written `$${` and `$$$`.
+  return text.replace(/\$(?=[{$])/g, "$$$$");
+}
+
+/**
+ * `${NAME}` is the variable's value, `${NAME:-default}` the default when it is unset or empty, `$$` a dollar;
+ * any other `$` is itself (a regex's `^ok$`). The whole text is filled before it is parsed, as Gatus and
+ * Compose files are, so a value may be a number (`intervalSeconds: ${INTERVAL}`). Every unset name is an
+ * error naming its line.
+ */
+export function interpolate(text: string, file: string, env: Environment): { ok: true; text: string } | { ok: false; errors: string[] } {
+  const errors: string[] = [];
+  const at = (offset: number) => {
+    const before = text.slice(0, offset);
+    const line = before.split("\n").length;
+    return `${file}:${line}:${offset - before.lastIndexOf("\n")}`;
+  };
+  const filled = text.replace(/\$(\$|\{([^}\n]*)\}?)/g, (match, _body: string, inside: string | undefined, offset: number) => {
+    if (match === "$$") return "$";
+    const parts = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s.exec(inside ?? "");
+    if (!match.endsWith("}") || !parts) {
+      errors.push(`${at(offset)}: ${match} is not a variable: write \${NAME} or \${NAME:-default} (letters, digits and _), or $$ for a dollar`);
+      return match;
+    }
+    const [, name, fallback] = parts as unknown as [string, string, string | undefined];
+    const value = env[name];
+    if (value !== undefined && (value !== "" || fallback === undefined)) return value;
+    if (fallback !== undefined) return fallback;
+    errors.push(`${at(offset)}: \${${name}} is not set: set ${name} in the environment, give a default (\${${name}:-value}), or write $$ for a dollar`);
+    return match;
+  });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, text: filled };
 }
 
 /** The offset of the deepest node of `path` that exists, for pointing at a line. */

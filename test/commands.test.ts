@@ -90,6 +90,49 @@ test("apply refuses a bad file whole, naming file, line, column and field", asyn
   assert.deepEqual(readdirSync(dir).sort(), ["bad.yaml"]);
 });
 
+test("apply fills ${NAME} and ${NAME:-default} from the environment; $$ is a dollar; export writes them back escaped", async (t) => {
+  const target = await httpTarget(t);
+  const dir = tempDir(t);
+  const db = join(dir, "h.db");
+  const file = join(dir, "vars.yaml");
+  writeFileSync(
+    file,
+    [
+      "web-01:",
+      "  name: ${SERVER_NAME:-Web}",
+      "  services:",
+      "    - id: home",
+      '      check: {url: "${TARGET}/ok", intervalSeconds: ${INTERVAL}, expect: [{bodyContains: "cost: $$5 ${X}$$ $"}]}',
+      "",
+    ].join("\n"),
+  );
+  // Both unset names are said, with their lines; nothing is opened.
+  const unset = await runHealthd(["apply", file, "--db", db], { TARGET: target.url });
+  assert.equal(unset.code, 2, unset.stderr);
+  assert.match(unset.stderr, new RegExp(`${file}:5:53: \\$\\{INTERVAL\\} is not set: set INTERVAL in the environment`));
+  assert.match(unset.stderr, new RegExp(`${file}:5:\\d+: \\$\\{X\\} is not set`));
+  assert.deepEqual(readdirSync(dir), ["vars.yaml"]);
+
+  const applied = await runHealthd(["apply", file, "--db", db], { TARGET: target.url, INTERVAL: "45", X: "${Y}" });
+  assert.equal(applied.code, 0, applied.stderr);
+  const exported = await runHealthd(["export", "--db", db, "--json"]);
+  const check = JSON.parse(exported.stdout.replaceAll("$$", "$"))["web-01"].services[0].check;
+  assert.equal(JSON.parse(exported.stdout.replaceAll("$$", "$"))["web-01"].name, "Web");
+  assert.equal(check.url, `${target.url}/ok`);
+  assert.equal(check.intervalSeconds, 45);
+  // A value is not read again: X's "${Y}" is stored as it is, and export escapes it so apply keeps it.
+  assert.deepEqual(check.expect, [{ bodyContains: "cost: $5 ${Y}$ $" }]);
+  writeFileSync(join(dir, "back.json"), exported.stdout);
+  const again = await runHealthd(["apply", join(dir, "back.json"), "--db", db, "--json"]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(JSON.parse(again.stdout).unchanged, ["web-01"]);
+
+  writeFileSync(file, "web-01:\n  name: ${bad name}\n");
+  const malformed = await runHealthd(["apply", file, "--db", db]);
+  assert.equal(malformed.code, 2);
+  assert.match(malformed.stderr, /vars\.yaml:2:9: \$\{bad name\} is not a variable: write \$\{NAME\}/);
+});
+
 test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --json lines; --record", async (t) => {
   const target = await httpTarget(t);
   const dir = tempDir(t);

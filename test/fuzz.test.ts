@@ -151,7 +151,7 @@ test("apply files: 1,000 random and mutated ones are parsed or refused with file
   );
   fc.assert(
     fc.property(texts, (text) => {
-      const parsed = parseServersFile(text, "s.yaml");
+      const parsed = parseServersFile(text, "s.yaml", {});
       if (!parsed.ok) for (const e of parsed.errors) assert.match(e, /^s\.yaml(:\d+:\d+)?: \S/);
     }),
     { numRuns: 1000 },

@@ -41,7 +41,7 @@ Examples:
       } catch (error) {
         throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       }
-      const parsed = parseServersFile(text, file === "-" ? "<stdin>" : file);
+      const parsed = parseServersFile(text, file === "-" ? "<stdin>" : file, process.env);
       if (!parsed.ok) throw new UsageError(`${file} is invalid; nothing was applied:\n  ${parsed.errors.join("\n  ")}`);
       const store = await openForWriting(flags.db);
       try {
