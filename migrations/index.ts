@@ -26,6 +26,7 @@ import * as indexUnsentNotifications from "./20261126000200_index_unsent_notific
 import * as addHeartbeats from "./20261126000300_add_heartbeats.ts";
 import * as addDnsAnswers from "./20261126000400_add_dns_answers.ts";
 import * as addSlowAndDomainChecks from "./20261126000500_add_slow_and_domain_checks.ts";
+import * as addTokens from "./20261126000600_add_tokens.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -51,4 +52,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261126000300_add_heartbeats": addHeartbeats,
   "20261126000400_add_dns_answers": addDnsAnswers,
   "20261126000500_add_slow_and_domain_checks": addSlowAndDomainChecks,
+  "20261126000600_add_tokens": addTokens,
 };

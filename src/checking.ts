@@ -59,6 +59,8 @@ export class Checking {
   readonly #shortages: Shortages;
   /** Every heartbeat, whoever owns it, by ping key: a ping may come to any node. */
   #heartbeats = new Map<string, Heartbeat>();
+  /** Their ping keys by full name (server/service), for pings by name. */
+  #pingKeys = new Map<string, string>();
   #reconciling = Promise.resolve();
 
   constructor(store: Store, cluster: ClusterNode, options: CheckingOptions, version: string) {
@@ -148,6 +150,11 @@ export class Checking {
     return true;
   }
 
+  /** The ping key of the heartbeat `serverId/serviceId`, if it is one. */
+  pingKeyOf(serverId: string, serviceId: string): string | undefined {
+    return this.#pingKeys.get(`${serverId}/${serviceId}`);
+  }
+
   /** The heartbeat a ping key names, if any. */
   heartbeat(pingKey: string): Heartbeat | undefined {
     return this.#heartbeats.get(pingKey);
@@ -170,7 +177,9 @@ export class Checking {
       this.#scheduler.replaceAll(active, { soon: (s, known) => (known ? configChanged : overdue(s)) });
       this.#deadlines.remove(this.#deadlines.services().map((s) => s.key).filter((key) => !keep.has(key)));
       this.#keepDeadlines(owned);
-      this.#heartbeats = new Map((await this.#store.scheduledServices({ heartbeats: true })).map((s) => [pingKeyOf(s), s as Heartbeat]));
+      this.#heartbeats.clear();
+      this.#pingKeys.clear();
+      for (const s of await this.#store.scheduledServices({ heartbeats: true })) this.#addHeartbeat(s);
     });
   }
 
@@ -189,9 +198,18 @@ export class Checking {
       this.#scheduler.upsert(owned.filter((s): s is ScheduledService => isActive(s.check)), { soon: true });
       this.#keepDeadlines(owned);
       const changed = new Set([...change.started, ...change.stopped]);
-      for (const [pingKey, s] of this.#heartbeats) if (changed.has(s.key)) this.#heartbeats.delete(pingKey);
-      for (const s of await this.#store.scheduledServices({ heartbeats: true, keys: change.started })) this.#heartbeats.set(pingKeyOf(s), s as Heartbeat);
+      for (const [pingKey, s] of this.#heartbeats) {
+        if (!changed.has(s.key)) continue;
+        this.#heartbeats.delete(pingKey);
+        this.#pingKeys.delete(`${s.serverId}/${s.serviceId}`);
+      }
+      for (const s of await this.#store.scheduledServices({ heartbeats: true, keys: change.started })) this.#addHeartbeat(s);
     });
+  }
+
+  #addHeartbeat(s: AnyService): void {
+    this.#heartbeats.set(pingKeyOf(s), s as Heartbeat);
+    this.#pingKeys.set(`${s.serverId}/${s.serviceId}`, pingKeyOf(s));
   }
 
   /** Keep the deadlines of the heartbeats among `owned`: a new or changed one is looked at at once. */

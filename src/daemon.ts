@@ -10,7 +10,7 @@ import { Checking } from "./checking.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { ClusterNode } from "./cluster/node.ts";
 import { defaults, UsageError } from "./config.ts";
-import { bearerCheck, isLoopback } from "./http/access.ts";
+import { authenticator, isLoopback } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
@@ -19,6 +19,7 @@ import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { StatusViews, statusRoutes } from "./http/status.ts";
+import { tokenRoutes } from "./http/tokens.ts";
 import { listenFirst } from "./http/server.ts";
 import { systemRoutes } from "./http/system.ts";
 import type { Logger } from "./log.ts";
@@ -127,7 +128,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await http.close();
     throw error;
   }
-  http.serve(createListener(running.routes, options.log.child({ part: "http" }), { authorize: bearerCheck(options.token) }));
+  http.serve(createListener(running.routes, options.log.child({ part: "http" }), { authenticate: authenticator(options.token, store) }));
   options.log.info("listening", { url: http.url, db: store.location, version });
   options.log.info(`open ${http.url}/status to see every service`);
 
@@ -312,9 +313,10 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
     ...pushRoutes(publisher, version),
-    ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), clock }),
+    ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), pingKeyOf: (server, service) => checking.pingKeyOf(server, service), clock }),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
     ...clusterRoutes({ store, cluster, now }),
+    ...tokenRoutes({ store, now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];

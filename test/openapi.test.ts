@@ -38,6 +38,7 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/openapi.json",
     "/ping/{key}",
     "/ping/{key}/{signal}",
+    "/ping/{serverId}/{serviceId}/{signal}",
     "/push/topics/{topic}",
     "/services",
     "/services/{serverId}",
@@ -51,6 +52,8 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/status",
     "/status.json",
     "/status/{serverId}",
+    "/tokens",
+    "/tokens/{id}",
   ]);
   const data = doc.paths["/services/{serverId}/{serviceId}/data"].get;
   assert.deepEqual(data.parameters.map((p: { name: string }) => p.name), ["limit", "before", "since", "until", "ok"]);

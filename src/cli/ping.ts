@@ -8,7 +8,7 @@ import { UsageError } from "../config.ts";
 import { pingBodyLimit } from "../http/ping.ts";
 import { exitCodes } from "./exit.ts";
 import { argument } from "./options.ts";
-import { lookUpPingKey, NotSent, pingKeyOption, sendPing, tokenOption, urlOption, type PingSignal } from "./pinger.ts";
+import { pingTargetOf, NotSent, pingKeyOption, sendPing, tokenOption, urlOption, type PingSignal, type PingTarget } from "./pinger.ts";
 import { parseTarget } from "./target.ts";
 
 interface Flags {
@@ -52,8 +52,8 @@ Exit codes: 0 the ping was taken, 1 the daemon could not be reached (after 3 tri
       const daemon = { url: flags.url, token: flags.token };
       const body = message === "-" ? await text(process.stdin) : message;
       try {
-        const key = flags.pingKey ?? (await keyOf(daemon, target!));
-        await sendPing(daemon, key, signal, { body: body === undefined ? undefined : Buffer.from(body).subarray(0, pingBodyLimit).toString("utf8") });
+        const to = flags.pingKey !== undefined ? { key: flags.pingKey } : await targetOf(daemon, target!);
+        await sendPing(daemon, to, signal, { body: body === undefined ? undefined : Buffer.from(body).subarray(0, pingBodyLimit).toString("utf8") });
       } catch (error) {
         if (!(error instanceof NotSent)) throw error;
         process.stderr.write(`healthd: the ping was not sent: ${error.message}\n`);
@@ -77,8 +77,8 @@ function signalOf(flags: Flags): PingSignal {
   return { signal: "success" };
 }
 
-function keyOf(daemon: { url: string; token?: string }, target: string): Promise<string> {
+function targetOf(daemon: { url: string; token?: string }, target: string): Promise<PingTarget> {
   const { serverId, serviceId } = parseTarget(target);
   if (serviceId === undefined) throw new UsageError(`name one service: SERVER/SERVICE (got ${JSON.stringify(target)})`);
-  return lookUpPingKey(daemon, serverId!, serviceId);
+  return pingTargetOf(daemon, serverId!, serviceId);
 }

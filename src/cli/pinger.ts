@@ -1,7 +1,7 @@
 /**
- * The client side of heartbeats, for `healthd run` and `healthd ping`: find a service's ping key through the
- * API (or take it as given) and send pings to the daemon, each retried, since a job's report must not be lost
- * to a daemon restarting, and a job must never fail for want of a daemon.
+ * The client side of heartbeats, for `healthd run` and `healthd ping`: ping a service by name with a token
+ * (a ping token will do), or by its ping key (given, or looked up through an open API), each ping retried,
+ * since a job's report must not be lost to a daemon restarting, and a job must never fail for want of a daemon.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { Option } from "commander";
@@ -10,7 +10,7 @@ import { UsageError } from "../config.ts";
 
 export const urlOption = () =>
   new Option("--url <url>", "the daemon's address").env("HEALTHD_URL").default("http://127.0.0.1:8080").argParser(parseBaseUrl);
-export const tokenOption = () => new Option("--token <token>", "the API token, to look up the ping key").env("HEALTHD_TOKEN");
+export const tokenOption = () => new Option("--token <token>", "an API token that may ping (scope ping, write or admin): ping by name").env("HEALTHD_TOKEN");
 export const pingKeyOption = () =>
   new Option("--ping-key <uuid>", "the heartbeat's ping key (no lookup through the API)").env("HEALTHD_PING_KEY").argParser(parsePingKey);
 
@@ -52,7 +52,7 @@ const backoffMs = [500, 1500];
 const timeoutMs = 10_000;
 
 /** One request to the daemon, tried up to 3 times with backoff when the daemon is away, busy or failing. */
-async function call(daemon: Daemon, path: string, init: { method: "GET" | "POST"; body?: string; json?: boolean }): Promise<string> {
+async function call(daemon: Daemon, path: string, init: { method: "GET" | "POST"; body?: string; auth?: boolean }): Promise<string> {
   let problem = "";
   for (let attempt = 0; attempt < tries; attempt++) {
     if (attempt > 0) await sleep(backoffMs[attempt - 1]);
@@ -62,7 +62,7 @@ async function call(daemon: Daemon, path: string, init: { method: "GET" | "POST"
         body: init.body,
         headers: {
           ...(init.body === undefined ? {} : { "content-type": "text/plain; charset=utf-8" }),
-          ...(init.json && daemon.token ? { authorization: `Bearer ${daemon.token}` } : {}),
+          ...(init.auth && daemon.token ? { authorization: `Bearer ${daemon.token}` } : {}),
         },
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
@@ -88,19 +88,29 @@ function messageOf(text: string): string {
   }
 }
 
-/** The ping key of SERVER/SERVICE, read through the API. */
-export async function lookUpPingKey(daemon: Daemon, serverId: string, serviceId: string): Promise<string> {
-  const text = await call(daemon, `/services/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`, { method: "GET", json: true });
+/** Where a heartbeat's pings go: by its key, or by its name (with the daemon's token). */
+export type PingTarget = { readonly key: string } | { readonly serverId: string; readonly serviceId: string };
+
+/**
+ * Where the pings of SERVER/SERVICE go: by name when a token is given (no lookup: a ping token may not read);
+ * without one, by the ping key read through the (open) API.
+ */
+export async function pingTargetOf(daemon: Daemon, serverId: string, serviceId: string): Promise<PingTarget> {
+  if (daemon.token !== undefined) return { serverId, serviceId };
+  const text = await call(daemon, `/services/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`, { method: "GET" });
   const key = (JSON.parse(text) as { check?: { pingKey?: unknown } }).check?.pingKey;
   if (typeof key !== "string") throw new NotSent(`${serverId}/${serviceId} is not a heartbeat (its check has no pingKey); give it "type": "heartbeat"`, true);
-  return key;
+  return { key };
 }
 
 export type PingSignal = { readonly signal: "success" | "start" | "fail" | "log" } | { readonly signal: "exit"; readonly exitCode: number };
 
 /** Send one ping; `body` is the job's output or message. */
-export async function sendPing(daemon: Daemon, pingKey: string, ping: PingSignal, options: { body?: string; rid?: string } = {}): Promise<void> {
+export async function sendPing(daemon: Daemon, target: PingTarget, ping: PingSignal, options: { body?: string; rid?: string } = {}): Promise<void> {
   const suffix = ping.signal === "success" ? "" : ping.signal === "exit" ? `/${ping.exitCode}` : `/${ping.signal}`;
   const query = options.rid ? `?rid=${options.rid}` : "";
-  await call(daemon, `/ping/${pingKey}${suffix}${query}`, { method: options.body === undefined ? "GET" : "POST", body: options.body });
+  const named = !("key" in target);
+  const base = named ? `${encodeURIComponent(target.serverId)}/${encodeURIComponent(target.serviceId)}` : target.key;
+  // Only a ping by name carries the token: the daemon reads /ping/A/B with a token as SERVER/SERVICE.
+  await call(daemon, `/ping/${base}${suffix}${query}`, { method: options.body === undefined ? "GET" : "POST", body: options.body, auth: named });
 }

@@ -15,6 +15,7 @@ import { runCommand } from "./run.ts";
 import { serveCommand } from "./serve.ts";
 import { silenceCommand } from "./silence.ts";
 import { tailCommand } from "./tail.ts";
+import { tokenCommand } from "./token.ts";
 
 import { exitCodes } from "./exit.ts";
 import { parseBooleanEnv, readBooleanEnv } from "./options.ts";
@@ -37,6 +38,7 @@ export function program(): Command {
     .addCommand(copyCommand())
     .addCommand(runCommand())
     .addCommand(pingCommand())
+    .addCommand(tokenCommand())
     .hook("preAction", (_root, action) => readBooleanEnv(action));
   const everywhere = (command: Command) => {
     // Before the subcommand or after it, as each command's own flag: a flag's value "--debug" stays a value.

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { Command } from "commander";
 import { UsageError } from "../config.ts";
 import { pingBodyLimit } from "../http/ping.ts";
-import { lookUpPingKey, pingKeyOption, sendPing, tokenOption, urlOption, type Daemon } from "./pinger.ts";
+import { pingKeyOption, pingTargetOf, sendPing, tokenOption, urlOption, type Daemon, type PingTarget } from "./pinger.ts";
 import { parseTarget } from "./target.ts";
 import { runWrapped } from "./wrapped.ts";
 
@@ -69,26 +69,26 @@ async function reported(command: readonly string[], target: string | undefined, 
     process.stderr.write(`healthd: warning: ${what}: ${error.message}; the job goes on\n`);
     return null;
   };
-  // The key and the start ping go while the command starts: a daemon that is slow to answer never delays the job.
-  const key = flags.pingKey !== undefined ? Promise.resolve(flags.pingKey) : lookUp(daemon, target!).catch(warn(`cannot find the ping key of ${target}`));
+  // The lookup and the start ping go while the command starts: a daemon that is slow to answer never delays the job.
+  const to = flags.pingKey !== undefined ? Promise.resolve({ key: flags.pingKey }) : lookUp(daemon, target!).catch(warn(`cannot find the ping key of ${target}`));
   const rid = randomUUID();
-  const started = key.then((k) => (k === null ? null : sendPing(daemon, k, { signal: "start" }, { rid }).catch(warn("the start ping was not sent"))));
+  const started = to.then((t) => (t === null ? null : sendPing(daemon, t, { signal: "start" }, { rid }).catch(warn("the start ping was not sent"))));
   const finished = await runWrapped(command, pingBodyLimit);
   if (finished.problem) process.stderr.write(`healthd: ${finished.problem}\n`);
   await started;
-  const pingKey = await key;
-  if (pingKey) {
+  const pingTarget = await to;
+  if (pingTarget) {
     const output = finished.problem ? Buffer.concat([finished.tail, Buffer.from(`healthd: ${finished.problem}\n`)]) : finished.tail;
     const body = output.length === 0 ? undefined : output.subarray(Math.max(0, output.length - pingBodyLimit)).toString("utf8");
-    await sendPing(daemon, pingKey, { signal: "exit", exitCode: Math.min(finished.code, 255) }, { body, rid }).catch(
+    await sendPing(daemon, pingTarget, { signal: "exit", exitCode: Math.min(finished.code, 255) }, { body, rid }).catch(
       warn(`the exit code ping (${finished.code}) was not sent`),
     );
   }
   return finished.code;
 }
 
-function lookUp(daemon: Daemon, target: string): Promise<string> {
+function lookUp(daemon: Daemon, target: string): Promise<PingTarget> {
   const { serverId, serviceId } = parseTarget(target);
   if (serviceId === undefined) return Promise.reject(new UsageError(`name one service: SERVER/SERVICE (got ${JSON.stringify(target)})`));
-  return lookUpPingKey(daemon, serverId!, serviceId);
+  return pingTargetOf(daemon, serverId!, serviceId);
 }

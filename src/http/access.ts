@@ -1,33 +1,83 @@
 /**
- * Access to the API: with a token configured, every request but GET /healthz must carry
- * `Authorization: Bearer <token>`. Both sides are hashed before a constant-time comparison, so neither the
- * token's content nor its length leaks through timing.
+ * Access to the API. Two kinds of token: the daemon's own (--token, in memory: admin), and scoped tokens
+ * stored in the database (`read`, `write`, `ping`, `admin`, optionally limited to some servers), found by the
+ * SHA-256 of the secret a request sends. With neither, the API is open. A token revoked on any node stops
+ * working at once on every node: the database is asked on every request that sends one it does not know.
+ *
+ * The daemon's token is compared hashed, in constant time, so neither its content nor its length leaks
+ * through timing. A stored token is looked up by its hash: timing can at most tell how much of a SHA-256 two
+ * hashes share, which says nothing of a secret (finding one from its hash is what SHA-256 prevents).
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import type { IncomingHttpHeaders } from "node:http";
+import type { Scope, TokenStore } from "../store/store.ts";
 import { HttpError } from "./problem.ts";
 
-const digest = (text: string) => createHash("sha256").update(text).digest();
+/** Who a request is: what it may do, and on which servers (null: all of them). */
+export interface Principal {
+  readonly scope: Scope;
+  readonly servers: readonly string[] | null;
+  /** For the log: the stored token's name, "--token", or "anyone" when the API is open. */
+  readonly name: string;
+}
 
-/** A check for the Authorization header, or null when no token is configured (the API is open). */
-export function bearerCheck(token: string | undefined): ((headers: IncomingHttpHeaders) => void) | null {
-  if (token === undefined) return null;
-  const expected = digest(token);
-  return (headers) => {
-    // The scheme name is case-insensitive (RFC 9110, 11.1).
-    const given = /^bearer +(.*)$/is.exec(headers.authorization ?? "")?.[1];
-    if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-      throw new HttpError(
-        401,
-        given === undefined
-          ? "this API needs a token: send Authorization: Bearer <token> (the daemon's --token or HEALTHD_TOKEN)"
-          : "the token is not the daemon's; check --token or HEALTHD_TOKEN",
-        undefined,
-        { "www-authenticate": 'Bearer realm="healthd"' },
-      );
+const anyone: Principal = { scope: "admin", servers: null, name: "anyone" };
+const daemonToken: Principal = { scope: "admin", servers: null, name: "--token" };
+
+/** The SHA-256 of a token's secret, hex: what the database keeps of it. */
+export const hashToken = (secret: string) => createHash("sha256").update(secret).digest("hex");
+
+/** A new token's secret: 32 random bytes, base64url, after a prefix that says what it is (secret scanners know it by). */
+export const newSecret = () => `hd_${randomBytes(32).toString("base64url")}`;
+
+const unauthorized = (detail: string) => new HttpError(401, detail, undefined, { "www-authenticate": 'Bearer realm="healthd"' });
+
+/** The bearer token of a request, if it sends one. The scheme name is case-insensitive (RFC 9110, 11.1). */
+export const bearer = (headers: IncomingHttpHeaders) => /^bearer +(.*)$/is.exec(headers.authorization ?? "")?.[1];
+
+/** Answers who a request is; throws HttpError 401 when it needs a token and sends none, or an unknown one. */
+export type Authenticate = (headers: IncomingHttpHeaders) => Promise<Principal>;
+
+export function authenticator(adminToken: string | undefined, store: Pick<TokenStore, "tokenByHash" | "hasTokens">): Authenticate {
+  const expected = adminToken === undefined ? undefined : createHash("sha256").update(adminToken).digest();
+  return async (headers) => {
+    const given = bearer(headers);
+    if (given === undefined) {
+      if (expected === undefined && !(await store.hasTokens())) return anyone;
+      throw unauthorized("this API needs a token: send Authorization: Bearer <token> (the daemon's --token or HEALTHD_TOKEN, or one from healthd token create)");
     }
+    if (expected !== undefined && timingSafeEqual(createHash("sha256").update(given).digest(), expected)) return daemonToken;
+    const stored = await store.tokenByHash(hashToken(given));
+    if (stored) return { scope: stored.scope, servers: stored.servers, name: stored.name };
+    if (expected === undefined && !(await store.hasTokens())) return anyone;
+    throw unauthorized("the token is not known (revoked, mistyped, or of another database); check --token or HEALTHD_TOKEN, or list tokens with healthd token list");
   };
+}
+
+/** What each scope may do beyond its own name: write may read and ping; admin may do everything. */
+const grants: Readonly<Record<Scope, readonly Scope[]>> = {
+  read: ["read"],
+  ping: ["ping"],
+  write: ["read", "write", "ping"],
+  admin: ["read", "write", "ping", "admin"],
+};
+
+/** Throws 403 unless `principal` may do what `scope` names; `what` is the request, for the message. */
+export function permitScope(principal: Principal, scope: Scope, what: string): void {
+  if (grants[principal.scope].includes(scope)) return;
+  throw new HttpError(403, `${what} needs a token of scope ${scope} or above; token ${JSON.stringify(principal.name)} has scope ${principal.scope}`);
+}
+
+/**
+ * Throws 403 unless `principal` may use server `serverId`; undefined: something of every server, which a
+ * token limited to some servers may not do.
+ */
+export function permitServer(principal: Principal, serverId: string | undefined, what: string): void {
+  if (principal.servers === null) return;
+  const limited = `token ${JSON.stringify(principal.name)} is limited to server${principal.servers.length === 1 ? "" : "s"} ${principal.servers.join(", ")}`;
+  if (serverId === undefined) throw new HttpError(403, `${what} covers every server; ${limited}: ask for one of them (GET /services/{serverId})`);
+  if (!principal.servers.includes(serverId)) throw new HttpError(403, `${what} is on server ${serverId}; ${limited}`);
 }
 
 /** Whether `host` only accepts connections from this machine. */

@@ -7,6 +7,7 @@ import { validate, type FieldError } from "../validate.ts";
 import type { Incident, Store } from "../store/store.ts";
 import { incidentCursor } from "./cursor.ts";
 import { incidentsAnswer, silenceAnswer, silencesAnswer } from "./answers.ts";
+import { permitServer } from "./access.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Route } from "./router.ts";
 import { noServer, noService, pageCursor, pageLimit, serviceKey } from "./services.ts";
@@ -59,6 +60,7 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
         POST: {
           summary: "Silence a server, or one of its services, for a while: checks run and are stored, nothing is published",
           operationId: "addSilence",
+          server: "handler",
           body: { schema: silenceBody, required: true },
           responses: {
             201: { description: "Added", schema: silenceAnswer },
@@ -73,6 +75,7 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
             const parsed = validate(silenceBody, body);
             if (!parsed.ok) throw invalid(parsed.errors, "the silence");
             const s = parsed.value;
+            permitServer(await req.principal(), s.server, "POST /silences");
             const now = ctx.now();
             const startsAt = s.startsAt ?? now;
             const endsAt = s.until ?? startsAt + s.durationSeconds! * 1000;
@@ -100,9 +103,15 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
         DELETE: {
           summary: "End a silence now (a future one is removed)",
           operationId: "endSilence",
+          server: "handler",
           responses: { 204: { description: "Ended" }, 404: { description: "No such silence, or it is over" } },
           handle: async (req) => {
             const silenceId = /^[0-9]{1,15}$/.test(req.params.id!) ? Number(req.params.id) : undefined;
+            const who = await req.principal();
+            if (who.servers !== null && silenceId !== undefined) {
+              const silence = (await store.silences(ctx.now())).find((s) => s.id === silenceId);
+              if (silence) permitServer(who, silence.serverId, `DELETE /silences/${silenceId}`);
+            }
             if (silenceId === undefined || !(await store.endSilence(silenceId, ctx.now()))) {
               throw new HttpError(404, `no silence ${JSON.stringify(req.params.id)} that has not ended; GET /silences lists them`);
             }
@@ -117,10 +126,12 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
         GET: {
           summary: "Incidents, newest first, a page at a time",
           operationId: "listIncidents",
+          server: "handler",
           query: allIncidentsQuery,
           responses: { 200: { description: "A page of incidents", schema: incidentsAnswer }, 400: badInput },
           handle: async (req) => {
             const q = req.query as z.output<typeof allIncidentsQuery>;
+            permitServer(await req.principal(), q.server, "GET /incidents");
             return { status: 200, body: incidentsPage(await store.incidents({ ...q, serverId: q.server, serviceId: q.service }), ctx.now()) };
           },
         },

@@ -175,3 +175,15 @@ export const problemAnswer = z.strictObject({
   detail: z.string(),
   errors: z.array(z.strictObject({ path: z.string().describe("JSON Pointer into the input"), message: z.string() })).optional(),
 });
+
+export const tokenAnswer = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  scope: z.enum(["read", "write", "ping", "admin"]),
+  servers: z.array(z.string()).nullable().describe("The servers it may use; null: all of them"),
+  createdAt: time,
+});
+
+export const tokensAnswer = z.strictObject({ tokens: z.array(tokenAnswer) });
+
+export const createdTokenAnswer = tokenAnswer.extend({ token: z.string().describe("The secret: shown this once, never stored (only its SHA-256 is)") });

@@ -1,7 +1,9 @@
 /**
  * The ping URLs of heartbeats, compatible with Healthchecks.io's, so that a job moves to healthd by changing
  * only its base URL: `/ping/{key}` success, `/start`, `/fail`, `/log`, `/{exitCode}`; HEAD, GET or POST, with
- * `?rid=` to pair a start with its finish. The key is the secret: no token is needed. Answers are plain text as
+ * `?rid=` to pair a start with its finish. The key is the secret: no token is needed. A ping may instead name
+ * its heartbeat, `/ping/{serverId}/{serviceId}[/signal]`, with a token that may ping that server (a ping,
+ * write or admin token): a request that sends a token is read that way. Answers are plain text as
  * Healthchecks.io's are (`OK`, `not found`), each with `Ping-Body-Limit`; a POST body is kept, its first 10,000
  * bytes. A ping is taken into memory and answered at once, stored with the next batch (and kept through a
  * database outage, as check results are); each key is limited to a rate well above any job's.
@@ -9,11 +11,15 @@
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import type { Ping } from "../batch.ts";
+import { bearer, permitScope, permitServer } from "./access.ts";
+import { HttpError } from "./problem.ts";
 import type { Request, Response, Route } from "./router.ts";
 
 export interface PingContext {
   /** Take a ping for the heartbeat of `pingKey`: false when none has it. */
   readonly ping: (pingKey: string, ping: Ping, at: number) => boolean;
+  /** The ping key of the heartbeat `serverId/serviceId`, for pings by name; undefined when it is none. */
+  readonly pingKeyOf: (serverId: string, serviceId: string) => string | undefined;
   readonly clock: Clock;
 }
 
@@ -49,8 +55,25 @@ export function pingRoutes(ctx: PingContext): Route[] {
     return true;
   };
 
+  /** The ping key and signal word a request names: by key, or by name with a token. */
+  const target = async (req: Request): Promise<{ key: string | undefined; word: string | undefined }> => {
+    const { key, signal, serverId, serviceId } = req.params as Partial<Record<"key" | "signal" | "serverId" | "serviceId", string>>;
+    if (serverId === undefined && (signal === undefined || (bearer(req.headers) === undefined && uuid.test(key!)))) return { key: key!, word: signal };
+    // By name: /ping/{serverId}/{serviceId}[/{signal}], with a token (ping keys are UUIDs: without a token, a
+    // first segment that is none is a name whose token was forgotten).
+    const [server, service, word] = serverId === undefined ? [key!, signal!, undefined] : [serverId, serviceId!, signal];
+    if (bearer(req.headers) === undefined) {
+      throw new HttpError(401, `a ping by server and service name (${server}/${service}) needs a token that may ping: send Authorization: Bearer <token>`);
+    }
+    const who = await req.principal();
+    const what = `a ping of ${server}/${service}`;
+    permitScope(who, "ping", what);
+    permitServer(who, server, what);
+    return { key: ctx.pingKeyOf(server, service), word };
+  };
+
   const handle = async (req: Request): Promise<Response> => {
-    const { key, signal: word } = req.params as { key: string; signal?: string };
+    const { key, word } = await target(req);
     const { rid } = req.query as z.output<typeof pingQuery>;
     let signal: Ping["signal"] = "success";
     let exitCode: number | null = null;
@@ -61,6 +84,7 @@ export function pingRoutes(ctx: PingContext): Route[] {
       exitCode = Number(word);
     }
     if (rid !== undefined && !uuid.test(rid)) return text(400, "invalid rid: it must be a UUID\n");
+    if (key === undefined) return text(404, "not found\n");
     const now = ctx.clock.now();
     if (!allowed(key, now)) return text(429, "too many pings for this key; slow down\n", { "retry-after": "1" });
     const body = req.method === "POST" ? await req.body() : undefined;
@@ -78,12 +102,21 @@ export function pingRoutes(ctx: PingContext): Route[] {
     responses: {
       200: { description: "OK", contentType: "text/plain" },
       400: { description: "A bad exit code or rid" },
-      404: { description: "No heartbeat has this key" },
+      401: { description: "A ping by name without a token, or with an unknown one" },
+      403: { description: "A ping by name with a token that may not ping that server" },
+      404: { description: "No heartbeat has this key (or this name)" },
       429: { description: "Too many pings for this key" },
     },
     handle,
   });
   return [
+    {
+      path: "/ping/:serverId/:serviceId/:signal",
+      methods: {
+        GET: operation("A heartbeat named by server and service, with a ping token: start, fail, log, or an exit code (HEAD too)", "pingNamedSignal"),
+        POST: operation("The same with the job's output as the body", "pingNamedSignalWithBody"),
+      },
+    },
     {
       path: "/ping/:key",
       methods: {
@@ -94,7 +127,10 @@ export function pingRoutes(ctx: PingContext): Route[] {
     {
       path: "/ping/:key/:signal",
       methods: {
-        GET: operation("A heartbeat's job started, failed, logged, or exited with a code: start, fail, log, or 0 to 255 (HEAD too)", "pingSignal"),
+        GET: operation(
+          "A heartbeat's job started, failed, logged, or exited with a code: start, fail, log, or 0 to 255 (HEAD too); with a ping token, /ping/{serverId}/{serviceId}: it succeeded",
+          "pingSignal",
+        ),
         POST: operation("The same with the job's output as the body", "pingSignalWithBody"),
       },
     },

@@ -36,6 +36,9 @@ export function pushRoutes(publisher: Publisher, version: string): Route[] {
         POST: {
           summary: "Publish a test notification to an ntfy topic through the configured ntfy server",
           operationId: "pushTestNotification",
+          // It publishes to any topic of the daemon's ntfy server: the daemon's business, not a server's.
+          scope: "admin",
+          server: "none",
           body: { schema: pushBody, required: false, types: ["text/plain"] },
           responses: {
             200: { description: "ntfy took it", schema: pushAnswer },

@@ -10,6 +10,8 @@ import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import { validate, type FieldError } from "../validate.ts";
 import { StoreUnavailable } from "../store/errors.ts";
+import type { Scope } from "../store/store.ts";
+import { permitScope, permitServer, type Authenticate, type Principal } from "./access.ts";
 import { parseJson } from "./json.ts";
 import { HttpError, invalid, problem } from "./problem.ts";
 
@@ -23,6 +25,8 @@ export interface Request {
   json(): Promise<unknown>;
   /** The body as it came, with its media type, for operations that take more than JSON; undefined when empty. */
   body(): Promise<{ readonly type: string; readonly text: string } | undefined>;
+  /** Who sent it (throws HttpError 401 for a missing or unknown token); already checked unless the operation is open. */
+  principal(): Promise<Principal>;
 }
 
 export interface Response {
@@ -85,6 +89,14 @@ export interface Operation {
   readonly responses: Readonly<Record<number, Answer>>;
   /** Answered without the token, when the daemon has one. Default false. */
   readonly open?: boolean;
+  /** The scope a token needs (see access.ts); default read for GET, write for the others. */
+  readonly scope?: Scope;
+  /**
+   * The server it reads or changes, for tokens limited to some servers: the path's `serverId` when it has one;
+   * "handler": the handler checks (the server is in the body, say); "none": it shows nothing of any server's.
+   * Otherwise it covers every server, and a limited token is refused.
+   */
+  readonly server?: "handler" | "none";
   readonly handle: Handler;
 }
 
@@ -101,9 +113,11 @@ const compressAbove = 8 * 1024;
 export const maxBodyBytes = 1024 * 1024;
 
 export interface ListenerOptions {
-  /** Throws HttpError (401) when a request may not use the API; GET and HEAD /healthz are always open. */
-  readonly authorize?: ((headers: IncomingMessage["headers"]) => void) | null;
+  /** Who a request is; throws HttpError (401) when it may not use the API. Absent: everyone is admin. */
+  readonly authenticate?: Authenticate;
 }
+
+const everyone: Principal = { scope: "admin", servers: null, name: "anyone" };
 
 export function createListener(routes: readonly Route[], log: Logger, options: ListenerOptions = {}) {
   const compiled = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));
@@ -154,8 +168,10 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       const found = match(url.pathname);
       const methods = found?.route.methods as Partial<Record<string, Operation>> | undefined;
       const operation = methods?.[method] ?? (method === "HEAD" ? methods?.GET : undefined);
-      // Everything but the open operations needs the token, unknown paths included (they say nothing then).
-      if (!operation?.open) options.authorize?.(req.headers);
+      let who: Promise<Principal> | undefined;
+      const principal = () => (who ??= options.authenticate?.(req.headers) ?? Promise.resolve(everyone));
+      // Everything but the open operations needs a token, unknown paths included (they say nothing then).
+      if (!operation?.open) await principal();
       if (!found) {
         const why = url.pathname.includes("//") ? "; the path has an empty segment (//)" : "";
         throw new HttpError(404, `no such endpoint: ${JSON.stringify(url.pathname.slice(0, 200))}${why} (see GET /openapi.json)`);
@@ -172,6 +188,12 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
           { path: `/${name}`, message: "contains control characters; remove them" },
         ]);
       }
+      if (!operation.open) {
+        const who = await principal();
+        const what = `${method} ${url.pathname}`;
+        permitScope(who, operation.scope ?? (method === "GET" || method === "HEAD" ? "read" : "write"), what);
+        if (operation.server === undefined) permitServer(who, found.params.serverId, what);
+      }
       const query = parseQuery(operation.query, url.searchParams);
       let read: Promise<{ type: string; text: string } | undefined> | undefined;
       const body = () => (read ??= readBody(req));
@@ -182,6 +204,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         headers: req.headers,
         body,
         json: async () => json(await body()),
+        principal,
       });
     } catch (error) {
       if (error instanceof HttpError) {

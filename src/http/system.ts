@@ -37,6 +37,7 @@ export function systemRoutes(
         GET: {
           summary: "This API's OpenAPI 3.1 description",
           operationId: "getOpenApi",
+          server: "none",
           responses: { 200: { description: "The OpenAPI document", contentType: "application/json" } },
           handle: () => ({ status: 200, body: document() }),
         },

@@ -4,7 +4,7 @@
  */
 import type { Entry } from "../model.ts";
 import { countShown, dueAt, shown, upstreamRefs } from "../status/shown.ts";
-import type { Incident, Silence, Store, StoredService } from "../store/store.ts";
+import type { Incident, Silence, Store, StoredService, TokenRecord } from "../store/store.ts";
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
@@ -130,4 +130,8 @@ export function incidentJson(i: Incident, now: number) {
     firstError: i.firstError,
     notified: i.notified,
   };
+}
+
+export function tokenJson(t: TokenRecord) {
+  return { id: String(t.id), name: t.name, scope: t.scope, servers: t.servers, createdAt: iso(t.createdAt) };
 }

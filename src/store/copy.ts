@@ -118,6 +118,12 @@ const tables = [
     key: ["domain"],
     columns: [["domain", "text"], ["expires_at", "bigint"], ["looked_up_at", "bigint"], ["problem", "text"]],
   }),
+  table({
+    table: "tokens",
+    key: ["id"],
+    identity: "id",
+    columns: [["id", "bigint"], ["name", "text"], ["scope", "text"], ["servers", "text"], ["hash", "text"], ["created_at", "bigint"]],
+  }),
 ];
 
 export interface CopyProgress {

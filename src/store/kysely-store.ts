@@ -15,6 +15,7 @@ import * as outbox from "./queries/outbox.ts";
 import { readBatch, writeDecision } from "./queries/results.ts";
 import * as servers from "./queries/servers.ts";
 import * as status from "./queries/status.ts";
+import * as tokens from "./queries/tokens.ts";
 import { ServiceMemo } from "./memo.ts";
 import type { Store, WatchOptions } from "./store.ts";
 import type { Tables } from "./tables.ts";
@@ -170,6 +171,12 @@ export class KyselyStore implements Store {
   silences = (now: number) => this.#run(() => alerting.silences(this.#db, now));
   endSilence = (id: number, now: number) => this.#write((trx) => alerting.endSilence(trx, id, now));
   incidents: Store["incidents"] = (query) => this.#run(() => alerting.incidents(this.#db, query));
+
+  createToken: Store["createToken"] = (token, now) => this.#write((trx) => tokens.createToken(trx, token, now));
+  tokens = () => this.#run(() => tokens.tokens(this.#db));
+  tokenByHash = (hash: string) => this.#run(() => tokens.tokenByHash(this.#db, hash));
+  hasTokens = () => this.#run(() => tokens.hasTokens(this.#db));
+  revokeToken = (id: number) => this.#write((trx) => tokens.revokeToken(trx, id));
 
   claimNotifications = (instance: string, now: number) => this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));

@@ -110,6 +110,39 @@ export interface AlertingStore {
   incidents(query: IncidentQuery): Promise<{ incidents: Incident[]; next: number | null }>;
 }
 
+/** Scoped tokens of the API, found by the SHA-256 of their secret (see src/http/access.ts). */
+export interface TokenStore {
+  /** Store a new token; "name taken" when another has its name (nothing is written then). */
+  createToken(token: NewToken, now: number): Promise<TokenRecord | "name taken">;
+  /** Every token, oldest first. */
+  tokens(): Promise<TokenRecord[]>;
+  /** The token whose secret hashes to `hash`, if it exists (not revoked). */
+  tokenByHash(hash: string): Promise<TokenRecord | undefined>;
+  /** Whether any token exists: then the API needs one. */
+  hasTokens(): Promise<boolean>;
+  /** Delete it: it stops working at once on every node. False when there is none of that id. */
+  revokeToken(id: number): Promise<boolean>;
+}
+
+export type Scope = "read" | "write" | "ping" | "admin";
+
+export interface NewToken {
+  readonly name: string;
+  readonly scope: Scope;
+  /** The servers it may use; null: all of them. */
+  readonly servers: readonly string[] | null;
+  /** The SHA-256 of its secret, hex. */
+  readonly hash: string;
+}
+
+export interface TokenRecord {
+  readonly id: number;
+  readonly name: string;
+  readonly scope: Scope;
+  readonly servers: readonly string[] | null;
+  readonly createdAt: number;
+}
+
 /** Nodes: every `healthd serve` on the database, and who runs which check. */
 export interface ClusterStore {
   /**
@@ -179,7 +212,8 @@ export interface DomainStore {
   saveRegistration(domain: string, found: { expiresAt: number | null; problem: string | null }, now: number): Promise<void>;
 }
 
-export interface Store extends ConfigurationStore, ResultStore, ReadModelStore, AlertingStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
+export interface Store
+  extends ConfigurationStore, ResultStore, ReadModelStore, AlertingStore, TokenStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
   readonly engine: Engine;
   /** Where the data lives, fit to print: the file, or the URL without its password. */
   readonly location: string;

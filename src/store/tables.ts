@@ -240,6 +240,17 @@ export interface DomainRegistrationsTable {
   problem: string | null;
 }
 
+/** A scoped token of the API: its secret is never stored, only the SHA-256 of it (hex). */
+export interface TokensTable {
+  id: Generated<number>;
+  name: string;
+  scope: "read" | "write" | "ping" | "admin";
+  /** JSON list of server ids it is limited to; null: every server. */
+  servers: string | null;
+  hash: string;
+  created_at: number;
+}
+
 export interface Tables {
   servers: ServersTable;
   services: ServicesTable;
@@ -256,4 +267,5 @@ export interface Tables {
   service_owners: ServiceOwnersTable;
   location_results: LocationResultsTable;
   domain_registrations: DomainRegistrationsTable;
+  tokens: TokensTable;
 }
