@@ -128,7 +128,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await http.close();
     throw error;
   }
-  http.serve(createListener(running.routes, options.log.child({ part: "http" }), { authenticate: authenticator(options.token, store) }));
+  const authenticate = authenticator(options.token, store, await store.hasTokens().catch(() => undefined));
+  http.serve(createListener(running.routes, options.log.child({ part: "http" }), { authenticate }));
   options.log.info("listening", { url: http.url, db: store.location, version });
   options.log.info(`open ${http.url}/status to see every service`);
 

@@ -4,6 +4,10 @@
  * SHA-256 of the secret a request sends. With neither, the API is open. A token revoked on any node stops
  * working at once on every node: the database is asked on every request that sends one it does not know.
  *
+ * While the database cannot answer (an outage), access is decided from what it last said: a token it accepted
+ * is still accepted, and an API it last said had no tokens stays open; nothing else gets in. The daemon's own
+ * token, --public-status and /healthz never need the database.
+ *
  * The daemon's token is compared hashed, in constant time, so neither its content nor its length leaks
  * through timing. A stored token is looked up by its hash: timing can at most tell how much of a SHA-256 two
  * hashes share, which says nothing of a secret (finding one from its hash is what SHA-256 prevents).
@@ -11,6 +15,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import type { IncomingHttpHeaders } from "node:http";
+import { StoreUnavailable } from "../store/errors.ts";
 import type { Scope, TokenStore } from "../store/store.ts";
 import { HttpError } from "./problem.ts";
 
@@ -39,18 +44,48 @@ export const bearer = (headers: IncomingHttpHeaders) => /^bearer +(.*)$/is.exec(
 /** Answers who a request is; throws HttpError 401 when it needs a token and sends none, or an unknown one. */
 export type Authenticate = (headers: IncomingHttpHeaders) => Promise<Principal>;
 
-export function authenticator(adminToken: string | undefined, store: Pick<TokenStore, "tokenByHash" | "hasTokens">): Authenticate {
+/** `hadTokens`: whether the database held tokens at start, for an outage before the first request. */
+export function authenticator(adminToken: string | undefined, store: Pick<TokenStore, "tokenByHash" | "hasTokens">, hadTokensAtStart?: boolean): Authenticate {
   const expected = adminToken === undefined ? undefined : createHash("sha256").update(adminToken).digest();
+  // What the database last said, for when it cannot answer: tokens it accepted (by hash), whether any existed.
+  const accepted = new Map<string, Principal>();
+  let hadTokens = hadTokensAtStart;
+  /** Whether the database holds tokens; during an outage, what it last said (unknown: the outage's 503). */
+  const hasTokens = async () => {
+    if (expected !== undefined) return true;
+    try {
+      return (hadTokens = await store.hasTokens());
+    } catch (error) {
+      if (error instanceof StoreUnavailable && hadTokens !== undefined) return hadTokens;
+      throw error;
+    }
+  };
+  const lookUp = async (hash: string): Promise<Principal | undefined> => {
+    let stored;
+    try {
+      stored = await store.tokenByHash(hash);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailable)) throw error;
+      if (accepted.has(hash)) return accepted.get(hash);
+      if (expected === undefined && hadTokens === false) return undefined; // an open API: the token does not matter
+      throw error;
+    }
+    if (!stored) return void accepted.delete(hash);
+    const principal: Principal = { scope: stored.scope, servers: stored.servers, name: stored.name };
+    if (accepted.size >= 1000) accepted.clear();
+    accepted.set(hash, principal);
+    return principal;
+  };
   return async (headers) => {
     const given = bearer(headers);
     if (given === undefined) {
-      if (expected === undefined && !(await store.hasTokens())) return anyone;
+      if (!(await hasTokens())) return anyone;
       throw unauthorized("this API needs a token: send Authorization: Bearer <token> (the daemon's --token or HEALTHD_TOKEN, or one from healthd token create)");
     }
     if (expected !== undefined && timingSafeEqual(createHash("sha256").update(given).digest(), expected)) return daemonToken;
-    const stored = await store.tokenByHash(hashToken(given));
-    if (stored) return { scope: stored.scope, servers: stored.servers, name: stored.name };
-    if (expected === undefined && !(await store.hasTokens())) return anyone;
+    const stored = await lookUp(hashToken(given));
+    if (stored) return stored;
+    if (!(await hasTokens())) return anyone;
     throw unauthorized("the token is not known (revoked, mistyped, or of another database); check --token or HEALTHD_TOKEN, or list tokens with healthd token list");
   };
 }
