@@ -34,51 +34,63 @@ Examples:
   healthd export > servers.yaml && healthd apply servers.yaml     # changes nothing
   healthd apply servers.yaml --prune`,
     )
-    .action(async (file: string, flags: { db: string; dryRun?: boolean; prune?: boolean; json?: boolean }) => {
+    .action(async (file: string, flags: ApplyFlags) => {
       let text: string;
       try {
         text = readFileSync(file === "-" ? 0 : file, "utf8");
       } catch (error) {
         throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       }
-      const parsed = parseServersFile(text, file === "-" ? "<stdin>" : file, process.env);
-      if (!parsed.ok) throw new UsageError(`${file} is invalid; nothing was applied:\n  ${parsed.errors.join("\n  ")}`);
-      const store = await openForWriting(flags.db);
-      try {
-        const dryRun = flags.dryRun ?? false;
-        let result;
-        try {
-          result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun });
-        } catch (error) {
-          if (error instanceof PingKeyTaken) {
-            const [serverId, serviceId] = error.service.split("/") as [string, string];
-            const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
-            const path = `/${serverId}/services/${position}/check/pingKey`;
-            throw new UsageError(`${file} cannot be applied; nothing was applied:\n  ${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`);
-          }
-          if (!(error instanceof DependenciesRefused)) throw error;
-          // Where a service's reference sits in the file: under its server's id.
-          const refusal = describeRefusal(error.problems, (service, index) => {
-            const [serverId, serviceId] = service.split("/") as [string, string];
-            const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
-            return position === -1 ? undefined : `/${serverId}/services/${position}/check/dependsOn/${index}`;
-          });
-          const located = refusal.errors.map((e) => `${parsed.where(e.path)}: ${e.path}: ${e.message}`);
-          throw new UsageError(`${file} cannot be applied; nothing was applied:\n  ${(located.length > 0 ? located : [refusal.detail]).join("\n  ")}`);
-        }
-        if (flags.json) {
-          // Server ids by outcome (what scripts read first), then each server's changes service by service.
-          const ids = (outcome: ServerChange["outcome"]) => result.servers.filter((s) => s.outcome === outcome).map((s) => s.serverId);
-          const summary = { created: ids("created"), updated: ids("updated"), unchanged: ids("unchanged"), deleted: ids("deleted") };
-          process.stdout.write(JSON.stringify({ dryRun, ...summary, servers: result.servers }) + "\n");
-          return;
-        }
-        for (const change of result.servers) process.stdout.write(describe(change, dryRun));
-        if (dryRun) process.stdout.write("dry run: nothing was changed\n");
-      } finally {
-        await store.close();
-      }
+      await applyText(text, file === "-" ? "<stdin>" : file, flags);
     });
+}
+
+export interface ApplyFlags {
+  readonly db: string;
+  readonly dryRun?: boolean;
+  readonly prune?: boolean;
+  readonly json?: boolean;
+}
+
+/** Apply a servers document (`label` names it in errors), printing what changed: apply's and import's. */
+export async function applyText(text: string, label: string, flags: ApplyFlags): Promise<void> {
+  const parsed = parseServersFile(text, label, process.env);
+  if (!parsed.ok) throw new UsageError(`${label} is invalid; nothing was applied:\n  ${parsed.errors.join("\n  ")}`);
+  const store = await openForWriting(flags.db);
+  try {
+    const dryRun = flags.dryRun ?? false;
+    let result;
+    try {
+      result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun });
+    } catch (error) {
+      if (error instanceof PingKeyTaken) {
+        const [serverId, serviceId] = error.service.split("/") as [string, string];
+        const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
+        const path = `/${serverId}/services/${position}/check/pingKey`;
+        throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`);
+      }
+      if (!(error instanceof DependenciesRefused)) throw error;
+      // Where a service's reference sits in the file: under its server's id.
+      const refusal = describeRefusal(error.problems, (service, index) => {
+        const [serverId, serviceId] = service.split("/") as [string, string];
+        const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
+        return position === -1 ? undefined : `/${serverId}/services/${position}/check/dependsOn/${index}`;
+      });
+      const located = refusal.errors.map((e) => `${parsed.where(e.path)}: ${e.path}: ${e.message}`);
+      throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${(located.length > 0 ? located : [refusal.detail]).join("\n  ")}`);
+    }
+    if (flags.json) {
+      // Server ids by outcome (what scripts read first), then each server's changes service by service.
+      const ids = (outcome: ServerChange["outcome"]) => result.servers.filter((s) => s.outcome === outcome).map((s) => s.serverId);
+      const summary = { created: ids("created"), updated: ids("updated"), unchanged: ids("unchanged"), deleted: ids("deleted") };
+      process.stdout.write(JSON.stringify({ dryRun, ...summary, servers: result.servers }) + "\n");
+      return;
+    }
+    for (const change of result.servers) process.stdout.write(describe(change, dryRun));
+    if (dryRun) process.stdout.write("dry run: nothing was changed\n");
+  } finally {
+    await store.close();
+  }
 }
 
 /**

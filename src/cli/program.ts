@@ -9,6 +9,7 @@ import { applyCommand } from "./apply.ts";
 import { checkCommand } from "./check.ts";
 import { copyCommand } from "./copy.ts";
 import { exportCommand } from "./export.ts";
+import { importCommand } from "./import.ts";
 import { migrateCommand } from "./migrate.ts";
 import { pingCommand } from "./ping.ts";
 import { runCommand } from "./run.ts";
@@ -33,6 +34,7 @@ export function program(): Command {
     .addCommand(applyCommand())
     .addCommand(silenceCommand())
     .addCommand(exportCommand())
+    .addCommand(importCommand())
     .addCommand(tailCommand())
     .addCommand(migrateCommand())
     .addCommand(copyCommand())

@@ -1,0 +1,119 @@
+/**
+ * What every importer shares: the servers document it builds, the ids it makes from names, and the list of
+ * what it could not carry over. Importers are pure: what was read from the other tool in, a document out.
+ */
+import { stringify } from "yaml";
+import { serverDocument } from "../schema/index.ts";
+import { validate } from "../validate.ts";
+
+/** A check as a servers file writes it (the input shape of PUT /services/{id}: defaults left out). */
+export type Check = Record<string, unknown>;
+
+export interface Imported {
+  /** Server id → server document, as `healthd apply` reads it. */
+  readonly servers: Record<string, { name?: string; services: { id: string; name?: string; check: Check }[] }>;
+  /** One line per monitor, condition or setting not carried over, and why. */
+  readonly notes: string[];
+}
+
+/** Thrown when the file is not what --from says: the message says what it looked like (exit 2). */
+export class NotThatFormat extends Error {}
+
+/** An id from a name: lower case, runs of anything else than a-z 0-9 . _ - as one dash, at most 64. */
+export function slug(name: string, fallback: string): string {
+  const id = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[-.]+|[-.]+$/g, "")
+    .slice(0, 64)
+    .replace(/[-.]+$/, "");
+  return id === "" ? fallback : id;
+}
+
+/** Builds the document: servers in order of first use, service ids made unique within their server. */
+export class DocumentBuilder {
+  readonly servers: Imported["servers"] = {};
+  readonly notes: string[] = [];
+
+  server(id: string, name?: string): void {
+    this.servers[id] ??= { ...(name !== undefined && name !== id ? { name } : {}), services: [] };
+  }
+
+  /** Add a service; answers the id it got (the slug of its name, with -2, -3... when taken). */
+  add(serverId: string, name: string, check: Check, fallbackId: string): string {
+    this.server(serverId);
+    const services = this.servers[serverId]!.services;
+    const base = slug(name, fallbackId);
+    let id = base;
+    for (let n = 2; services.some((s) => s.id === id); n++) id = `${base.slice(0, 60)}-${n}`;
+    services.push({ id, ...(name !== id ? { name: name.slice(0, 200) } : {}), check });
+    return id;
+  }
+
+  note(what: string, why: string): void {
+    this.notes.push(`${what}: ${why}`);
+  }
+
+  /**
+   * The document, each server validated as apply would: a service apply would refuse is left out and noted
+   * with the reason, so what is printed always applies. With `variables`, a `${NAME}` (or `${NAME:-default}`)
+   * is validated as its default or as a plain word, since apply fills it from the environment.
+   */
+  finish({ variables = false } = {}): Imported {
+    const filled = (value: unknown): unknown =>
+      typeof value === "string"
+        ? value.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-([^}]*))?\}/g, (_, fallback: string | undefined) => fallback ?? "variable")
+        : Array.isArray(value)
+          ? value.map(filled)
+          : typeof value === "object" && value !== null
+            ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, filled(v)]))
+            : value;
+    for (const [serverId, server] of Object.entries(this.servers)) {
+      for (;;) {
+        const parsed = validate(serverDocument, variables ? filled(server) : server);
+        // A field made of a variable is checked when apply fills it, not here.
+        const error = parsed.ok ? undefined : parsed.errors.find((e) => !(variables && holdsVariable(server, e.path)));
+        if (!error) break;
+        const index = /^\/services\/(\d+)/.exec(error.path)?.[1];
+        if (index === undefined) throw new Error(`an imported server ${serverId} is invalid at ${error.path}: ${error.message}`);
+        const [dropped] = server.services.splice(Number(index), 1);
+        this.note(`${serverId}/${dropped!.id}`, `left out: ${error.path.replace(/^\/services\/\d+/, "")} ${error.message}`);
+      }
+    }
+    return { servers: this.servers, notes: this.notes };
+  }
+}
+
+/** Whether the value at JSON Pointer `path` in `document` (or the deepest one there) is a string with a ${...}. */
+function holdsVariable(document: unknown, path: string): boolean {
+  let value = document;
+  for (const segment of path.split("/").slice(1)) {
+    const next = (value as Record<string, unknown> | null)?.[segment];
+    if (next === undefined) break;
+    value = next;
+  }
+  return typeof value === "string" && value.includes("${");
+}
+
+/**
+ * The document as YAML. `escapeDollars`: the other tool's values are literal, so a `$` that apply would read
+ * as a variable (`${` or `$$`) is written `$$`; Gatus's own `${VAR}` are variables, and stay.
+ */
+export function renderImported(imported: Imported, escapeDollars: boolean): string {
+  const text = stringify(imported.servers, { lineWidth: 0 });
+  return escapeDollars ? text.replace(/\$(?=[{$])/g, "$$$$") : text;
+}
+
+/** Seconds from a Go-style duration (Gatus): 30s, 5m, 1h30m, 250ms, 10d; undefined when it is none. */
+export function durationSeconds(text: unknown): number | undefined {
+  if (typeof text === "number" && Number.isFinite(text)) return text;
+  if (typeof text !== "string") return undefined;
+  const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 };
+  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text.trim()) return undefined;
+  return parts.reduce((sum, [, n, unit]) => sum + Number(n) * units[unit!]!, 0);
+}
+
+export const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, Math.round(value)));
