@@ -208,7 +208,16 @@ test("POST /push/topics/{topic}: 200 with ntfy's id and time, 400 for what ntfy 
   assert.equal(ntfy.messages("my-test")[2]!.message, "backup done ✓");
   assert.equal((await d.api("POST", "/push/topics/my-test", { message: "x", click: "https://example.org/x" })).status, 200);
   assert.equal(ntfy.messages("my-test")[3]!.click, "https://example.org/x");
-  assert.equal((await d.api("POST", "/push/topics/my-test", "<b>x</b>", { "content-type": "text/html" })).status, 415);
+  // curl -d sends a form-encoded body: any body that is not JSON is the message, untitled, as ntfy takes it.
+  const form = await d.api("POST", "/push/topics/my-test", "backup done", { "content-type": "application/x-www-form-urlencoded" });
+  assert.equal(form.status, 200, JSON.stringify(form.body));
+  assert.equal((await d.api("POST", "/push/topics/my-test", "<b>x</b>", { "content-type": "text/html" })).status, 200);
+  assert.deepEqual(
+    ntfy.messages("my-test").slice(4).map((m) => [m.title, m.message, m.tags]),
+    [[undefined, "backup done", ["healthd"]], [undefined, "<b>x</b>", ["healthd"]]],
+  );
+  assert.equal(ntfy.messages("my-test")[2]!.title, undefined, "a plain message is not titled as a test");
+  assert.equal((await d.api("POST", "/push/topics/my-test", "{not json", { "content-type": "application/json" })).status, 400);
 
   for (const [path, body] of [
     ["/push/topics/bad%20topic", undefined],

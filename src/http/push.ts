@@ -1,6 +1,7 @@
 /**
  * POST /push/topics/{topic}: publish a test message through the configured ntfy server, to see that
- * notifications will arrive. The body is JSON, or plain text as ntfy users type it (`curl -d "message"`).
+ * notifications will arrive. The body is JSON, or else the message itself as ntfy takes it: `curl -d "backup
+ * done"` sends it form-encoded, and that is a message too.
  */
 import { z } from "zod";
 import type { Publisher } from "../notify/ntfy.ts";
@@ -39,12 +40,11 @@ export function pushRoutes(publisher: Publisher, version: string): Route[] {
           // It publishes to any topic of the daemon's ntfy server: the daemon's business, not a server's.
           scope: "admin",
           server: "none",
-          body: { schema: pushBody, required: false, types: ["text/plain"] },
+          body: { schema: pushBody, required: false, types: ["*/*"] },
           responses: {
             200: { description: "ntfy took it", schema: pushAnswer },
             400: { description: "A topic or body ntfy would refuse; every problem is listed in `errors`" },
             413: { description: "Body over 1 MiB" },
-            415: { description: "Body is neither JSON nor plain text" },
             502: { description: "ntfy failed or did not answer; its error is in `detail`" },
           },
           handle: async (req) => {
@@ -53,18 +53,20 @@ export function pushRoutes(publisher: Publisher, version: string): Route[] {
             const topicOk = validate(topic, name);
             if (!topicOk.ok) errors.push({ path: "/topic", message: topicOk.errors[0]!.message });
             const body = await req.body();
-            // Plain text is the message itself, as ntfy takes it.
-            const input = body?.type === "text/plain" ? { message: body.text } : (json(body) ?? {});
+            // A body that is not JSON is the message itself, whatever its type, as ntfy takes it.
+            const isJson = body !== undefined && (body.type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(body.type));
+            const input = body === undefined ? {} : isJson ? json(body) : { message: body.text };
             const parsed = validate(pushBody, input);
             if (!parsed.ok) errors.push(...parsed.errors);
             if (errors.length > 0 || !parsed.ok) throw invalid(errors, "the push request");
             const { title, message, priority, tags, click } = parsed.value;
             const result = await publisher.publish({
               topic: name,
-              title: title ?? "healthd test notification",
+              // Only the test message is titled so; a message of one's own goes as it was written.
+              ...(title !== undefined ? { title } : message === undefined ? { title: "healthd test notification" } : {}),
               message: message ?? `This is a test notification from healthd ${version}. Notifications will arrive here.`,
               priority: typeof priority === "string" ? priorities[priority] : (priority ?? 3),
-              tags: tags ?? ["healthd", "test"],
+              tags: tags ?? (message === undefined ? ["healthd", "test"] : ["healthd"]),
               ...(click ? { click } : {}),
             });
             if (!result.ok) throw new HttpError(502, `the ntfy server did not take the message: ${result.error}`);
