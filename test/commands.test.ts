@@ -133,6 +133,30 @@ test("apply fills ${NAME} and ${NAME:-default} from the environment; $$ is a dol
   assert.match(malformed.stderr, /vars\.yaml:2:9: \$\{bad name\} is not a variable: write \$\{NAME\}/);
 });
 
+test("check says a paused service is paused, and which it skipped of a server", async (t) => {
+  const target = await httpTarget(t);
+  const dir = tempDir(t);
+  const db = join(dir, "h.db");
+  writeFileSync(
+    join(dir, "s.yaml"),
+    `web-01:\n  services:\n    - {id: home, check: {url: "${target.url}/ok"}}\n    - {id: old, check: {url: "${target.url}/ok", paused: true}}\n` +
+      `archive:\n  services:\n    - {id: a, check: {url: "${target.url}/ok", paused: true}}\n    - {id: b, check: {url: "${target.url}/ok", paused: true}}\n`,
+  );
+  assert.equal((await runHealthd(["apply", join(dir, "s.yaml"), "--db", db])).code, 0);
+  const one = await runHealthd(["check", "web-01/old", "--db", db]);
+  assert.equal(one.code, 2);
+  assert.equal(one.stderr, "healthd: web-01/old is paused (paused: true), so it is not checked; unpause it to check it\n");
+  const server = await runHealthd(["check", "web-01", "--db", db]);
+  assert.equal(server.code, 0, server.stderr);
+  assert.match(server.stdout, /web-01\/home/);
+  assert.doesNotMatch(server.stdout, /web-01\/old/);
+  assert.equal(server.stderr, "healthd: skipped 1 paused: web-01/old\n");
+  const archive = await runHealthd(["check", "archive", "--db", db]);
+  assert.equal(archive.code, 2);
+  assert.match(archive.stderr, /every service of archive is paused \(archive\/a, archive\/b\), so none is checked/);
+  assert.match((await runHealthd(["check", "web-01/nope", "--db", db])).stderr, /server web-01 has no service nope/);
+});
+
 test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --json lines; --record", async (t) => {
   const target = await httpTarget(t);
   const dir = tempDir(t);

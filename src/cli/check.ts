@@ -82,7 +82,7 @@ Examples:
       }
       const store = await openForReading(flags.db, { writable: flags.record ?? false });
       try {
-        const services = selectTarget(await store.scheduledServices(), parseTarget(target));
+        const services = await chosen(store, target);
         const active = services.flatMap((s) => (isActive(s.check) ? [{ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }] : []));
         // --record goes the daemon's way: entry, state, rollup and notifications in one transaction.
         const record = flags.record ? (s: Subject, o: Outcome) => store.recordResults([{ serviceKey: s.key!, outcome: o }], systemClock.now()) : async () => {};
@@ -93,6 +93,26 @@ Examples:
         await store.close();
       }
     });
+}
+
+/**
+ * The stored checks `target` names that are not paused. A paused one named alone, or a server whose services
+ * are all paused, is a usage error saying so; paused ones among others are said on stderr and skipped.
+ */
+async function chosen(store: Store, target: string | undefined): Promise<ScheduledService[]> {
+  const stored = (await store.services()).map((s) => ({ serverId: s.serverId, serviceId: s.id, key: s.key, paused: s.check.paused }));
+  const named = selectTarget(stored, parseTarget(target));
+  const paused = named.filter((s) => s.paused).map((s) => `${s.serverId}/${s.serviceId}`);
+  if (target !== undefined && paused.length > 0 && paused.length === named.length) {
+    throw new UsageError(
+      named.length === 1
+        ? `${paused[0]} is paused (paused: true), so it is not checked; unpause it to check it`
+        : `every service of ${target} is paused (${paused.join(", ")}), so none is checked`,
+    );
+  }
+  if (paused.length > 0) process.stderr.write(`healthd: skipped ${paused.length} paused: ${paused.join(", ")}\n`);
+  const keys = new Set(named.filter((s) => !s.paused).map((s) => s.key));
+  return (await store.scheduledServices()).filter((s) => keys.has(s.key));
 }
 
 function adHoc(flags: CheckFlags): Subject {
