@@ -201,6 +201,12 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
   if (options.ntfy.topic !== undefined) await store.shareTopic(options.ntfy.topic);
   let defaultTopic = await store.clusterTopic();
   if (defaultTopic === null) log.warn("no ntfy topic configured: notifications of services without notifyTopic are kept as unsent (set --ntfy-topic)");
+  else if (new URL(options.ntfy.url).origin === new URL(defaults.ntfyUrl).origin && !options.ntfy.token && options.ntfy.user === undefined) {
+    log.warn(
+      `notifications go to the public server ${defaults.ntfyUrl}, topic ${defaultTopic}: anyone who knows or guesses the topic can read them; ` +
+        "use a long random topic, or your own ntfy server (--ntfy-url) with a token",
+    );
+  }
 
   const cluster = new ClusterNode(store, {
     name: options.node ?? hostname(),

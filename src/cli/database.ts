@@ -1,6 +1,7 @@
 /**
  * Opening the database for a subcommand: errors become usage errors (exit 2) whose message says what to do.
  */
+import { resolve } from "node:path";
 import { UsageError } from "../config.ts";
 import { policy } from "../policy/index.ts";
 import { openStore, type OpenOptions } from "../store/open.ts";
@@ -16,7 +17,18 @@ export function openForWriting(target: string): Promise<Store> {
   return open(target, { mode: "write" });
 }
 
+let defaulted = false;
+
+/**
+ * Told by the program before a command runs: --db was left out (neither the flag nor HEALTHD_DB). A command
+ * that opens the database then says which file it is, so nobody works on ./healthd.db of the wrong folder.
+ */
+export function databaseDefaulted(value: boolean): void {
+  defaulted = value;
+}
+
 async function open(target: string, options: Omit<OpenOptions, "policy">): Promise<Store> {
+  if (defaulted) process.stderr.write(`healthd: using ${resolve(target)} (no --db or HEALTHD_DB given)\n`);
   try {
     return await openStore(target, { ...options, policy });
   } catch (error) {

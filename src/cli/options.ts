@@ -36,13 +36,19 @@ export function parseBooleanEnv(name: string, text: string): boolean | undefined
 /**
  * Read the boolean flags of `command` from their environment variables by value. Commander's own `.env()`
  * turns a boolean flag on whenever its variable is set at all, so HEALTHD_ALLOW_NO_TOKEN=false meant true.
+ * Any other option's empty variable is taken as unset.
  * Runs as a preAction hook, after commander has parsed; a flag given on the command line still wins.
  */
 export function readBooleanEnv(command: Command): void {
   for (const option of command.options) {
-    if (!option.envVar || !option.isBoolean()) continue;
+    if (!option.envVar) continue;
     const key = option.attributeName();
     if (command.getOptionValueSource(key) !== "env") continue;
+    // An empty variable (HEALTHD_DB= in an env file) is an unset one, for every option.
+    if (!option.isBoolean()) {
+      if (process.env[option.envVar] === "") command.setOptionValueWithSource(key, option.defaultValue, "default");
+      continue;
+    }
     const value = parseBooleanEnv(option.envVar, process.env[option.envVar] ?? "");
     command.setOptionValueWithSource(key, value ?? option.defaultValue, value === undefined ? "default" : "env");
   }

@@ -8,6 +8,7 @@ import { version } from "../version.ts";
 import { applyCommand } from "./apply.ts";
 import { checkCommand } from "./check.ts";
 import { copyCommand } from "./copy.ts";
+import { databaseDefaulted } from "./database.ts";
 import { exportCommand } from "./export.ts";
 import { importCommand } from "./import.ts";
 import { migrateCommand } from "./migrate.ts";
@@ -41,7 +42,10 @@ export function program(): Command {
     .addCommand(runCommand())
     .addCommand(pingCommand())
     .addCommand(tokenCommand())
-    .hook("preAction", (_root, action) => readBooleanEnv(action));
+    .hook("preAction", (_root, action) => {
+      readBooleanEnv(action);
+      databaseDefaulted(action.options.some((o) => o.long === "--db") && action.getOptionValueSource("db") === "default");
+    });
   const everywhere = (command: Command) => {
     // Before the subcommand or after it, as each command's own flag: a flag's value "--debug" stays a value.
     command.option("--debug", "show the stack trace of an internal error (also HEALTHD_DEBUG=1)");

@@ -3,6 +3,7 @@
  * Every failure is an Error whose message says what to do; the CLI shows it and exits 2.
  */
 import { existsSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Logger } from "../log.ts";
 import type { Policy } from "../model.ts";
 import type { Backend } from "./backend.ts";
@@ -76,6 +77,14 @@ async function connect(target: string, options: Omit<OpenOptions, "policy">): Pr
       });
     }
     return backend;
+  }
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) {
+    throw new Error(
+      `--db ${target} is neither a SQLite file nor a postgres:// URL: give a path such as /var/lib/healthd/healthd.db, or postgres://user@host/database`,
+    );
+  }
+  if (!existsSync(dirname(target))) {
+    throw new Error(`--db ${target}: the folder ${dirname(target)} does not exist; create it (mkdir -p ${dirname(target)}) or choose another path`);
   }
   if (options.mode === "read" && !existsSync(target)) {
     throw new Error(`no database at ${target}; create it with: healthd migrate --db ${target} (or point --db at yours)`);
