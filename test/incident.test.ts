@@ -171,6 +171,9 @@ test("messages name server and service, carry the error, URL, failures and times
   assert.equal(reminder.title, "Still DOWN: web-01/home");
   assert.equal(reminder.priority, 4);
   assert.match(reminder.message!, /^still DOWN for 2h 0m \(123 consecutive failed checks\)\nstatus: status 503/);
+  // One is one: "1 failed check", not "1 consecutive failed checks".
+  assert.match(renderNotification("down", subject, failed, initialState, { ...after, consecutiveFailures: 1 }).message!, /\n1 failed check since /);
+  assert.match(renderNotification("recovered", subject, passed, { ...after, consecutiveFailures: 1 }, initialState).message!, /^Passing again after 1 failed check; /);
 
   const cert = renderCertWarning(subject, Date.UTC(2026, 0, 11, 12), Date.UTC(2026, 0, 1, 12), 14);
   assert.equal(cert.title, "CERT: web-01/home expires in 10d 0h");

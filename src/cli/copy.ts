@@ -38,7 +38,7 @@ Examples:
           if (progress) process.stderr.write("\r\x1b[K");
           if (flags.json) process.stdout.write(JSON.stringify({ from: from.location, to: to.location, copied }) + "\n");
           else {
-            for (const [table, rows] of Object.entries(copied)) process.stdout.write(`${table}: ${rows} rows\n`);
+            for (const [table, rows] of Object.entries(copied)) process.stdout.write(`${table}: ${rows} ${rows === 1 ? "row" : "rows"}\n`);
             process.stdout.write(`copied ${from.location} to ${to.location}\n`);
           }
         } catch (error) {

@@ -28,7 +28,8 @@ function checked(subject: Subject): { line: string[]; click?: string } {
 }
 
 /** What failed, counted: a heartbeat is not checked, its runs fail or its pings go missing. */
-const failed = (subject: Subject, n: number) => (subject.type === "heartbeat" ? `${n} ${n === 1 ? "failure" : "consecutive failures"}` : `${n} consecutive failed checks`);
+const failed = (subject: Subject, n: number) =>
+  subject.type === "heartbeat" ? `${n} ${n === 1 ? "failure" : "consecutive failures"}` : `${n} ${n === 1 ? "failed check" : "consecutive failed checks"}`;
 
 /** ntfy shows tags that are emoji short codes as emoji in front of the title. */
 const tags = {
@@ -83,7 +84,7 @@ export function renderNotification(
   return {
     title: `RECOVERED: ${name}`,
     message: [
-      `Passing again after ${subject.type === "heartbeat" ? `${failures} ${failures === 1 ? "failure" : "failures"}` : `${failures} failed checks`}; down for ${duration(result.checkedAt - (before.failingSince ?? downSince))}`,
+      `Passing again after ${failures} ${subject.type === "heartbeat" ? (failures === 1 ? "failure" : "failures") : failures === 1 ? "failed check" : "failed checks"}; down for ${duration(result.checkedAt - (before.failingSince ?? downSince))}`,
       ...what,
       `Alerted at ${iso(downSince)}, recovered at ${at}`,
     ].join("\n"),
