@@ -3,8 +3,9 @@
  * YAML or JSON (JSON is read as the YAML it also is), with `${NAME}` filled from the environment. Pure: text
  * and environment in, validated documents or located errors out.
  */
+import { isDeepStrictEqual } from "node:util";
 import { isNode, LineCounter, parseDocument, stringify, type Document } from "yaml";
-import { id, serverDocument, type ServerDocument } from "./schema/index.ts";
+import { checkInput, id, serverDocument, type ServerDocument } from "./schema/index.ts";
 import { pointer, validate } from "./validate.ts";
 import type { MaintenanceWindow, StoredCheck } from "./model.ts";
 
@@ -83,7 +84,7 @@ export function renderServersFile(servers: readonly FileServer[], format: "yaml"
   for (const server of servers) {
     data[server.id] = {
       name: server.name,
-      services: server.services.map((s) => ({ id: s.id, name: s.name, check: s.check })),
+      services: server.services.map((s) => ({ id: s.id, ...(s.name !== s.id ? { name: s.name } : {}), check: withoutDefaults(s.check) })),
       ...(server.maintenance.length > 0 ? { maintenance: server.maintenance } : {}),
     };
   }
@@ -120,6 +121,29 @@ export function interpolate(text: string, file: string, env: Environment): { ok:
     return match;
   });
   return errors.length > 0 ? { ok: false, errors } : { ok: true, text: filled };
+}
+
+/**
+ * A stored check as a file writes it: without the fields that hold their default (`type` of an http check,
+ * `timeoutMs: 10000`, `dependsOn: []`...), as a person writes one. A field goes only when the check read back
+ * without it is the same check, so apply of the export changes nothing.
+ */
+export function withoutDefaults(check: StoredCheck): Record<string, unknown> {
+  const read = (doc: Record<string, unknown>) => {
+    const parsed = checkInput.safeParse(doc);
+    if (!parsed.success) return undefined;
+    // The data layer's defaults for what a document leaves out (rows.ts): notify on, 2 failures (0 for a heartbeat).
+    const c = parsed.data as Record<string, unknown>;
+    return { ...c, notify: c.notify ?? true, notifyThreshold: c.notifyThreshold ?? (c.type === "heartbeat" ? 0 : 2) };
+  };
+  const whole = read(check as unknown as Record<string, unknown>);
+  let doc: Record<string, unknown> = { ...check };
+  if (whole === undefined) return doc;
+  for (const key of Object.keys(check)) {
+    const { [key]: _, ...without } = doc;
+    if (isDeepStrictEqual(read(without), whole)) doc = without;
+  }
+  return doc;
 }
 
 /** The offset of the deepest node of `path` that exists, for pointing at a line. */
