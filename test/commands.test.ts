@@ -221,6 +221,9 @@ test("check --url runs an ad-hoc check without a database", async (t) => {
   const redirect = await run(["--url", `${target.url}/hops/1`, "--no-follow", "--expect", '[{"status": 302}]']);
   assert.equal(redirect.code, 0, redirect.stdout + redirect.stderr);
   assert.equal((await run(["--url", `${target.url}/hops/1`, "--expect", '[{"status": 302}]'])).code, 1);
+  // One alternative may be given alone, without the list.
+  assert.equal((await run(["--url", `${target.url}/hops/1`, "--no-follow", "--expect", '{"status": 302}'])).code, 0);
+  assert.equal((await run(["--url", `${target.url}/hops/1`, "--no-follow", "--expect", '{"status": 200}'])).code, 1);
   assert.equal((await run(["--insecure"])).code, 2);
   // A value that looks like healthd's own flag is the value: this check has a bad concurrency, it does not ask
   // for the version.

@@ -129,6 +129,8 @@ function adHoc(flags: CheckFlags): Subject {
     } catch (error) {
       throw new UsageError(`--expect is not JSON: ${(error as Error).message}`);
     }
+    // One alternative may be given alone: '{"status": 200}' is '[{"status": 200}]'.
+    if (typeof expect === "object" && expect !== null && !Array.isArray(expect)) expect = [expect];
   }
   const input = {
     url: flags.url,
