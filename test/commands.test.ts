@@ -168,13 +168,17 @@ test("check: exit 0 when all pass, 1 when one fails, 2 for an unknown target; --
 
   const home = await runHealthd(["check", "web-01/home", "--db", db]);
   assert.equal(home.code, 0, home.stderr);
-  assert.match(home.stdout, /^ok {3}web-01\/home {2}\d+\.\d ms {2}200\n$/);
+  assert.match(home.stdout, /^ok {3}web-01\/home {2} *\d+\.\d ms {2}200\n$/);
   const all = await runHealthd(["check", "--db", db, "--json"]);
   assert.equal(all.code, 1);
   const lines = all.stdout.trim().split("\n").map((l) => JSON.parse(l));
   assert.equal(lines.length, 3);
   const teapot = lines.find((l) => l.service === "teapot");
   assert.deepEqual([teapot.server, teapot.ok, teapot.status, teapot.errorKind], ["web-01", false, 418, "status"]);
+  // Text: in the stored order whichever answers first, names and latencies in columns.
+  const text = (await runHealthd(["check", "--db", db])).stdout.split("\n").filter(Boolean);
+  assert.deepEqual(text.map((l) => l.split(/ +/)[1]), lines.map((l) => `${l.server}/${l.service}`));
+  assert.equal(new Set(text.map((l) => l.indexOf(" ms "))).size, 1, text.join("\n"));
   assert.equal((await runHealthd(["check", "nope", "--db", db])).code, 2);
   assert.equal((await runHealthd(["check", "web-01/nope", "--db", db])).code, 2);
 

@@ -316,7 +316,7 @@ test("the command line: apply a file of tcp and dns checks, check them, export a
     [["ssh", "tcp", `tcp://127.0.0.1:${port}`, true, undefined], ["www", "dns", `www.example.test AAAA @${zone.address}`, true, ["2001:db8::10"]]],
   );
   const text = await runHealthd(["check", "edge/www", "--db", db]);
-  assert.match(text.stdout, /^ok {3}edge\/www {2}\d+\.\d ms {2}2001:db8::10\n$/);
+  assert.match(text.stdout, /^ok {3}edge\/www {2} *\d+\.\d ms {2}2001:db8::10\n$/);
   const exported = await runHealthd(["export", "--db", db]);
   assert.match(exported.stdout, /type: tcp/);
   writeFileSync(join(dir, "exported.yaml"), exported.stdout);

@@ -86,8 +86,9 @@ Examples:
         const active = services.flatMap((s) => (isActive(s.check) ? [{ name: `${s.serverId}/${s.serviceId}`, check: s.check, key: s.key }] : []));
         // --record goes the daemon's way: entry, state, rollup and notifications in one transaction.
         const record = flags.record ? (s: Subject, o: Outcome) => store.recordResults([{ serviceKey: s.key!, outcome: o }], systemClock.now()) : async () => {};
-        const checked = await runAll(active, flags, record, services.length === active.length);
-        const told = await heartbeats(store, services.filter((s) => !isActive(s.check)), flags);
+        const width = Math.max(0, ...services.map((s) => s.serverId.length + 1 + s.serviceId.length));
+        const checked = await runAll(active, flags, record, services.length === active.length, width);
+        const told = await heartbeats(store, services.filter((s) => !isActive(s.check)), flags, width);
         process.exitCode = Math.max(checked, told);
       } finally {
         await store.close();
@@ -157,7 +158,7 @@ function flagOf(path: string): string {
 }
 
 /** Heartbeats: their state as the status page shows it; late or down is a failure. */
-async function heartbeats(store: Store, selected: readonly ScheduledService[], flags: CheckFlags): Promise<number> {
+async function heartbeats(store: Store, selected: readonly ScheduledService[], flags: CheckFlags, width: number): Promise<number> {
   if (selected.length === 0) return exitCodes.ok;
   const colour = colourWanted(process.stdout) && !flags.json;
   const now = systemClock.now();
@@ -179,27 +180,41 @@ async function heartbeats(store: Store, selected: readonly ScheduledService[], f
     } else {
       const mark = bad ? paint(status === "late" ? "LATE" : "DOWN", "red", colour) : paint(status === "up" ? "ok  " : status.padEnd(4), "green", colour);
       const last = state?.lastPingAt == null ? "never pinged" : `last ping ${iso(state.lastPingAt)}`;
-      process.stdout.write(`${mark} ${s.serverId}/${s.id}  heartbeat: ${last}, ${status === "late" ? "was due" : "next due"} ${iso(due)}\n`);
+      process.stdout.write(`${mark} ${`${s.serverId}/${s.id}`.padEnd(width)}  heartbeat: ${last}, ${status === "late" ? "was due" : "next due"} ${iso(due)}\n`);
     }
   }
   return failed > 0 ? exitCodes.checkFailed : exitCodes.ok;
 }
 
-async function runAll(subjects: Subject[], flags: CheckFlags, record: (s: Subject, o: Outcome) => Promise<unknown>, sayNone = true): Promise<number> {
+/**
+ * Check `subjects`, `flags.concurrency` at a time, and print each line in the subjects' order (a line waits for
+ * the ones before it), names in a column `width` wide.
+ */
+async function runAll(
+  subjects: Subject[],
+  flags: CheckFlags,
+  record: (s: Subject, o: Outcome) => Promise<unknown>,
+  sayNone = true,
+  width = Math.max(0, ...subjects.map((s) => s.name.length)),
+): Promise<number> {
   const colour = colourWanted(process.stdout) && !flags.json;
   const progress = process.stderr.isTTY && subjects.length > 1;
+  const lines: (string | undefined)[] = [];
+  let printed = 0;
   let next = 0;
   let done = 0;
   let failed = 0;
   const worker = async () => {
     while (next < subjects.length) {
-      const subject = subjects[next++]!;
+      const index = next++;
+      const subject = subjects[index]!;
       const outcome = await probe(subject.check);
       await record(subject, outcome);
       done++;
       if (!outcome.ok) failed++;
+      lines[index] = flags.json ? jsonLine(subject, outcome) : textLine(subject, outcome, colour, width);
       if (progress) process.stderr.write("\r\x1b[K");
-      process.stdout.write(flags.json ? jsonLine(subject, outcome) : textLine(subject, outcome, colour));
+      for (; lines[printed] !== undefined; printed++) process.stdout.write(lines[printed]!);
       if (progress && done < subjects.length) process.stderr.write(`checking ${done}/${subjects.length}...`);
     }
   };
@@ -228,11 +243,11 @@ function jsonLine(subject: Subject, o: Outcome): string {
   );
 }
 
-function textLine(subject: Subject, o: Outcome, colour: boolean): string {
+function textLine(subject: Subject, o: Outcome, colour: boolean, width: number): string {
   const mark = o.ok ? paint("ok  ", "green", colour) : paint("FAIL", "red", colour);
   // What passed: an http status, a tcp connection, a dns check's answers (shown when it fails too).
   const answers = o.answers === undefined ? [] : [o.answers.length === 0 ? "(no answers)" : o.answers.join(", ")];
   const passed = o.status !== null ? `${o.status}` : subject.check.type === "tcp" ? "connected" : "";
   const detail = [o.ok ? passed : `${o.errorKind}: ${o.error}`, ...answers].filter((part) => part !== "").join("  ");
-  return `${mark} ${subject.name}  ${o.latencyMs.toFixed(1)} ms  ${detail}\n`;
+  return `${mark} ${subject.name.padEnd(width)}  ${o.latencyMs.toFixed(1).padStart(7)} ms  ${detail}\n`;
 }
