@@ -64,6 +64,10 @@ test("apply, export, apply again: the round trip changes nothing; --dry-run and 
   assert.equal(preview.code, 0, preview.stderr);
   assert.match(preview.stdout, /^web-01: would be updated\n  ~ home \(check\.url\)\n  - teapot\n/m);
   assert.match(preview.stdout, /^db-01: would be unchanged$/m);
+  // A change of the server itself (its name, its maintenance windows) is said too.
+  writeFileSync(changed, serversYaml(target.url).replace("db-01:\n", 'db-01:\n  name: Databases\n  maintenance: [{cron: "0 3 * * *", durationMinutes: 30}]\n'));
+  const windows = await runHealthd(["apply", changed, "--db", db, "--dry-run"]);
+  assert.match(windows.stdout, /^db-01: would be updated\n  ~ the server \(name, maintenance\)\n/m, windows.stdout + windows.stderr);
   assert.match(preview.stdout, /dry run: nothing was changed/);
   const json = await runHealthd(["export", "--db", db, "--json"]);
   assert.deepEqual(Object.keys(JSON.parse(json.stdout)), ["db-01", "web-01"]);

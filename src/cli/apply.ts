@@ -95,7 +95,7 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
 
 /**
  * `web-01: created (2 services)`, or for a server that changed a line per service: + created,
- * ~ changed (with the fields that did), - deleted.
+ * ~ changed (with the fields that did; the server itself too: its name, its maintenance windows), - deleted.
  */
 function describe(change: ServerChange, dryRun: boolean): string {
   const { created, updated, deleted } = change.services;
@@ -104,6 +104,7 @@ function describe(change: ServerChange, dryRun: boolean): string {
   if (change.outcome === "created") return head + count(created.length) + "\n";
   if (change.outcome === "deleted") return head + count(deleted.length) + "\n";
   const lines = [head];
+  if (change.fields.length > 0) lines.push(`  ~ the server (${change.fields.join(", ")})`);
   for (const id of created) lines.push(`  + ${id}`);
   for (const { id, fields } of updated) lines.push(`  ~ ${id} (${fields.join(", ")})`);
   for (const id of deleted) lines.push(`  - ${id}`);

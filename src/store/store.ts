@@ -318,6 +318,8 @@ export interface ApplyResult {
 export interface ServerChange {
   readonly serverId: string;
   readonly outcome: "created" | "updated" | "unchanged" | "deleted";
+  /** What of the server itself changed: "name", "maintenance" (empty unless updated). */
+  readonly fields: readonly string[];
   readonly services: {
     readonly created: readonly string[];
     /** Services whose name or check changed, with the fields that did. */

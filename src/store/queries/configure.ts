@@ -52,7 +52,7 @@ export async function applyServers(
           const gone = await deleteServer(trx, id);
           stopped.push(...(gone?.stopped ?? []));
           const services = gone?.services ?? [];
-          changes.push({ serverId: id, outcome: "deleted", services: { created: [], updated: [], deleted: services } });
+          changes.push({ serverId: id, outcome: "deleted", fields: [], services: { created: [], updated: [], deleted: services } });
         }
       }
       // The whole graph of dependsOn must hold after the write, or none of it is made.
@@ -98,12 +98,14 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
     if (fields.length > 0) updated.push({ id: service.id, fields });
   }
 
-  const changed = plan.renamed || existing?.maintenance !== maintenance || created.length + updated.length + stopped.length > 0;
+  const fields = existing ? [...(plan.renamed ? ["name"] : []), ...(existing.maintenance !== maintenance ? ["maintenance"] : [])] : [];
+  const changed = fields.length > 0 || created.length + updated.length + stopped.length > 0;
   if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, updated_at: now }).where("id", "=", serverId).execute();
   return {
     server: {
       serverId,
       outcome: !existing ? "created" : changed ? "updated" : "unchanged",
+      fields,
       services: { created, updated, deleted: plan.delete.map((s) => s.id) },
     },
     schedule: { started, stopped },
