@@ -273,6 +273,10 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
   // their owners in its transaction). A change that says which services it started and stopped is followed by
   // reading those; any other by reconciling the whole schedule, which keeps unchanged services on their phase.
   const reload = coalesced(async (change) => {
+    log.info(
+      "the configuration changed in the database (healthd apply, or another node's API); following it",
+      change ? { started: change.started.length, stopped: change.stopped.length } : {},
+    );
     if (change) await checking.follow(change);
     else {
       await checking.reconcile(true);

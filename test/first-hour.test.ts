@@ -6,6 +6,8 @@ import { test } from "node:test";
 import { createLogger } from "../src/log.ts";
 import { runHealthd } from "./support/cli.ts";
 import { testDaemon } from "./support/daemon.ts";
+import { testDatabase } from "./support/databases.ts";
+import { until } from "./support/events.ts";
 import { tempDir } from "./support/temp.ts";
 
 test("--db that is neither a path nor a postgres:// URL, or whose folder does not exist, is exit 2 naming it", async (t) => {
@@ -44,4 +46,28 @@ test("only --ntfy-topic: the start says, once, that notifications go to the publ
   const own: string[] = [];
   await testDaemon(t, { ntfy: { url: "https://ntfy.example.org", topic: "my-alerts" }, log: createLogger({ write: (line) => own.push(line) }) });
   assert.ok(!own.some((l) => /public server/.test(l)));
+});
+
+test("the log says who changed what through the API, when another process changed the configuration, and nodes joining and leaving", async (t) => {
+  const lines: string[] = [];
+  const log = createLogger({ write: (line) => lines.push(line) });
+  const db = await testDatabase(t, "postgres");
+  const a = await testDaemon(t, { db, node: "a", log, token: "the-daemons-token-01234" });
+  const put = await a.api("PUT", "/services/web-01", { services: [{ id: "home", check: { url: "http://127.0.0.1:1/" } }] }, { authorization: "Bearer the-daemons-token-01234" });
+  assert.equal(put.status, 201);
+  assert.ok(lines.some((l) => /PUT \/services\/web-01 by --token .*status=201/.test(l)), lines.join("\n"));
+  assert.ok(!lines.some((l) => /GET /.test(l)), "reads are not logged");
+
+  const dir = tempDir(t);
+  writeFileSync(join(dir, "s.yaml"), `db-01: {services: [{id: pg, check: {type: tcp, host: 127.0.0.1, port: 1}}]}\n`);
+  assert.equal((await runHealthd(["apply", join(dir, "s.yaml"), "--db", db])).code, 0);
+  await until(async () => lines.some((l) => /the configuration changed in the database \(healthd apply, or another node's API\); following it started=1 stopped=0/.test(l)), Boolean, "the log line of the apply");
+
+  const joined: string[] = [];
+  const b = await testDaemon(t, { db, node: "b", log: createLogger({ write: (line) => joined.push(line) }) });
+  // The node that joins takes its share, and says how many checks moved.
+  assert.ok(joined.some((l) => /checks moved between nodes: 1 /.test(l)), joined.join("\n"));
+  await until(async () => lines.some((l) => /node b joined/.test(l)), Boolean, "a saying b joined");
+  await b.stop();
+  await until(async () => lines.some((l) => /node b left/.test(l)), Boolean, "a saying b left");
 });

@@ -145,9 +145,17 @@ export class ClusterNode {
     const presumed = this.#presume && this.#monotonic() < this.#presume.until ? this.#presume.liveAt : undefined;
     const moved = await this.#store.rebalance(presumed ?? this.#now());
     if (moved > 0) {
-      this.#options.log.debug("checks rebalanced", { moved });
+      this.#options.log.info(`checks moved between nodes: ${moved}`, { moved, nodes: this.#live.map((n) => n.name).join(",") });
       this.#onOwnership();
     }
+  }
+
+  /** A node joining or leaving is what an operator looks for first when checks move. */
+  #sayWhoCameAndWent(before: readonly NodeRecord[], after: readonly NodeRecord[]): void {
+    const had = new Set(before.map((n) => n.instance));
+    const has = new Set(after.map((n) => n.instance));
+    for (const n of after) if (!had.has(n.instance) && n.instance !== this.instance) this.#options.log.info(`node ${n.name} joined`, { node: n.name, location: n.location, host: n.host });
+    for (const n of before) if (!has.has(n.instance) && n.instance !== this.instance) this.#options.log.info(`node ${n.name} left (stopped, or its lease ran out)`, { node: n.name, location: n.location });
   }
 
   /**
@@ -203,6 +211,7 @@ export class ClusterNode {
       }
       const live = await this.#store.liveNodes(now);
       const changed = members(live) !== members(this.#live);
+      if (changed) this.#sayWhoCameAndWent(this.#live, live);
       this.#see(live);
       if (!this.leaseHeld) {
         // The others may have taken this node's checks over meanwhile: read what it owns before it runs them.

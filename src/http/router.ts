@@ -197,6 +197,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       const query = parseQuery(operation.query, url.searchParams);
       let read: Promise<{ type: string; text: string } | undefined> | undefined;
       const body = () => (read ??= readBody(req));
+      const changes = !operation.open && method !== "GET" && method !== "HEAD";
       answer = await operation.handle({
         method,
         params: found.params,
@@ -206,6 +207,8 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         json: async () => json(await body()),
         principal,
       });
+      // Who changed what: the first thing asked when a check changed and nobody knows why.
+      if (changes && answer.status < 400) log.info(`${method} ${url.pathname} by ${(await principal()).name}`, { status: answer.status });
     } catch (error) {
       if (error instanceof HttpError) {
         answer = { status: error.status, body: error.toProblem(), headers: error.headers };
