@@ -10,7 +10,7 @@ import { Checking } from "./checking.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { ClusterNode } from "./cluster/node.ts";
 import { defaults, UsageError } from "./config.ts";
-import { authenticator, isLoopback } from "./http/access.ts";
+import { authenticator, isLoopback, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
@@ -19,6 +19,7 @@ import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { StatusViews, statusRoutes } from "./http/status.ts";
+import { sessionRoutes, signInPage } from "./http/session.ts";
 import { tokenRoutes } from "./http/tokens.ts";
 import { listenFirst } from "./http/server.ts";
 import { systemRoutes } from "./http/system.ts";
@@ -128,8 +129,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await http.close();
     throw error;
   }
-  const authenticate = authenticator(options.token, store, await store.hasTokens().catch(() => undefined));
-  http.serve(createListener(running.routes, options.log.child({ part: "http" }), { authenticate }));
+  http.serve(
+    createListener(running.routes, options.log.child({ part: "http" }), {
+      authenticate: running.access.authenticate,
+      signIn: (next) => signInPage(401, next, version),
+    }),
+  );
   options.log.info("listening", { url: http.url, db: store.location, version });
   options.log.info(`open ${http.url}/status to see every service`);
 
@@ -182,6 +187,7 @@ async function openDatabase(options: DaemonOptions): Promise<Store> {
 
 interface Running {
   readonly routes: Route[];
+  readonly access: Access;
   readonly events: EventEmitter<DaemonEvents>;
   readonly retention: Retention;
   readonly domains: DomainWatcher;
@@ -319,6 +325,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
     return [...writing, cluster.problem(), ...store.problems(), checking.shortage()].filter((p): p is string => p !== undefined);
   };
+  const access = authenticator(options.token, store, { hadTokens: await store.hasTokens(), now });
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
@@ -328,11 +335,13 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
     ...clusterRoutes({ store, cluster, now }),
     ...tokenRoutes({ store, now }),
+    ...sessionRoutes({ store, access, now, version }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];
   return {
     routes,
+    access,
     events,
     retention,
     domains,

@@ -44,12 +44,39 @@ export const bearer = (headers: IncomingHttpHeaders) => /^bearer +(.*)$/is.exec(
 /** Answers who a request is; throws HttpError 401 when it needs a token and sends none, or an unknown one. */
 export type Authenticate = (headers: IncomingHttpHeaders) => Promise<Principal>;
 
-/** `hadTokens`: whether the database held tokens at start, for an outage before the first request. */
-export function authenticator(adminToken: string | undefined, store: Pick<TokenStore, "tokenByHash" | "hasTokens">, hadTokensAtStart?: boolean): Authenticate {
-  const expected = adminToken === undefined ? undefined : createHash("sha256").update(adminToken).digest();
+/** The cookie of a browser signed in on the sign-in page. */
+export const sessionCookie = "healthd_session";
+
+export interface Access {
+  readonly authenticate: Authenticate;
+  /**
+   * What `secret` signs a browser in as: a principal that may read (a ping token may not), and the hash
+   * of the token the session hangs on; undefined when it is no token of this daemon.
+   */
+  signIn(secret: string): Promise<{ readonly principal: Principal; readonly tokenHash: string } | undefined>;
+}
+
+export interface AccessOptions {
+  /** Whether the database held tokens at start, for an outage before the first request. */
+  readonly hadTokens?: boolean | undefined;
+  readonly now: () => number;
+}
+
+/** A request's cookie of that name, if it sends one. */
+export function cookie(headers: IncomingHttpHeaders, name: string): string | undefined {
+  for (const part of (headers.cookie ?? "").split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+export function authenticator(adminToken: string | undefined, store: Pick<TokenStore, "tokenByHash" | "hasTokens" | "sessionToken">, options: AccessOptions): Access {
+  const adminHash = adminToken === undefined ? undefined : hashToken(adminToken);
+  const expected = adminHash === undefined ? undefined : Buffer.from(adminHash, "hex");
   // What the database last said, for when it cannot answer: tokens it accepted (by hash), whether any existed.
   const accepted = new Map<string, Principal>();
-  let hadTokens = hadTokensAtStart;
+  let hadTokens = options.hadTokens;
   /** Whether the database holds tokens; during an outage, what it last said (unknown: the outage's 503). */
   const hasTokens = async () => {
     if (expected !== undefined) return true;
@@ -61,6 +88,7 @@ export function authenticator(adminToken: string | undefined, store: Pick<TokenS
     }
   };
   const lookUp = async (hash: string): Promise<Principal | undefined> => {
+    if (expected !== undefined && timingSafeEqual(Buffer.from(hash, "hex"), expected)) return daemonToken;
     let stored;
     try {
       stored = await store.tokenByHash(hash);
@@ -76,17 +104,38 @@ export function authenticator(adminToken: string | undefined, store: Pick<TokenS
     accepted.set(hash, principal);
     return principal;
   };
-  return async (headers) => {
-    const given = bearer(headers);
-    if (given === undefined) {
+  /** A browser session reads, as the token it signed in with (which must still exist): it never changes anything. */
+  const reader = (p: Principal): Principal | undefined => (p.scope === "ping" ? undefined : { scope: "read", servers: p.servers, name: `${p.name} (signed in)` });
+  const session = async (secret: string): Promise<Principal | undefined> => {
+    const tokenHash = await store.sessionToken(hashToken(secret), options.now());
+    const principal = tokenHash === undefined ? undefined : await lookUp(tokenHash);
+    return principal && reader(principal);
+  };
+  return {
+    async authenticate(headers) {
+      const given = bearer(headers);
+      if (given === undefined) {
+        if (!(await hasTokens())) return anyone;
+        const secret = cookie(headers, sessionCookie);
+        const signedIn = secret === undefined ? undefined : await session(secret);
+        if (signedIn) return signedIn;
+        throw unauthorized(
+          secret === undefined
+            ? "this API needs a token: send Authorization: Bearer <token> (the daemon's --token or HEALTHD_TOKEN, or one from healthd token create)"
+            : "this browser's session is over (signed out, expired, or its token revoked); sign in again at /login",
+        );
+      }
+      const stored = await lookUp(hashToken(given));
+      if (stored) return stored;
       if (!(await hasTokens())) return anyone;
-      throw unauthorized("this API needs a token: send Authorization: Bearer <token> (the daemon's --token or HEALTHD_TOKEN, or one from healthd token create)");
-    }
-    if (expected !== undefined && timingSafeEqual(createHash("sha256").update(given).digest(), expected)) return daemonToken;
-    const stored = await lookUp(hashToken(given));
-    if (stored) return stored;
-    if (!(await hasTokens())) return anyone;
-    throw unauthorized("the token is not known (revoked, mistyped, or of another database); check --token or HEALTHD_TOKEN, or list tokens with healthd token list");
+      throw unauthorized("the token is not known (revoked, mistyped, or of another database); check --token or HEALTHD_TOKEN, or list tokens with healthd token list");
+    },
+    async signIn(secret) {
+      const tokenHash = hashToken(secret);
+      const principal = await lookUp(tokenHash);
+      const signedIn = principal && reader(principal);
+      return signedIn && { principal: signedIn, tokenHash };
+    },
   };
 }
 

@@ -13,6 +13,7 @@ import { StoreUnavailable } from "../store/errors.ts";
 import type { Scope } from "../store/store.ts";
 import { permitScope, permitServer, type Authenticate, type Principal } from "./access.ts";
 import { parseJson } from "./json.ts";
+import { wantsPage } from "./session.ts";
 import { HttpError, invalid, problem } from "./problem.ts";
 
 export interface Request {
@@ -115,6 +116,8 @@ export const maxBodyBytes = 1024 * 1024;
 export interface ListenerOptions {
   /** Who a request is; throws HttpError (401) when it may not use the API. Absent: everyone is admin. */
   readonly authenticate?: Authenticate;
+  /** What a browser asking for a page gets instead of a 401 (the sign-in page), given the path it asked for. */
+  readonly signIn?: (next: string) => Response;
 }
 
 const everyone: Principal = { scope: "admin", servers: null, name: "anyone" };
@@ -210,7 +213,9 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       // Who changed what: the first thing asked when a check changed and nobody knows why.
       if (changes && answer.status < 400) log.info(`${method} ${url.pathname} by ${(await principal()).name}`, { status: answer.status });
     } catch (error) {
-      if (error instanceof HttpError) {
+      if (error instanceof HttpError && error.status === 401 && options.signIn && wantsPage(method, req.headers)) {
+        answer = options.signIn(req.url ?? "/status");
+      } else if (error instanceof HttpError) {
         answer = { status: error.status, body: error.toProblem(), headers: error.headers };
       } else if (error instanceof StoreUnavailable) {
         log.error("the database refused a request", { method, url: req.url, code: error.code, error: error.message });

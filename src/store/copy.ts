@@ -124,6 +124,11 @@ const tables = [
     identity: "id",
     columns: [["id", "bigint"], ["name", "text"], ["scope", "text"], ["servers", "text"], ["hash", "text"], ["created_at", "bigint"]],
   }),
+  table({
+    table: "sessions",
+    key: ["hash"],
+    columns: [["hash", "text"], ["token_hash", "text"], ["expires_at", "bigint"], ["created_at", "bigint"]],
+  }),
 ];
 
 export interface CopyProgress {

@@ -177,6 +177,9 @@ export class KyselyStore implements Store {
   tokenByHash = (hash: string) => this.#run(() => tokens.tokenByHash(this.#db, hash));
   hasTokens = () => this.#run(() => tokens.hasTokens(this.#db));
   revokeToken = (id: number) => this.#write((trx) => tokens.revokeToken(trx, id));
+  createSession: Store["createSession"] = (session, now) => this.#write((trx) => tokens.createSession(trx, session, now));
+  sessionToken = (hash: string, now: number) => this.#run(() => tokens.sessionToken(this.#db, hash, now));
+  endSession = (hash: string) => this.#write((trx) => tokens.endSession(trx, hash));
 
   claimNotifications = (instance: string, now: number) => this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));

@@ -122,6 +122,11 @@ export interface TokenStore {
   hasTokens(): Promise<boolean>;
   /** Delete it: it stops working at once on every node. False when there is none of that id. */
   revokeToken(id: number): Promise<boolean>;
+  /** Start a browser session (hashes of its secret and of its token); expired ones are deleted on the way. */
+  createSession(session: { readonly hash: string; readonly tokenHash: string; readonly expiresAt: number }, now: number): Promise<void>;
+  /** The token hash of the session whose secret hashes to `hash`, if it has not expired. */
+  sessionToken(hash: string, now: number): Promise<string | undefined>;
+  endSession(hash: string): Promise<void>;
 }
 
 export type Scope = "read" | "write" | "ping" | "admin";

@@ -251,6 +251,14 @@ export interface TokensTable {
   created_at: number;
 }
 
+/** A browser's session (the sign-in page): hashes only, of its cookie's secret and of the token it came from. */
+export interface SessionsTable {
+  hash: string;
+  token_hash: string;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface Tables {
   servers: ServersTable;
   services: ServicesTable;
@@ -268,4 +276,5 @@ export interface Tables {
   location_results: LocationResultsTable;
   domain_registrations: DomainRegistrationsTable;
   tokens: TokensTable;
+  sessions: SessionsTable;
 }

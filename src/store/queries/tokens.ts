@@ -1,4 +1,4 @@
-/** Scoped tokens as records: what /tokens and `healthd token` read and write, and what access looks up. */
+/** Scoped tokens and browser sessions as records: what /tokens, /login and `healthd token` read and write, and what access looks up. */
 import type { Kysely, Selectable } from "kysely";
 import type { NewToken, TokenRecord } from "../store.ts";
 import type { Tables, TokensTable } from "../tables.ts";
@@ -38,4 +38,18 @@ export async function hasTokens(db: Db): Promise<boolean> {
 export async function revokeToken(db: Db, id: number): Promise<boolean> {
   const result = await db.deleteFrom("tokens").where("id", "=", id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+export async function createSession(db: Db, session: { hash: string; tokenHash: string; expiresAt: number }, now: number): Promise<void> {
+  await db.deleteFrom("sessions").where("expires_at", "<=", now).execute();
+  await db.insertInto("sessions").values({ hash: session.hash, token_hash: session.tokenHash, expires_at: session.expiresAt, created_at: now }).execute();
+}
+
+export async function sessionToken(db: Db, hash: string, now: number): Promise<string | undefined> {
+  const row = await db.selectFrom("sessions").select("token_hash").where("hash", "=", hash).where("expires_at", ">", now).executeTakeFirst();
+  return row?.token_hash;
+}
+
+export async function endSession(db: Db, hash: string): Promise<void> {
+  await db.deleteFrom("sessions").where("hash", "=", hash).execute();
 }
