@@ -66,7 +66,7 @@ test("the log says who changed what through the API, when another process change
   const joined: string[] = [];
   const b = await testDaemon(t, { db, node: "b", log: createLogger({ write: (line) => joined.push(line) }) });
   // The node that joins takes its share, and says how many checks moved.
-  assert.ok(joined.some((l) => /checks moved between nodes: 1 /.test(l)), joined.join("\n"));
+  assert.ok(joined.some((l) => /rebalanced the checks: 1 moved/.test(l)), joined.join("\n"));
   await until(async () => lines.some((l) => /node b joined/.test(l)), Boolean, "a saying b joined");
   await b.stop();
   await until(async () => lines.some((l) => /node b left/.test(l)), Boolean, "a saying b left");

@@ -145,7 +145,7 @@ export class ClusterNode {
     const presumed = this.#presume && this.#monotonic() < this.#presume.until ? this.#presume.liveAt : undefined;
     const moved = await this.#store.rebalance(presumed ?? this.#now());
     if (moved > 0) {
-      this.#options.log.info(`checks moved between nodes: ${moved}`, { moved, nodes: this.#live.map((n) => n.name).join(",") });
+      this.#options.log.info(`rebalanced the checks: ${moved} moved`, { moved, nodes: this.#live.map((n) => n.name).join(",") });
       this.#onOwnership();
     }
   }
