@@ -34,6 +34,9 @@ export const stateAnswer = z.strictObject({
       "paused: its check is paused; blocked: it fails while a service it depends on has an open incident; new: a heartbeat not pinged yet; late: a heartbeat whose ping is due, within its grace; degraded: up, its last check passing slower than slowMs",
     ),
   blockedBy: z.array(z.string()).optional().describe('With status blocked: those services, as "serverId/serviceId"'),
+  silencedUntil: time.optional().describe("Silenced (a silence, or a maintenance window): nothing is published until then"),
+  silenceReason: z.string().nullable().optional().describe("With silencedUntil: the silence's or the window's reason"),
+  maintenance: z.boolean().optional().describe("With silencedUntil: it is a maintenance window of its server, not a silence"),
   locations: z
     .record(z.string(), z.strictObject({ status: z.enum(["up", "down", "unmonitored"]), lastCheckedAt: time.nullable() }))
     .optional()

@@ -3,7 +3,7 @@
  * as shown (src/status/shown.ts). The shapes are answers.ts's, which the OpenAPI document describes.
  */
 import type { Entry } from "../model.ts";
-import { countShown, dueAt, shown, upstreamRefs } from "../status/shown.ts";
+import { countShown, dueAt, quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
 import type { Incident, Silence, Store, StoredService, TokenRecord } from "../store/store.ts";
 
 export const iso = (ms: number) => new Date(ms).toISOString();
@@ -32,7 +32,7 @@ export function entryJson(e: Entry) {
 /** The services of one server (or one of them), as GET /services/{serverId}[/{serviceId}] shows them. */
 export async function serviceViews(store: Store, now: number, serverId: string, serviceId?: string) {
   const services = await store.services({ serverId, serviceId });
-  const upstream = await store.upstream(upstreamRefs(services));
+  const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now)]);
   const located = services.filter((s) => s.check.type !== "heartbeat" && s.check.locations !== null);
   const [results, live] =
     located.length === 0 ? [new Map(), new Set<string>()] : [await store.locationResults(located.map((s) => s.key)), new Set((await store.liveNodes(now)).map((n) => n.location))];
@@ -53,7 +53,7 @@ export async function serviceViews(store: Store, now: number, serverId: string, 
       name: s.name,
       check: s.check,
       state: {
-        ...shown(s, upstream, now),
+        ...shownJson(shown(s, upstream, now, quiet)),
         ...locations,
         consecutiveFailures: state?.consecutiveFailures ?? 0,
         lastCheckedAt: isoOrNull(state?.lastCheckedAt ?? null),
@@ -70,6 +70,11 @@ export async function serviceViews(store: Store, now: number, serverId: string, 
       },
     };
   });
+}
+
+/** A service's status as the API says it: a silence or a maintenance window as silencedUntil, with why. */
+export function shownJson({ quiet, ...status }: Shown) {
+  return quiet ? { ...status, silencedUntil: iso(quiet.until), silenceReason: quiet.reason, maintenance: quiet.kind === "maintenance" } : status;
 }
 
 /** GET /services/{serverId}: the server with its services, or undefined. */

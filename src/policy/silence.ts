@@ -26,3 +26,31 @@ export function silencedAt(
   );
   return silenced || maintenanceAt(windows, service.serviceId, at) !== undefined;
 }
+
+/** Why a service says nothing now, and until when: a silence (the one that lasts longest) or a maintenance window. */
+export interface Quiet {
+  readonly kind: "silence" | "maintenance";
+  readonly until: number;
+  readonly reason: string | null;
+}
+
+/** What keeps a service quiet at `at`, if anything: what its state and the status page say of it. */
+export function quietAt(
+  silences: readonly (SilenceSpan & { readonly reason: string | null })[],
+  windows: readonly MaintenanceWindow[],
+  service: { readonly serverId: string; readonly serviceId: string },
+  at: number,
+): Quiet | undefined {
+  let quiet: Quiet | undefined;
+  for (const s of silences) {
+    const covers = s.serverId === service.serverId && (s.serviceId === null || s.serviceId === service.serviceId) && s.startsAt <= at && at < s.endsAt;
+    if (covers && (quiet === undefined || s.endsAt > quiet.until)) quiet = { kind: "silence", until: s.endsAt, reason: s.reason };
+  }
+  const window = maintenanceAt(windows, service.serviceId, at);
+  if (window) {
+    const began = cronOf(window.cron, window.timezone).nextRun(new Date(at - window.durationMinutes * 60_000))!.getTime();
+    const until = began + window.durationMinutes * 60_000;
+    if (quiet === undefined || until > quiet.until) quiet = { kind: "maintenance", until, reason: window.reason ?? null };
+  }
+  return quiet;
+}

@@ -63,11 +63,23 @@ function bar(s: ServiceStatus, revision: number, dates: readonly string[]): stri
   return settled.html + barCells(s.history.uptime, dates, s.history.settled);
 }
 
+/**
+ * The badge: what it is shown as, but a silenced or in-maintenance service that fails says that instead of a
+ * red Down (people were told it would be quiet).
+ */
+function badge(s: ServiceStatus): Html {
+  if (s.quiet && s.status !== "up" && s.status !== "degraded") {
+    return html`<span class="badge quiet">${s.quiet.kind === "silence" ? "Silenced" : "Maintenance"} (${label[s.status]})</span>`;
+  }
+  return html`<span class="badge ${s.status}">${label[s.status]}</span>`;
+}
+
 function service(s: ServiceStatus, now: number, dates: readonly string[], revision: number): Html {
   const headingId = `s-${s.serverId}-${s.id}`;
-  return html`<li class="service ${s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}">${s.name}</h3><span class="badge ${s.status}">${label[s.status]}</span></div>
+  return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}">${s.name}</h3>${badge(s)}</div>
 <dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div><div><dt>Latency</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div></dl>
 ${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since <time datetime="${s.incident.since}">${at(s.incident.since)}</time></p>`}
+${s.quiet && html`<p class="waiting">${s.quiet.kind === "silence" ? "Silenced" : "In maintenance"} until <time datetime="${s.quiet.until}">${at(s.quiet.until)}</time>${s.quiet.reason ? html`: ${s.quiet.reason}` : ""}</p>`}
 ${s.blockedBy && html`<p class="waiting">Waiting on ${s.blockedBy.join(", ")}, which ${s.blockedBy.length === 1 ? "is" : "are"} down</p>`}
 ${s.status === "late" && s.dueAt && html`<p class="waiting">Its ping was due at <time datetime="${s.dueAt}">${at(s.dueAt)}</time></p>`}
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
@@ -193,7 +205,7 @@ h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
 .badge { font-size: .8rem; font-weight: 600; padding: .1rem .5rem; border-radius: 1rem; white-space: nowrap; }
 .badge.up { background: var(--up-bg); color: var(--up); }
 .badge.down { background: var(--down-bg); color: var(--down); }
-.badge.unknown, .badge.paused, .badge.new { background: var(--unknown-bg); color: var(--unknown); }
+.badge.unknown, .badge.paused, .badge.new, .badge.quiet { background: var(--unknown-bg); color: var(--unknown); }
 .badge.blocked, .badge.late, .badge.degraded { background: var(--blocked-bg); color: var(--blocked); }
 .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .5rem 0; }
 .facts div { display: flex; gap: .35rem; }

@@ -7,7 +7,7 @@ import { targetOf, type Sketch } from "../model.ts";
 import { hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
 import type { Store, StoredService } from "../store/store.ts";
-import { countShown, dueAt, shown, upstreamRefs, type ShownStatus } from "./shown.ts";
+import { countShown, dueAt, quieting, shown, upstreamRefs, type Quieting, type Shown, type ShownStatus } from "./shown.ts";
 
 export const dayMs = 86_400_000;
 /** Days in a service's history bar, today included. */
@@ -35,6 +35,8 @@ export interface ServiceStatus {
   readonly status: ServiceStatusName;
   /** With status blocked: the services it waits on ("serverId/serviceId"), which have an open incident. */
   readonly blockedBy?: readonly string[];
+  /** Silenced or in maintenance: until when, and why (the reason only when not public). */
+  readonly quiet?: { readonly kind: "silence" | "maintenance"; readonly until: string; readonly reason: string | null };
   readonly uptime24h: number | null;
   readonly uptime30d: number | null;
   /** The last 90 days, oldest first, today last. */
@@ -202,7 +204,7 @@ export async function statusModel(store: Store, history: History, now: number, o
   const today = dayOf(now);
   const since24h = Math.floor(now / hourMs) * hourMs - 23 * hourMs;
   const [services, snapshot] = await Promise.all([store.services({ serverId: options.serverId }), history.snapshot(store, now)]);
-  const upstream = await store.upstream(upstreamRefs(services));
+  const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now)]);
   // The dates of the history, once for all services.
   const dates = Array.from({ length: historyDays }, (_, i) => today - (historyDays - 1 - i) * dayMs);
   const from = iso(dates[0]!).slice(0, 10);
@@ -211,7 +213,7 @@ export async function statusModel(store: Store, history: History, now: number, o
   const statuses: ServiceStatus[] = [];
   const grouped = new Map<string, { id: string; name: string; services: ServiceStatus[] }>();
   for (const s of services) {
-    const status = serviceStatus(s, upstream, snapshot, { now, since24h, dates, from, settled }, options.public);
+    const status = serviceStatus(s, upstream, quiet, snapshot, { now, since24h, dates, from, settled }, options.public);
     statuses.push(status);
     let server = grouped.get(s.serverId);
     if (!server) grouped.set(s.serverId, (server = { id: s.serverId, name: s.serverName, services: [] }));
@@ -235,6 +237,7 @@ export async function statusModel(store: Store, history: History, now: number, o
 function serviceStatus(
   s: StoredService,
   upstream: Parameters<typeof shown>[1],
+  quiet: Quieting,
   snapshot: Snapshot,
   at: { now: number; since24h: number; dates: readonly number[]; from: string; settled: number },
   isPublic: boolean,
@@ -253,7 +256,7 @@ function serviceStatus(
     serverId: s.serverId,
     id: s.id,
     name: s.name,
-    ...shown(s, upstream, at.now),
+    ...shownStatus(shown(s, upstream, at.now, quiet), isPublic),
     ...(s.check.type === "heartbeat" ? { dueAt: iso(dueAt(s)!) } : {}),
     uptime24h: round(ratio(last24h.checks, last24h.failures)),
     uptime30d: round(ratio(monthChecks, monthFailures)),
@@ -263,6 +266,11 @@ function serviceStatus(
     incident: openSince === null ? null : { since: iso(openSince), durationMs: at.now - openSince },
     ...(isPublic ? {} : { url: targetOf(s.check), error: s.lastEntry?.error ?? null }),
   };
+}
+
+/** A status as the page shows it: a silence's reason is the operator's note, kept off public pages. */
+function shownStatus({ quiet, ...status }: Shown, isPublic: boolean): Pick<ServiceStatus, "status" | "blockedBy" | "quiet"> {
+  return quiet ? { ...status, quiet: { kind: quiet.kind, until: iso(quiet.until), reason: isPublic ? null : quiet.reason } } : status;
 }
 
 /** Uptime to five places (99.999 %): enough to tell any two pages apart, short enough to send 90 of. */

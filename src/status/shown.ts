@@ -7,12 +7,15 @@
  * - degraded: up, but its last check passed slower than its slowMs (amber; up for uptime);
  * - otherwise what the incident machine last said (up, down), or before the first result unknown (new for a
  *   heartbeat).
+ * Beside its status, a silenced or in-maintenance service says so (`quiet`), with until when and why.
  */
 import { qualify } from "../model.ts";
 import { type Upstream } from "../batch.ts";
 import { blockers } from "../policy/dependencies.ts";
 import { nextDue, timingOf } from "../policy/heartbeat.ts";
-import type { StoredService } from "../store/store.ts";
+import { quietAt, type Quiet } from "../policy/silence.ts";
+import type { MaintenanceWindow } from "../model.ts";
+import type { Silence, StoredService } from "../store/store.ts";
 
 export const shownStatuses = ["up", "down", "unknown", "paused", "blocked", "new", "late", "degraded"] as const;
 export type ShownStatus = (typeof shownStatuses)[number];
@@ -21,10 +24,28 @@ export interface Shown {
   readonly status: ShownStatus;
   /** With status blocked: the services it depends on that have an open incident ("serverId/serviceId"). */
   readonly blockedBy?: readonly string[];
+  /** Silenced, or in a maintenance window: notifications wait until then (not paused services). */
+  readonly quiet?: Quiet;
 }
 
-/** `upstream`: what the services it depends on say of themselves (ConfigurationStore.upstream); `now`, the time. */
-export function shown(service: StoredService, upstream: ReadonlyMap<string, Upstream>, now: number): Shown {
+/** What silences a service: the silences not over, and each server's maintenance windows. */
+export interface Quieting {
+  readonly silences: readonly Silence[];
+  readonly windows: (serverId: string) => readonly MaintenanceWindow[];
+}
+
+/**
+ * `upstream`: what the services it depends on say of themselves (ConfigurationStore.upstream); `now`, the time;
+ * `quieting`: the silences and windows, for saying a service is silenced (left out: not said).
+ */
+export function shown(service: StoredService, upstream: ReadonlyMap<string, Upstream>, now: number, quieting?: Quieting): Shown {
+  const status = shownStatus(service, upstream, now);
+  if (!quieting || status.status === "paused") return status;
+  const quiet = quietAt(quieting.silences, quieting.windows(service.serverId), { serverId: service.serverId, serviceId: service.id }, now);
+  return quiet ? { ...status, quiet } : status;
+}
+
+function shownStatus(service: StoredService, upstream: ReadonlyMap<string, Upstream>, now: number): Shown {
   if (service.check.paused) return { status: "paused" };
   const state = service.state;
   const heartbeat = service.check.type === "heartbeat";
@@ -55,4 +76,11 @@ export function countShown(services: Iterable<{ readonly status: ShownStatus }>)
 /** Everything upstream of `services`, read once for all of them. */
 export function upstreamRefs(services: readonly StoredService[]): string[] {
   return services.flatMap((s) => s.check.dependsOn.map((ref) => qualify(ref, s.serverId)));
+}
+
+/** The silences and maintenance windows of the store as of `now`, for shown(). */
+export async function quieting(store: { silences(now: number): Promise<Silence[]>; servers(): Promise<{ id: string; maintenance: readonly MaintenanceWindow[] }[]> }, now: number): Promise<Quieting> {
+  const [silences, servers] = await Promise.all([store.silences(now), store.servers()]);
+  const windows = new Map(servers.map((s) => [s.id, s.maintenance]));
+  return { silences, windows: (serverId) => windows.get(serverId) ?? [] };
 }
