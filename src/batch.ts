@@ -194,6 +194,8 @@ export interface IncidentChange {
   readonly closed: boolean;
   /** When it opened, and when it closed (Unix ms). */
   readonly openedAt: number;
+  /** When the failures that opened it began: a RECOVERED's "down for" counts from here. */
+  readonly failingSince: number;
   readonly closedAt: number | null;
   /** The error of the result that opened it, or of the last failure before it closed. */
   readonly error: string | null;

@@ -409,6 +409,7 @@ function logIncident(log: Logger, service: ScheduledService, incident: IncidentC
   const fields = { server: service.serverId, service: service.serviceId, incident: incident.id, error: incident.error };
   if (incident.opened) log.warn("incident opened", { ...fields, ...(silenced ? { silenced: true } : {}) });
   if (incident.closedAt !== null) {
-    log.info("incident closed", { ...fields, failures: incident.failures, duration: duration(incident.closedAt - incident.openedAt) });
+    // Down for as long as the RECOVERED says: from the first failure, not from when the incident opened.
+    log.info("incident closed", { ...fields, failures: incident.failures, duration: duration(incident.closedAt - incident.failingSince) });
   }
 }

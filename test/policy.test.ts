@@ -81,6 +81,8 @@ test("policy: a DOWN names the service, the error, the URL and the count; the RE
   assert.match(recovered!.body.message!, /^Passing again after 2 failed checks; down for 2m 0s/);
   const incident = decision.runs[2]!.incident!;
   assert.deepEqual([incident.id, incident.opened, incident.closed, incident.openedAt, incident.closedAt, incident.failures], [-1, false, true, t0 + 60_000, t0 + 120_000, 2]);
+  // The log's duration counts from the first failure, as the RECOVERED's "down for 2m 0s" does.
+  assert.equal(incident.closedAt! - incident.failingSince, 120_000);
   assert.deepEqual(decision.services.get(1)!.incidentId, null, "closed: the service has none");
 });
 

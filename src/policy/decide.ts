@@ -133,6 +133,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
             opened: step.opened,
             closed: step.closed,
             openedAt: (step.opened ? step.state : before).incidentOpenSince!,
+            failingSince: (step.opened ? step.state : before).failingSince ?? (step.opened ? step.state : before).incidentOpenSince!,
             closedAt: step.closed ? at : null,
             error: p.incidentError,
             failures: p.incidentFailures,
