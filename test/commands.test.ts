@@ -77,6 +77,17 @@ test("apply, export, apply again: the round trip changes nothing; --dry-run and 
   assert.deepEqual(JSON.parse(pruned.stdout).deleted, ["db-01"]);
 });
 
+test("the README's quick start applies as written", async (t) => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const file = /<<'YAML'\n([\s\S]*?)\nYAML\n/.exec(readme)?.[1];
+  assert.ok(file, "the quick start's servers.yaml");
+  const dir = tempDir(t);
+  writeFileSync(join(dir, "servers.yaml"), file + "\n");
+  const applied = await runHealthd(["apply", "servers.yaml", "--db", "h.db"], {}, dir);
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.equal(applied.stdout, "web-01: created (2 services)\n");
+});
+
 test("apply refuses a bad file whole, naming file, line, column and field", async (t) => {
   const dir = tempDir(t);
   const db = join(dir, "h.db");
