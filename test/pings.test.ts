@@ -313,6 +313,6 @@ test("export writes a heartbeat with its ping key, and apply on another database
   const again = await runHealthd(["export", "--db", other]);
   assert.equal(again.stdout, exported.stdout, "what export wrote, apply takes back whole");
   const check = (await runHealthd(["export", "--db", other, "--json"])).stdout;
-  // Defaults left out (graceSeconds 3600 is a tenth of a day's gap at least): what a person would write.
+  // Defaults left out (graceSeconds 3600 is this schedule's default): what a person would write.
   assert.deepEqual(JSON.parse(check).db1.services[0].check, { type: "heartbeat", cron: "30 2 * * *", timezone: "Europe/Paris", maxRunSeconds: 900, pingKey: key });
 });
