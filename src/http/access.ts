@@ -72,8 +72,7 @@ export function cookie(headers: IncomingHttpHeaders, name: string): string | und
 }
 
 export function authenticator(adminToken: string | undefined, store: Pick<TokenStore, "tokenByHash" | "hasTokens" | "sessionToken">, options: AccessOptions): Access {
-  const adminHash = adminToken === undefined ? undefined : hashToken(adminToken);
-  const expected = adminHash === undefined ? undefined : Buffer.from(adminHash, "hex");
+  const expected = adminToken === undefined ? undefined : Buffer.from(hashToken(adminToken), "hex");
   // What the database last said, for when it cannot answer: tokens it accepted (by hash), whether any existed.
   const accepted = new Map<string, Principal>();
   let hadTokens = options.hadTokens;

@@ -102,8 +102,9 @@ function describe(operation: Operation, ref: (schema: z.ZodType, io: "input" | "
     described.requestBody = { required: operation.body.required, content };
   }
   const responses: Record<string, unknown> = {};
-  const unauthorized: Answer = { description: "A token is configured and the request has none, or another" };
-  const all: Record<number, Answer> = operation.open ? { ...operation.responses } : { ...operation.responses, 401: unauthorized };
+  const unauthorized: Answer = { description: "The API needs a token and the request has none, or one that is not known (revoked)" };
+  const forbidden: Answer = { description: "The token's scope, or the servers it is limited to, do not allow this; `detail` names what is needed" };
+  const all: Record<number, Answer> = operation.open ? { ...operation.responses } : { 401: unauthorized, 403: forbidden, ...operation.responses };
   for (const [status, answer] of Object.entries(all)) {
     if (Number(status) >= 400) responses[status] = { description: answer.description, content: { "application/problem+json": { schema: problem } } };
     else if (answer.schema) responses[status] = { description: answer.description, content: { "application/json": { schema: ref(answer.schema, "output") } } };

@@ -13,7 +13,6 @@ import { StoreUnavailable } from "../store/errors.ts";
 import type { Scope } from "../store/store.ts";
 import { permitScope, permitServer, type Authenticate, type Principal } from "./access.ts";
 import { parseJson } from "./json.ts";
-import { wantsPage } from "./session.ts";
 import { HttpError, invalid, problem } from "./problem.ts";
 
 export interface Request {
@@ -121,6 +120,9 @@ export interface ListenerOptions {
 }
 
 const everyone: Principal = { scope: "admin", servers: null, name: "anyone" };
+
+/** A browser asking for a page (it accepts HTML): a sign-in page serves it better than a 401 JSON. */
+const wantsPage = (method: string, headers: IncomingMessage["headers"]) => (method === "GET" || method === "HEAD") && /\btext\/html\b/.test(headers.accept ?? "");
 
 export function createListener(routes: readonly Route[], log: Logger, options: ListenerOptions = {}) {
   const compiled = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));

@@ -35,9 +35,6 @@ export function signInPage(status: number, next: string, version: string, error?
   };
 }
 
-/** Whether a request is a browser's asking for a page (it accepts HTML), which a sign-in page serves better than JSON. */
-export const wantsPage = (method: string, headers: IncomingHttpHeaders) => (method === "GET" || method === "HEAD") && /\btext\/html\b/.test(headers.accept ?? "");
-
 const behindHttps = (headers: IncomingHttpHeaders) => String(headers["x-forwarded-proto"] ?? "").split(",")[0]!.trim() === "https";
 
 const cookieFor = (value: string, maxAge: number, headers: IncomingHttpHeaders) =>
