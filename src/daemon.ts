@@ -132,7 +132,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   http.serve(
     createListener(running.routes, options.log.child({ part: "http" }), {
       authenticate: running.access.authenticate,
-      signIn: (next) => signInPage(401, next, version),
+      signIn: (next) => signInPage(401, next),
     }),
   );
   options.log.info("listening", { url: http.url, db: store.location, version });
@@ -335,7 +335,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
     ...clusterRoutes({ store, cluster, now }),
     ...tokenRoutes({ store, now }),
-    ...sessionRoutes({ store, access, now, version }),
+    ...sessionRoutes({ store, access, now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];

@@ -18,7 +18,6 @@ export interface SessionContext {
   readonly store: Store;
   readonly access: Access;
   readonly now: () => number;
-  readonly version: string;
 }
 
 /** Where a sign-in may lead: a path of this daemon, never another site (`//evil.example` is one). */
@@ -27,10 +26,10 @@ export function safeNext(next: unknown): string {
 }
 
 /** The sign-in page as an answer (401 when a page asked for needs it, 200 at /login). */
-export function signInPage(status: number, next: string, version: string, error?: string): Response {
+export function signInPage(status: number, next: string, error?: string): Response {
   return {
     status,
-    text: renderSignIn({ next: safeNext(next), error, version }),
+    text: renderSignIn({ next: safeNext(next), error }),
     headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": signInPolicy, "cache-control": "no-store", "referrer-policy": "no-referrer", "x-content-type-options": "nosniff" },
   };
 }
@@ -49,9 +48,9 @@ export function sessionRoutes(ctx: SessionContext): Route[] {
     const parsed = form.safeParse(fields);
     const next = safeNext(parsed.success ? parsed.data.next : undefined);
     const token = parsed.success ? (parsed.data.token ?? "").trim() : "";
-    if (token === "") return signInPage(400, next, ctx.version, "Type the token: the daemon's --token, or one made with healthd token create.");
+    if (token === "") return signInPage(400, next, "Type the token: the daemon's --token, or one made with healthd token create.");
     const signed = await ctx.access.signIn(token);
-    if (!signed) return signInPage(401, next, ctx.version, "That token is not one of this healthd (or it may only ping). Check it and try again.");
+    if (!signed) return signInPage(401, next, "That token is not one of this healthd (or it may only ping). Check it and try again.");
     const secret = randomBytes(32).toString("base64url");
     const now = ctx.now();
     await ctx.store.createSession({ hash: hashToken(secret), tokenHash: signed.tokenHash, expiresAt: now + sessionDays * 86_400_000 }, now);
@@ -73,7 +72,7 @@ export function sessionRoutes(ctx: SessionContext): Route[] {
           open: true,
           query: z.strictObject({ next: z.string().max(2000).optional().describe("Where to go once signed in (a path of this daemon)") }),
           responses: page,
-          handle: (req) => signInPage(200, (req.query as { next?: string }).next ?? "/status", ctx.version),
+          handle: (req) => signInPage(200, (req.query as { next?: string }).next ?? "/status"),
         },
         POST: {
           summary: "Sign this browser in with a token (a form: token, next): a session cookie for 30 days that may read",

@@ -28,8 +28,11 @@ export const signInPolicy = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** The page; `next` is where a successful sign-in goes (a path of this daemon), `error` what went wrong. */
-export function renderSignIn(options: { next: string; error?: string | undefined; version: string }): string {
+/**
+ * The page; `next` is where a successful sign-in goes (a path of this daemon), `error` what went wrong. It says
+ * nothing of the daemon (not even its version) to whoever has no token yet.
+ */
+export function renderSignIn(options: { next: string; error?: string | undefined }): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
 <link rel="icon" href="/favicon.ico" type="image/svg+xml"><title>Sign in: healthd</title>
