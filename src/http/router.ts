@@ -163,6 +163,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let answer: Response;
+    let changed: string | undefined;
     const method = req.method ?? "GET";
     try {
       // Split by hand: new URL() reads a request target such as "//x" as a host, and throws.
@@ -212,8 +213,8 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         json: async () => json(await body()),
         principal,
       });
-      // Who changed what: the first thing asked when a check changed and nobody knows why.
-      if (changes && answer.status < 400) log.info(`${method} ${url.pathname} by ${(await principal()).name}`, { status: answer.status });
+      // Who changed what (the first thing asked when a check changed and nobody knows why), said once answered.
+      if (changes && answer.status < 400) changed = `${method} ${url.pathname} by ${(await principal()).name}`;
     } catch (error) {
       if (error instanceof HttpError && error.status === 401 && options.signIn && wantsPage(method, req.headers)) {
         answer = options.signIn(req.url ?? "/status");
@@ -232,6 +233,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       }
     }
     send(req, res, answer);
+    if (changed) log.info(changed, { status: answer.status });
   }
 }
 

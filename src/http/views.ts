@@ -32,7 +32,7 @@ export function entryJson(e: Entry) {
 /** The services of one server (or one of them), as GET /services/{serverId}[/{serviceId}] shows them. */
 export async function serviceViews(store: Store, now: number, serverId: string, serviceId?: string) {
   const services = await store.services({ serverId, serviceId });
-  const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now)]);
+  const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now, serverId)]);
   const located = services.filter((s) => s.check.type !== "heartbeat" && s.check.locations !== null);
   const [results, live] =
     located.length === 0 ? [new Map(), new Set<string>()] : [await store.locationResults(located.map((s) => s.key)), new Set((await store.liveNodes(now)).map((n) => n.location))];

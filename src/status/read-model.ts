@@ -204,7 +204,7 @@ export async function statusModel(store: Store, history: History, now: number, o
   const today = dayOf(now);
   const since24h = Math.floor(now / hourMs) * hourMs - 23 * hourMs;
   const [services, snapshot] = await Promise.all([store.services({ serverId: options.serverId }), history.snapshot(store, now)]);
-  const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now)]);
+  const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now, options.serverId)]);
   // The dates of the history, once for all services.
   const dates = Array.from({ length: historyDays }, (_, i) => today - (historyDays - 1 - i) * dayMs);
   const from = iso(dates[0]!).slice(0, 10);

@@ -78,9 +78,13 @@ export function upstreamRefs(services: readonly StoredService[]): string[] {
   return services.flatMap((s) => s.check.dependsOn.map((ref) => qualify(ref, s.serverId)));
 }
 
-/** The silences and maintenance windows of the store as of `now`, for shown(). */
-export async function quieting(store: { silences(now: number): Promise<Silence[]>; servers(): Promise<{ id: string; maintenance: readonly MaintenanceWindow[] }[]> }, now: number): Promise<Quieting> {
-  const [silences, servers] = await Promise.all([store.silences(now), store.servers()]);
+/** The silences and maintenance windows of the store (of one server, or all) as of `now`, for shown(). */
+export async function quieting(
+  store: { silences(now: number): Promise<Silence[]>; servers(serverId?: string): Promise<{ id: string; maintenance: readonly MaintenanceWindow[] }[]> },
+  now: number,
+  serverId?: string,
+): Promise<Quieting> {
+  const [silences, servers] = await Promise.all([store.silences(now), store.servers(serverId)]);
   const windows = new Map(servers.map((s) => [s.id, s.maintenance]));
   return { silences, windows: (serverId) => windows.get(serverId) ?? [] };
 }
