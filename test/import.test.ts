@@ -159,6 +159,10 @@ endpoints:
     alerts: [{type: slack}]
   - name: pinger
     url: "icmp://192.0.2.1"
+  - name: odd
+    url: "http://127.0.0.1:1/"
+    interval: "every minute"
+    alerts: [{type: slack}]
 external-endpoints:
   - name: backup
     group: core
@@ -184,6 +188,7 @@ external-endpoints:
   assert.deepEqual(home.check, { url: "${HOME_URL}/ok", expect: [{ bodyContains: "Welcome", status: ["2xx", "3xx"] }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 3600, graceSeconds: 60 });
   assert.deepEqual(doc.databases.services[0].check, { type: "tcp", host: "127.0.0.1", port: 6379, expect: [{ maxLatencyMs: 50 }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
+  assert.deepEqual(doc.gatus.services[1].check, { url: "http://127.0.0.1:1/", intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   assert.deepEqual(doc.gatus.services[0].check, { type: "tcp", host: "127.0.0.1", port: 2222, expect: [{ banner: { contains: "SSH-" } }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2, paused: true });
   assert.deepEqual(doc.dns.services[0].check, { type: "dns", name: "example.org", recordType: "AAAA", server: "127.0.0.1:5353", expect: [{ rcode: "NOERROR", answers: { includes: "2001:db8::1" } }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   for (const line of [
@@ -192,6 +197,7 @@ external-endpoints:
     /endpoint "front-end": condition "len\(\[BODY\]\.checks\) == 1" is not \[PLACEHOLDER\] OP VALUE/,
     /endpoint "pinger": its url "icmp:\/\/192\.0\.2\.1" is a kind healthd does not check/,
     /external endpoint "backup": its pushes go to Gatus's/,
+    /endpoint "odd": its interval "every minute" is not a duration such as 30s or 5m; it is checked every 60 s/,
   ]) {
     assert.match(run.stderr, line);
   }

@@ -81,10 +81,12 @@ function parseCondition(text: string): Condition | undefined {
 function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefined {
   const url = typeof e.url === "string" ? e.url.trim() : "";
   const conditions = (Array.isArray(e.conditions) ? e.conditions : []).map(String);
-  const interval = durationSeconds(e.interval ?? "60s") ?? 60;
+  const interval = durationSeconds(e.interval ?? "60s");
+  if (interval === undefined) note(`its interval ${JSON.stringify(e.interval)} is not a duration such as 30s or 5m; it is checked every 60 s`);
   const timeout = durationSeconds(e.client?.timeout);
+  if (e.client?.timeout !== undefined && timeout === undefined) note(`its client timeout ${JSON.stringify(e.client.timeout)} is not a duration; healthd's default is kept`);
   const base: Check = {
-    intervalSeconds: clamp(interval, 1, 86_400),
+    intervalSeconds: clamp(interval ?? 60, 1, 86_400),
     ...(timeout !== undefined ? { timeoutMs: clamp(timeout * 1000, 1, 300_000) } : {}),
     ...alerting(e),
   };
