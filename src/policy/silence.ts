@@ -6,25 +6,29 @@ import type { MaintenanceWindow } from "../model.ts";
 import type { SilenceSpan } from "../batch.ts";
 import { cronOf } from "../scheduler/plan.ts";
 
-/** The window `at` falls in, if any: it began at an occurrence of its pattern less than its duration ago. */
-export function maintenanceAt(windows: readonly MaintenanceWindow[], serviceId: string, at: number): MaintenanceWindow | undefined {
-  return windows.find((w) => {
-    if (w.services && !w.services.includes(serviceId)) return false;
-    const began = cronOf(w.cron, w.timezone).nextRun(new Date(at - w.durationMinutes * 60_000));
-    return began !== null && began.getTime() <= at;
-  });
+type ServiceRef = { readonly serverId: string; readonly serviceId: string };
+
+/** The window `at` falls in, if any, with when it began: at an occurrence of its pattern less than its duration ago. */
+function windowAt(windows: readonly MaintenanceWindow[], serviceId: string, at: number): { window: MaintenanceWindow; began: number } | undefined {
+  for (const window of windows) {
+    if (window.services && !window.services.includes(serviceId)) continue;
+    const began = cronOf(window.cron, window.timezone).nextRun(new Date(at - window.durationMinutes * 60_000));
+    if (began !== null && began.getTime() <= at) return { window, began: began.getTime() };
+  }
+  return undefined;
 }
 
-export function silencedAt(
-  spans: readonly SilenceSpan[],
-  windows: readonly MaintenanceWindow[],
-  service: { readonly serverId: string; readonly serviceId: string },
-  at: number,
-): boolean {
-  const silenced = spans.some(
-    (s) => s.serverId === service.serverId && (s.serviceId === null || s.serviceId === service.serviceId) && s.startsAt <= at && at < s.endsAt,
-  );
-  return silenced || maintenanceAt(windows, service.serviceId, at) !== undefined;
+/** The window `at` falls in, if any. */
+export function maintenanceAt(windows: readonly MaintenanceWindow[], serviceId: string, at: number): MaintenanceWindow | undefined {
+  return windowAt(windows, serviceId, at)?.window;
+}
+
+/** Whether `span` silences `service` at `at`: its server's, or its own, and running. */
+const covers = (span: SilenceSpan, service: ServiceRef, at: number) =>
+  span.serverId === service.serverId && (span.serviceId === null || span.serviceId === service.serviceId) && span.startsAt <= at && at < span.endsAt;
+
+export function silencedAt(spans: readonly SilenceSpan[], windows: readonly MaintenanceWindow[], service: ServiceRef, at: number): boolean {
+  return spans.some((s) => covers(s, service, at)) || maintenanceAt(windows, service.serviceId, at) !== undefined;
 }
 
 /** Why a service says nothing now, and until when: a silence (the one that lasts longest) or a maintenance window. */
@@ -38,19 +42,17 @@ export interface Quiet {
 export function quietAt(
   silences: readonly (SilenceSpan & { readonly reason: string | null })[],
   windows: readonly MaintenanceWindow[],
-  service: { readonly serverId: string; readonly serviceId: string },
+  service: ServiceRef,
   at: number,
 ): Quiet | undefined {
   let quiet: Quiet | undefined;
   for (const s of silences) {
-    const covers = s.serverId === service.serverId && (s.serviceId === null || s.serviceId === service.serviceId) && s.startsAt <= at && at < s.endsAt;
-    if (covers && (quiet === undefined || s.endsAt > quiet.until)) quiet = { kind: "silence", until: s.endsAt, reason: s.reason };
+    if (covers(s, service, at) && (quiet === undefined || s.endsAt > quiet.until)) quiet = { kind: "silence", until: s.endsAt, reason: s.reason };
   }
-  const window = maintenanceAt(windows, service.serviceId, at);
-  if (window) {
-    const began = cronOf(window.cron, window.timezone).nextRun(new Date(at - window.durationMinutes * 60_000))!.getTime();
-    const until = began + window.durationMinutes * 60_000;
-    if (quiet === undefined || until > quiet.until) quiet = { kind: "maintenance", until, reason: window.reason ?? null };
+  const found = windowAt(windows, service.serviceId, at);
+  if (found) {
+    const until = found.began + found.window.durationMinutes * 60_000;
+    if (quiet === undefined || until > quiet.until) quiet = { kind: "maintenance", until, reason: found.window.reason ?? null };
   }
   return quiet;
 }
