@@ -35,3 +35,13 @@ async function open(target: string, options: Omit<OpenOptions, "policy">): Promi
     throw new UsageError((error as Error).message, { cause: error });
   }
 }
+
+/** Run `work` on the store being opened, and close it whatever happens. */
+export async function withStore<T>(opening: Promise<Store>, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await opening;
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}

@@ -7,7 +7,8 @@ import { Command, Option } from "commander";
 import { UsageError } from "../config.ts";
 import { maxSilenceSeconds } from "../http/alerting.ts";
 import type { Silence, Store } from "../store/store.ts";
-import { openForWriting } from "./database.ts";
+import { openForWriting, withStore } from "./database.ts";
+import { table } from "./output.ts";
 import { argument, dbOption } from "./options.ts";
 import { parseTarget } from "./target.ts";
 import { systemClock } from "../clock.ts";
@@ -65,7 +66,7 @@ Examples:
       if (flags.end !== undefined) return end(flags.end, flags);
       if (flags.for === undefined) throw new UsageError("--for is required: how long the silence lasts, such as 30m or 2h");
       const { serverId, serviceId } = parseTarget(target);
-      const silence = await withStore(flags.db, (store) => add(store, serverId!, serviceId ?? null, flags.for!, flags.reason ?? null));
+      const silence = await withStore(openForWriting(flags.db), (store) => add(store, serverId!, serviceId ?? null, flags.for!, flags.reason ?? null));
       if (command.length === 0) {
         const shown = silenceJson(silence);
         process.stdout.write(flags.json ? JSON.stringify(shown) + "\n" : `silenced ${target} until ${shown.endsAt} (id ${shown.id})\n`);
@@ -73,15 +74,6 @@ Examples:
       }
       process.exitCode = await runWhileSilenced(command, silence, flags.db);
     });
-}
-
-async function withStore<T>(db: string, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openForWriting(db);
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
 }
 
 async function add(store: Store, serverId: string, serviceId: string | null, seconds: number, reason: string | null): Promise<Silence> {
@@ -93,7 +85,7 @@ async function add(store: Store, serverId: string, serviceId: string | null, sec
 }
 
 async function list(flags: Flags): Promise<void> {
-  const silences = await withStore(flags.db, (store) => store.silences(systemClock.now()));
+  const silences = await withStore(openForWriting(flags.db), (store) => store.silences(systemClock.now()));
   if (flags.json) {
     process.stdout.write(JSON.stringify({ silences: silences.map(silenceJson) }) + "\n");
     return;
@@ -102,15 +94,12 @@ async function list(flags: Flags): Promise<void> {
     process.stdout.write("no silences\n");
     return;
   }
-  const rows = [["ID", "TARGET", "STARTS", "ENDS", "REASON"]].concat(
-    silences.map(silenceJson).map((s) => [s.id, s.service ? `${s.server}/${s.service}` : s.server, s.startsAt, s.endsAt, s.reason ?? ""]),
-  );
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const row of rows) process.stdout.write(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd() + "\n");
+  const rows = silences.map(silenceJson).map((s) => [s.id, s.service ? `${s.server}/${s.service}` : s.server, s.startsAt, s.endsAt, s.reason ?? ""]);
+  process.stdout.write(table([["ID", "TARGET", "STARTS", "ENDS", "REASON"], ...rows]));
 }
 
 async function end(id: string, flags: Flags): Promise<void> {
-  const ended = /^[0-9]{1,15}$/.test(id) && (await withStore(flags.db, (store) => store.endSilence(Number(id), systemClock.now())));
+  const ended = /^[0-9]{1,15}$/.test(id) && (await withStore(openForWriting(flags.db), (store) => store.endSilence(Number(id), systemClock.now())));
   if (!ended) throw new UsageError(`no silence ${JSON.stringify(id)} that has not ended; healthd silence --list shows them`);
   if (!flags.json) process.stdout.write(`ended silence ${id}\n`);
 }
@@ -123,7 +112,7 @@ async function runWhileSilenced(command: readonly string[], silence: Silence, db
   const { code, problem } = await runWrapped(command);
   if (problem) process.stderr.write(`healthd: ${problem}\n`);
   try {
-    await withStore(db, (store) => store.endSilence(silence.id, systemClock.now()));
+    await withStore(openForWriting(db), (store) => store.endSilence(silence.id, systemClock.now()));
   } catch (error) {
     process.stderr.write(`healthd: cannot end silence ${silence.id} (${(error as Error).message}); it ends by itself at ${silenceJson(silence).endsAt}\n`);
   }

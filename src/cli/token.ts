@@ -7,11 +7,11 @@ import { UsageError } from "../config.ts";
 import { hashToken, newSecret } from "../http/access.ts";
 import { tokenJson } from "../http/views.ts";
 import { scopes, tokenBody } from "../schema/token.ts";
-import type { Store } from "../store/store.ts";
 import { validate } from "../validate.ts";
 import { systemClock } from "../clock.ts";
-import { openForReading, openForWriting } from "./database.ts";
+import { openForReading, openForWriting, withStore } from "./database.ts";
 import { dbOption } from "./options.ts";
+import { table } from "./output.ts";
 
 interface Flags {
   readonly db: string;
@@ -64,9 +64,7 @@ Examples:
       const tokens = (await withStore(openForReading(flags.db), (store) => store.tokens())).map(tokenJson);
       if (flags.json) return void process.stdout.write(JSON.stringify({ tokens }) + "\n");
       if (tokens.length === 0) return void process.stdout.write("no tokens\n");
-      const rows = [["ID", "NAME", "SCOPE", "SERVERS", "CREATED"], ...tokens.map((t) => [t.id, t.name, t.scope, t.servers?.join(",") ?? "all", t.createdAt])];
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      for (const row of rows) process.stdout.write(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd() + "\n");
+      process.stdout.write(table([["ID", "NAME", "SCOPE", "SERVERS", "CREATED"], ...tokens.map((t) => [t.id, t.name, t.scope, t.servers?.join(",") ?? "all", t.createdAt])]));
     });
   token
     .command("revoke")
@@ -82,13 +80,4 @@ Examples:
       process.stdout.write(`revoked token ${revoked.name} (id ${revoked.id})\n`);
     });
   return token;
-}
-
-async function withStore<T>(opening: Promise<Store>, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await opening;
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
 }
