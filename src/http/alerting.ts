@@ -3,13 +3,13 @@
  */
 import { z } from "zod";
 import { id, integer, limits, time } from "../schema/index.ts";
-import { validate, type FieldError } from "../validate.ts";
+import type { FieldError } from "../validate.ts";
 import type { Incident, Store } from "../store/store.ts";
 import { incidentCursor } from "./cursor.ts";
 import { incidentsAnswer, silenceAnswer, silencesAnswer } from "./answers.ts";
 import { permitServer } from "./access.ts";
 import { HttpError, invalid } from "./problem.ts";
-import type { Route } from "./router.ts";
+import { validBody, type Route } from "./router.ts";
 import { noServer, noService, pageCursor, pageLimit, serviceKey } from "./services.ts";
 import { incidentJson, silenceJson } from "./views.ts";
 
@@ -70,11 +70,7 @@ export function alertingRoutes(ctx: AlertingContext): Route[] {
             415: { description: "Body is not JSON" },
           },
           handle: async (req) => {
-            const body = await req.json();
-            if (body === undefined) throw new HttpError(400, "the body is empty; send a silence such as {\"server\": \"web-01\", \"durationSeconds\": 3600}", [{ path: "", message: "required" }]);
-            const parsed = validate(silenceBody, body);
-            if (!parsed.ok) throw invalid(parsed.errors, "the silence");
-            const s = parsed.value;
+            const s = await validBody(req, silenceBody, "the silence", 'a silence such as {"server": "web-01", "durationSeconds": 3600}');
             permitServer(await req.principal(), s.server, "POST /silences");
             const now = ctx.now();
             const startsAt = s.startsAt ?? now;

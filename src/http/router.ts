@@ -294,6 +294,18 @@ export function json(body: { type: string; text: string } | undefined): unknown 
   return parsed.value;
 }
 
+/**
+ * A request's JSON body as `schema` takes it: 400 when it is empty (saying to send `example`, "a silence such
+ * as {...}") or invalid (every problem listed, of `what`, "the silence").
+ */
+export async function validBody<S extends z.ZodType>(req: Request, schema: S, what: string, example: string): Promise<z.output<S>> {
+  const body = await req.json();
+  if (body === undefined) throw new HttpError(400, `the body is empty; send ${example}`, [{ path: "", message: "required" }]);
+  const parsed = validate(schema, body);
+  if (!parsed.ok) throw invalid(parsed.errors, what);
+  return parsed.value;
+}
+
 /** Query strings are validated like bodies: unknown, repeated and malformed parameters are 400. */
 function parseQuery(schema: z.ZodType | undefined, params: URLSearchParams): unknown {
   const errors: FieldError[] = [];

@@ -4,11 +4,10 @@
  */
 import type { Store } from "../store/store.ts";
 import { tokenBody } from "../schema/token.ts";
-import { validate } from "../validate.ts";
 import { hashToken, newSecret } from "./access.ts";
 import { createdTokenAnswer, tokensAnswer } from "./answers.ts";
-import { HttpError, invalid } from "./problem.ts";
-import type { Route } from "./router.ts";
+import { HttpError } from "./problem.ts";
+import { validBody, type Route } from "./router.ts";
 import { tokenJson } from "./views.ts";
 
 export interface TokenContext {
@@ -42,11 +41,7 @@ export function tokenRoutes(ctx: TokenContext): Route[] {
             409: { description: "A token has that name" },
           },
           handle: async (req) => {
-            const body = await req.json();
-            if (body === undefined) throw new HttpError(400, 'the body is empty; send a token such as {"name": "ci", "scope": "write", "servers": ["web-01"]}', [{ path: "", message: "required" }]);
-            const parsed = validate(tokenBody, body);
-            if (!parsed.ok) throw invalid(parsed.errors, "the token");
-            const { name, scope, servers = null } = parsed.value;
+            const { name, scope, servers = null } = await validBody(req, tokenBody, "the token", 'a token such as {"name": "ci", "scope": "write", "servers": ["web-01"]}');
             const secret = newSecret();
             const made = await store.createToken({ name, scope, servers, hash: hashToken(secret) }, ctx.now());
             if (made === "name taken") throw new HttpError(409, `a token is named ${name}; choose another name, or revoke it first (DELETE /tokens/{id})`);
