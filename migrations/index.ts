@@ -28,6 +28,7 @@ import * as addDnsAnswers from "./20261126000400_add_dns_answers.ts";
 import * as addSlowAndDomainChecks from "./20261126000500_add_slow_and_domain_checks.ts";
 import * as addTokens from "./20261126000600_add_tokens.ts";
 import * as addSessions from "./20261126000700_add_sessions.ts";
+import * as addChannels from "./20261126000800_add_channels.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -55,4 +56,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261126000500_add_slow_and_domain_checks": addSlowAndDomainChecks,
   "20261126000600_add_tokens": addTokens,
   "20261126000700_add_sessions": addSessions,
+  "20261126000800_add_channels": addChannels,
 };

@@ -4,6 +4,7 @@
  * decides.
  */
 import type { CheckType, EntryFields, ErrorKind, IncidentState, MaintenanceWindow, NotificationBody, NotificationKind, Outcome, Rollup } from "./model.ts";
+import type { EventFields, Routes } from "./policy/route.ts";
 
 /**
  * What the store is handed to decide about: a finished check, a heartbeat's ping, or a heartbeat's deadline
@@ -86,7 +87,11 @@ export interface ServiceRecord {
   readonly key: number;
   readonly serverId: string;
   readonly serviceId: string;
+  readonly serverName: string;
+  readonly serviceName: string;
   readonly type: CheckType;
+  /** Where its notifications go: its check's channels, else its server's; null: the default (policy/route.ts). */
+  readonly channels: readonly string[] | null;
   /** What is checked, as a notification names it: an http check's URL (empty for a heartbeat). */
   readonly url: string;
   readonly notify: boolean;
@@ -185,6 +190,8 @@ export interface BatchFacts {
   readonly rollups: ReadonlyMap<string, Rollup>;
   /** When the registrations of the services' domains expire, where RDAP said (by domain). */
   readonly domains: ReadonlyMap<string, number>;
+  /** The stored channels' events and the default channels. */
+  readonly routes: Routes;
 }
 
 /** The incident a run opened or closed (its id below zero when this batch opens it). */
@@ -241,6 +248,10 @@ export interface NotificationWrite {
   readonly topic: string | null;
   readonly body: NotificationBody;
   readonly incidentId: number | null;
+  /** What templates may say of it (its id is given when it is written). */
+  readonly event: EventFields;
+  /** Where it goes: one delivery per channel. */
+  readonly channels: readonly string[];
 }
 
 export interface BatchDecision {

@@ -27,8 +27,11 @@ import type { Logger } from "./log.ts";
 import { createMetrics } from "./metrics.ts";
 import type { Entry, ScheduleChange, ScheduledService } from "./model.ts";
 import type { IncidentChange } from "./batch.ts";
-import { Delivery } from "./notify/delivery.ts";
-import { ntfyPublisher, type NtfyOptions, type PublishResult } from "./notify/ntfy.ts";
+import { Delivery, type Outcome } from "./notify/delivery.ts";
+import { ChannelDirectory } from "./notify/channels.ts";
+import { channelRoutes } from "./http/channels.ts";
+import type { SendResult } from "./notify/outgoing.ts";
+import { ntfyPublisher, type NtfyOptions } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
 import { duration } from "./policy/message.ts";
 import type { Recorded } from "./recorder.ts";
@@ -79,6 +82,12 @@ export interface DaemonOptions {
   readonly clock?: Clock;
   /** Which RDAP server answers for each TLD (--rdap-bootstrap). Default IANA's file, shipped with healthd. */
   readonly rdapBootstrap?: Bootstrap;
+  /** Where notifications of services that name no channel go (serve --channel); shared with the cluster. Default: ntfy. */
+  readonly channels?: readonly string[];
+  /** Where people reach this daemon (serve --public-url), for the status page link in notifications. */
+  readonly publicUrl?: string;
+  /** The environment `${NAME}`s in channels are read from. Default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export interface DaemonEvents {
@@ -88,10 +97,10 @@ export interface DaemonEvents {
   "check:started": [ScheduledService, number];
   /** A check's entry and the service's new state are committed to the store. */
   "check:done": [CheckDone];
-  /** A notification was delivered to ntfy. */
-  "notify:sent": [Notification, PublishResult];
-  /** A delivery attempt failed (it is retried, or marked failed when ntfy refused the message). */
-  "notify:failed": [Notification, PublishResult];
+  /** A notification was delivered to a channel (the row says which). */
+  "notify:sent": [Notification, SendResult];
+  /** A delivery attempt failed (it is retried, given up, or marked failed when the destination refused it). */
+  "notify:failed": [Notification, SendResult, Outcome];
 }
 
 /** A committed check with its entry (results folded during a store outage have none and are not told). */
@@ -206,6 +215,13 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
   // the cluster's; a node started without it uses the one the cluster has. Followed on every reload.
   if (options.ntfy.topic !== undefined) await store.shareTopic(options.ntfy.topic);
   let defaultTopic = await store.clusterTopic();
+  // --channel makes the cluster's default channels, as --ntfy-topic its topic.
+  if (options.channels !== undefined) await store.shareChannels(options.channels.length > 0 ? options.channels : null);
+  const defaultChannels = await store.clusterChannels();
+  const storedChannels = new Set((await store.channels()).map((c) => c.name));
+  for (const name of defaultChannels ?? []) {
+    if (name !== "ntfy" && !storedChannels.has(name)) log.warn(`--channel ${name} names no channel: notifications that go there are kept unsent until it is created (PUT /channels/${name})`);
+  }
   if (defaultTopic === null) log.warn("no ntfy topic configured: notifications of services without notifyTopic are kept as unsent (set --ntfy-topic)");
   else if (new URL(options.ntfy.url).origin === new URL(defaults.ntfyUrl).origin && !options.ntfy.token && options.ntfy.user === undefined) {
     log.warn(
@@ -223,13 +239,20 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     clock,
   });
   const publisher = ntfyPublisher(options.ntfy);
-  const delivery = new Delivery(store, publisher, {
+  const statusPage = options.publicUrl === undefined ? null : new URL("status", options.publicUrl.replace(/\/?$/, "/")).toString();
+  const channels = new ChannelDirectory({ ntfy: options.ntfy, defaultTopic: () => defaultTopic, env: options.env ?? process.env, now });
+  const delivery = new Delivery(store, {
     log: log.child({ part: "notify" }),
     instance: cluster.instance,
     clock,
-    defaultTopic: () => defaultTopic,
+    channels,
+    statusPage,
     retryBaseMs: options.notifyRetryBaseMs,
-    onAttempt: (row, result) => events.emit(result.ok ? "notify:sent" : "notify:failed", row, result),
+    onAttempt: (row, result, outcome) => {
+      metrics.deliveryAttempt(row.channel, outcome);
+      if (result.ok) events.emit("notify:sent", row, result);
+      else events.emit("notify:failed", row, result, outcome);
+    },
   });
   const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight }, version);
   const metrics = createMetrics(
@@ -335,6 +358,10 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
     ...clusterRoutes({ store, cluster, now }),
     ...tokenRoutes({ store, now }),
+    ...channelRoutes({
+      store, channels, now, statusPage,
+      ntfy: { url: options.ntfy.url, topic: () => defaultTopic, token: Boolean(options.ntfy.token ?? options.ntfy.password) },
+    }),
     ...sessionRoutes({ store, access, now }),
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
@@ -357,6 +384,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
       // No check starts here any more, and the last results are stored: the others take over at once.
       await cluster.stop();
       await delivery.stop();
+      await channels.close();
       await publisher.close();
       await store.close();
     },

@@ -106,7 +106,7 @@ export function createMetrics(sources: MetricSources, version: string) {
   });
   new Gauge({
     name: "healthd_notifications",
-    help: "Notifications in the outbox by status: pending (to deliver), delivered, failed (refused by ntfy), unsent (no topic)",
+    help: "Deliveries in the outbox (one per notification and channel) by status: pending (to deliver), delivered, failed (refused, or given up after 24 h), unsent (nowhere to go)",
     labelNames: ["status"] as const,
     registers,
     async collect() {
@@ -122,6 +122,12 @@ export function createMetrics(sources: MetricSources, version: string) {
     collect() {
       this.set(sources.storeWritable() ? 1 : 0);
     },
+  });
+  const deliveries = new Counter({
+    name: "healthd_notifications_total",
+    help: "Delivery attempts by this node, by channel and outcome: delivered, retry (failed, tried again later), failed (refused), given_up (24 h of failures), unsent",
+    labelNames: ["channel", "outcome"] as const,
+    registers,
   });
   const storeWriteFailures = new Counter({
     name: "healthd_store_write_failures_total",
@@ -169,6 +175,9 @@ export function createMetrics(sources: MetricSources, version: string) {
       events.on("check:shortage", (reason) => shortages.inc({ reason }));
       events.on("store:failed", () => storeWriteFailures.inc());
       events.on("results:dropped", (count) => resultsDropped.inc(count));
+    },
+    deliveryAttempt(channel: string, outcome: string): void {
+      deliveries.inc({ channel, outcome });
     },
     retentionBatch(ms: number, deleted: number): void {
       retentionBatches.observe(ms / 1000);

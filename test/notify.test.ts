@@ -80,7 +80,7 @@ for (const engine of engines) {
     assert.equal(ntfy.messages("ops").length, 1);
     assert.ok(checksWhileFailing >= 1);
     const [stored] = await notifications(d.store);
-    assert.deepEqual([stored!.status, stored!.attempts, stored!.ntfyId], ["delivered", 5, ntfy.messages("ops")[0]!.id]);
+    assert.deepEqual([stored!.status, stored!.attempts, stored!.remoteId], ["delivered", 5, ntfy.messages("ops")[0]!.id]);
   });
 
   test(`${engine}: ntfy down and then back: notifications of one topic arrive in order`, async (t) => {
@@ -142,7 +142,7 @@ for (const engine of engines) {
     const kept = nextEvent<[NotificationRow, { error: string }]>(d.events, "notify:failed", (row) => row.kind === "recovered");
     target.setUp(true);
     const [, result] = await kept;
-    assert.match(result.error, /its incident's DOWN was not published \(failed\)/);
+    assert.match(result.error, /its incident's DOWN was not sent to ntfy \(failed\)/);
     const stored = await notifications(d.store);
     assert.deepEqual(stored.map((n) => [n.kind, n.status]), [["down", "failed"], ["recovered", "unsent"]]);
     assert.equal(ntfy.messages("ops").length, 0, "before: the RECOVERED was published alone");

@@ -21,6 +21,7 @@ import {
   type Upstream,
 } from "../src/batch.ts";
 import { decide } from "../src/policy/decide.ts";
+import { noRoutes, type Routes } from "../src/policy/route.ts";
 
 const t0 = Date.parse("2026-11-23T10:00:00Z");
 const fail = (at: number, error = "status 503"): Outcome => ({ ok: false, status: 503, latencyMs: 12, matched: null, errorKind: "status", error, checkedAt: at });
@@ -28,7 +29,7 @@ const pass = (at: number, latencyMs = 10): Outcome => ({ ok: true, status: 200, 
 
 function record(key: number, settings: Partial<ServiceRecord> = {}): ServiceRecord {
   return {
-    key, serverId: "web-01", serviceId: `s${key}`, type: "http", url: `http://127.0.0.1/s${key}`, notify: true, notifyThreshold: 0, notifyTopic: null,
+    key, serverId: "web-01", serviceId: `s${key}`, serverName: "web-01", serviceName: `s${key}`, channels: null, type: "http", url: `http://127.0.0.1/s${key}`, notify: true, notifyThreshold: 0, notifyTopic: null,
     paused: false, recoverThreshold: 1, remindEveryMinutes: null, certWarnDays: null, slowMs: null, notifySlow: false, domainWarnDays: null, domain: null, locations: null, quorum: null,
     intervalSeconds: 60, cron: null, dependsOn: [], maintenance: [], heartbeat: null, ...settings,
   };
@@ -42,14 +43,14 @@ const fresh: ServiceProgress = {
 function facts(
   runs: CheckRun[],
   services: (ServiceRecord | [ServiceRecord, Partial<ServiceProgress>, LocationResult[]?])[],
-  more: { silences?: SilenceSpan[]; upstream?: [string, Upstream][]; rollups?: [string, Rollup][]; domains?: [string, number][] } = {},
+  more: { silences?: SilenceSpan[]; upstream?: [string, Upstream][]; rollups?: [string, Rollup][]; domains?: [string, number][]; routes?: Routes } = {},
 ): BatchFacts {
   const map = new Map<number, ServiceFacts>();
   for (const s of services) {
     const [rec, progress, latest] = Array.isArray(s) ? s : [s, {}, []];
     map.set(rec.key, { record: rec, progress: { ...fresh, ...progress }, latest: new Map((latest ?? []).map((l) => [l.location, l])) });
   }
-  return { runs, services: map, silences: more.silences ?? [], upstream: new Map(more.upstream ?? []), rollups: new Map(more.rollups ?? []), domains: new Map(more.domains ?? []) };
+  return { runs, services: map, silences: more.silences ?? [], upstream: new Map(more.upstream ?? []), rollups: new Map(more.rollups ?? []), domains: new Map(more.domains ?? []), routes: more.routes ?? noRoutes };
 }
 
 const run = (serviceKey: number, outcome: Outcome, extra: Partial<ResultRun> = {}): ResultRun => ({ serviceKey, outcome, ...extra });

@@ -27,6 +27,7 @@ function service(key: number, check: { intervalSeconds?: number | null; cron?: s
     remindEveryMinutes: null,
     certWarnDays: null,
     dependsOn: [],
+    channels: null,
     locations: null,
     quorum: null,
     slowMs: null,

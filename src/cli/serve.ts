@@ -26,6 +26,8 @@ interface ServeFlags extends LogFlags {
   readonly node?: string;
   readonly location: string;
   readonly leaseSeconds: number;
+  readonly channel?: string[];
+  readonly publicUrl?: string;
 }
 
 export function serveCommand(): Command {
@@ -68,6 +70,16 @@ export function serveCommand(): Command {
         .env("HEALTHD_NTFY_URL")
         .default(defaults.ntfyUrl)
         .argParser(argument(parseHttpUrl("--ntfy-url"))),
+    )
+    .addOption(
+      new Option("--channel <name>", "where notifications of services that name no channels go (repeat it, or comma-separate; default: ntfy)")
+        .env("HEALTHD_CHANNELS")
+        .argParser((text: string, previous: string[] | undefined) => [...(previous ?? []), ...text.split(",").map((n) => argument(parseName("--channel"))(n.trim()))]),
+    )
+    .addOption(
+      new Option("--public-url <url>", "where people reach this daemon, for the status page link in notifications (https://status.example.org)")
+        .env("HEALTHD_PUBLIC_URL")
+        .argParser(argument(parseHttpUrl("--public-url"))),
     )
     .addOption(
       new Option("--ntfy-topic <topic>", "topic of services without notifyTopic (none: such notifications are kept unsent)")
@@ -118,6 +130,7 @@ Examples:
   healthd serve                              # ./healthd.db, http://127.0.0.1:8080
   healthd serve --db /var/lib/healthd/healthd.db --port 9000
   healthd serve --ntfy-url https://ntfy.example.org --ntfy-topic ops-alerts
+  healthd serve --channel slack-ops --channel pagerduty   # channels made with PUT /channels or apply
   healthd serve --db postgres://healthd@db/healthd --node web-1 --location eu-west   # one of several nodes
   HEALTHD_PORT=9000 healthd serve            # every flag also reads HEALTHD_*`,
     )
@@ -148,6 +161,8 @@ Examples:
         location: flags.location,
         leaseMs: flags.leaseSeconds * 1000,
         rdapBootstrap,
+        channels: flags.channel,
+        publicUrl: flags.publicUrl,
         ntfy: {
           url: flags.ntfyUrl,
           topic: flags.ntfyTopic,

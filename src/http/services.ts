@@ -6,7 +6,7 @@ import type { ScheduleChange } from "../model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
 import { id, serverDocument, serviceDocument, time } from "../schema/index.ts";
 import { validate, type FieldError } from "../validate.ts";
-import { DependenciesRefused, PingKeyTaken } from "../store/errors.ts";
+import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../store/errors.ts";
 import type { Store } from "../store/store.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
 import { entriesAnswer, pingKeyAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
@@ -292,6 +292,13 @@ export async function refusable<T>(change: Promise<T>, checkPath: (service: stri
       const path = `${checkPath(error.service) ?? ""}/pingKey`;
       const message = `is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`;
       throw new HttpError(409, `pingKey ${message}`, [{ path, message }]);
+    }
+    if (error instanceof ChannelsRefused) {
+      const errors = error.unknown.map((u) => {
+        const base = u.serviceId === null ? "" : (checkPath(`${u.serverId}/${u.serviceId}`) ?? "");
+        return { path: `${base}/channels`, message: `names ${u.channel}, which is not a channel; create it first (PUT /channels/${u.channel}) or fix the name` };
+      });
+      throw new HttpError(400, `${error.message}; GET /channels lists them`, errors);
     }
     if (!(error instanceof DependenciesRefused)) throw error;
     const refusal = describeRefusal(error.problems, (service, index) => {

@@ -1,49 +1,63 @@
 /**
- * The delivery loop: publishes the outbox to ntfy. It runs beside the checks and never holds them up (all it
- * shares with them is the database, in short transactions). Per topic, notifications go out in order: a
- * topic's oldest pending notification blocks the ones after it until it is delivered or given up. Nodes
- * sharing a database share one outbox: each notification is claimed by one of them, and the claim (committed
- * before the publish) is also the mark a crash leaves behind.
- * A failed delivery is retried with capped exponential backoff, across restarts, until ntfy takes it; a
- * notification that ntfy refuses as invalid is marked failed with ntfy's error and not retried.
+ * The delivery loop: sends the outbox, one delivery per (notification, channel). It runs beside the checks and
+ * never holds them up (all it shares with them is the database, in short transactions). Per channel and
+ * service, deliveries go out in order: the oldest pending one blocks those after it until it is delivered or
+ * given up. Channels do not wait for each other: each has its own sends in flight (at most `perChannel`), so
+ * a channel that hangs fills only its own room. Nodes sharing a database share one outbox: each delivery is
+ * claimed by one of them, and the claim (committed before the send) is also the mark a crash leaves behind.
+ * A failed delivery is retried with capped exponential backoff, across restarts, for up to 24 hours; one the
+ * destination refuses as invalid is marked failed with its error and not retried.
  */
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
+import type { NotificationEvent } from "../policy/route.ts";
+import { builtInChannel } from "../store/queries/channels.ts";
 import type { Notification, Store } from "../store/store.ts";
-import type { Publisher, PublishResult } from "./ntfy.ts";
+import type { ChannelDirectory } from "./channels.ts";
+import type { Outgoing, SendResult } from "./outgoing.ts";
+
+/** What became of one attempt, as `healthd_notifications_total{outcome}` counts it. */
+export type Outcome = "delivered" | "retry" | "failed" | "given_up" | "unsent";
 
 export interface DeliveryOptions {
   readonly log: Logger;
-  /** This process, as the nodes table knows it: claims of notifications name it. */
+  /** This process, as the nodes table knows it: claims of deliveries name it. */
   readonly instance: string;
-  /** The topic of notifications whose service has no notifyTopic (the cluster's); null when none is configured. */
-  readonly defaultTopic: () => string | null;
+  readonly channels: ChannelDirectory;
+  /** The status page people reach, for templates' {{statusPage}} (serve --public-url); null: none. */
+  readonly statusPage?: string | null;
   /** First retry delay; each later one doubles. Default 1000 ms. */
   readonly retryBaseMs?: number;
   /** Retry delays stop growing here. Default 300000 ms (5 minutes). */
   readonly retryMaxMs?: number;
+  /** A delivery still failing this long after its notification was written is given up. Default 24 h. */
+  readonly giveUpAfterMs?: number;
+  /** Sends in flight to one channel at once. Default 16. */
+  readonly perChannel?: number;
   readonly clock: Clock;
   /** Told of every attempt's outcome. */
-  readonly onAttempt?: (row: Notification, result: PublishResult) => void;
+  readonly onAttempt?: (row: Notification, result: SendResult, outcome: Outcome) => void;
 }
+
+const day = 86_400_000;
 
 export class Delivery {
   readonly #store: Store;
-  readonly #publisher: Publisher;
   readonly #options: DeliveryOptions;
+  readonly #inFlight = new Map<string, number>();
+  readonly #sending = new Map<number, Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
   #pausedUntil = 0;
 
-  constructor(store: Store, publisher: Publisher, options: DeliveryOptions) {
+  constructor(store: Store, options: DeliveryOptions) {
     this.#store = store;
-    this.#publisher = publisher;
     this.#options = options;
   }
 
-  /** Look at the outbox now (new notifications were committed, or the daemon started). */
+  /** Look at the outbox now (new notifications were committed, a send finished, or the daemon started). */
   wake(): void {
     if (this.#stopped) return;
     if (this.#running) {
@@ -51,7 +65,9 @@ export class Delivery {
       return;
     }
     clearTimeout(this.#timer);
+    let claimed = 0;
     this.#running = this.#pass()
+      .then((n) => void (claimed = n))
       .catch((error: unknown) => {
         // The outbox could not be read or updated (the store refusing writes): look again in a while.
         this.#options.log.error("notification delivery paused for 10 s: the outbox cannot be updated", { error });
@@ -63,85 +79,132 @@ export class Delivery {
         if (this.#again) {
           this.#again = false;
           this.wake();
-        } else this.#arm();
+        } else this.#arm(claimed === 0);
       });
   }
 
-  /** Finish the attempts under way; send nothing more. What is pending stays in the outbox for next time. */
+  /** Finish the sends under way; send nothing more. What is pending stays in the outbox for next time. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#running;
+    await Promise.all(this.#sending.values());
   }
 
-  #arm(): void {
+  /**
+   * Sleep until the next delivery is due. When a pass claimed nothing, what is due is waiting for room (a
+   * channel's sends in flight) or for another node's send of the delivery before it: a finished send wakes
+   * the loop, and otherwise it looks again within a second rather than spin.
+   */
+  #arm(idle: boolean): void {
     if (this.#stopped) return;
     void this.#store.nextNotificationAt().then(
-      (next) => this.#armAt(next),
+      (next) => {
+        if (next === undefined || this.#stopped || this.#running) return;
+        const now = this.#options.clock.now();
+        const at = Math.max(next, this.#pausedUntil, idle ? now + 1000 : 0);
+        clearTimeout(this.#timer);
+        this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - now), 2_147_000_000));
+      },
       (error: unknown) => {
         this.#options.log.error("cannot read the outbox; looking again in 10 s", { error });
-        this.#armAt(this.#options.clock.now() + 10_000);
+        clearTimeout(this.#timer);
+        this.#timer = setTimeout(() => this.wake(), 10_000);
       },
     );
   }
 
-  #armAt(next: number | undefined): void {
-    if (next === undefined || this.#stopped || this.#running) return;
-    const at = Math.max(next, this.#pausedUntil);
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - this.#options.clock.now()), 2_147_000_000));
+  async #pass(): Promise<number> {
+    this.#options.channels.update(await this.#store.channels());
+    const perChannel = this.#options.perChannel ?? 16;
+    const room = (channel: string) => perChannel - (this.#inFlight.get(channel) ?? 0);
+    const due = await this.#store.claimNotifications(this.#options.instance, this.#options.clock.now(), room, [...this.#sending.keys()]);
+    for (const row of due) {
+      this.#inFlight.set(row.channel, (this.#inFlight.get(row.channel) ?? 0) + 1);
+      const sending: Promise<void> = this.#deliver(row)
+        .catch((error: unknown) => this.#options.log.error("a notification's delivery could not be recorded; it is sent again later", { id: row.id, error }))
+        .finally(() => {
+          this.#inFlight.set(row.channel, this.#inFlight.get(row.channel)! - 1);
+          this.#sending.delete(row.id);
+          this.wake(); // the next delivery of its service and channel may go now
+        });
+      this.#sending.set(row.id, sending);
+    }
+    return due.length;
   }
 
-  async #pass(): Promise<void> {
-    const due = await this.#store.claimNotifications(this.#options.instance, this.#options.clock.now());
-    await Promise.all(due.map((row) => this.#deliver(row)));
-    // A delivered head lets the next notification of its topic go at once.
-    if (due.length > 0 && !this.#stopped) this.#again = true;
-  }
-
-  /** Why a RECOVERED must not go out: its incident's DOWN never did (nobody was told it was down). */
+  /** Why a RECOVERED must not go to this channel: its incident's DOWN never did (nobody there was told it was down). */
   async #orphan(row: Notification): Promise<string | undefined> {
     if (row.kind !== "recovered" || row.incidentId === null) return undefined;
-    const down = await this.#store.downStatus(row.incidentId);
-    return down === "unsent" || down === "failed" ? `its incident's DOWN was not published (${down}): a RECOVERED alone would say nothing true` : undefined;
+    const down = await this.#store.downStatus(row.incidentId, row.channel);
+    return down === "unsent" || down === "failed" ? `its incident's DOWN was not sent to ${row.channel} (${down}): a RECOVERED alone would say nothing true` : undefined;
   }
 
   async #deliver(row: Notification): Promise<void> {
-    const body = row.message;
-    const topic = row.topic ?? this.#options.defaultTopic();
-    const log = this.#options.log.child({ server: row.serverId, service: row.serviceId, kind: row.kind, topic });
-    const orphan = topic === null ? undefined : await this.#orphan(row);
-    if (topic === null || orphan) {
-      const error = orphan ?? "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic";
+    const { channels, clock } = this.#options;
+    const topic = row.channel === builtInChannel ? channels.topicOf(row.topic) : null;
+    const log = this.#options.log.child({ server: row.serverId, service: row.serviceId, kind: row.kind, channel: row.channel, ...(topic ? { topic } : {}) });
+    const found = channels.find(row.channel);
+    const noTopic = row.channel === builtInChannel && topic === null;
+    const orphan = "sender" in found && !noTopic ? await this.#orphan(row) : undefined;
+    if (noTopic || orphan || ("unknown" in found && found.unknown)) {
+      const error = orphan ?? ("error" in found ? found.error : "no ntfy topic: set notifyTopic on the check or start healthd with --ntfy-topic");
       await this.#store.markGivenUp(row.id, "unsent", error);
       log.warn("notification kept unsent", { why: error });
-      this.#options.onAttempt?.(row, { ok: false, retryable: false, status: null, error });
+      this.#options.onAttempt?.(row, { ok: false, retryable: false, status: null, error }, "unsent");
       return;
     }
-    if (row.inFlightSince !== null) {
-      // A daemon died while publishing this: ntfy may have it already. Look before sending it twice.
-      const since = Math.floor(row.inFlightSince / 1000) - 1;
-      const found = await this.#publisher.findCached(topic, since, (m) => m.title === body.title && m.message === body.message);
-      if (found) {
-        await this.#store.markDelivered(row.id, found.id, this.#options.clock.now());
-        log.info("notification was delivered before a restart; not sending it again", { ntfyId: found.id });
-        this.#options.onAttempt?.(row, { ok: true, id: found.id, time: found.time });
-        return;
+    const out: Outgoing = { event: { ...eventOf(row), statusPage: this.#options.statusPage ?? null }, body: row.message, topic };
+    let result: SendResult;
+    if ("error" in found) result = { ok: false, retryable: true, status: null, error: found.error };
+    else {
+      const sender = found.sender;
+      if (row.inFlightSince !== null && sender.findSent) {
+        // A process died while sending this: the destination may have it already. Look before sending it twice.
+        const id = await sender.findSent(out, row.inFlightSince);
+        if (id !== undefined) {
+          await this.#store.markDelivered(row.id, id, clock.now());
+          log.info("notification was delivered before a restart; not sending it again", { remoteId: id });
+          this.#options.onAttempt?.(row, { ok: true, id }, "delivered");
+          return;
+        }
       }
+      result = await sender.send(out);
     }
-    const result = await this.#publisher.publish({ ...body, topic });
+    let outcome: Outcome;
     if (result.ok) {
-      await this.#store.markDelivered(row.id, result.id, this.#options.clock.now());
-      log.info("notification delivered", { ntfyId: result.id });
+      await this.#store.markDelivered(row.id, result.id, clock.now());
+      log.info("notification delivered", { remoteId: result.id });
+      outcome = "delivered";
     } else if (result.retryable) {
       const base = this.#options.retryBaseMs ?? 1000;
       const delay = Math.min(base * 2 ** row.attempts, this.#options.retryMaxMs ?? 300_000);
-      await this.#store.markRetry(row.id, result.error, this.#options.clock.now() + delay);
-      log.warn("notification not delivered; will retry", { error: result.error, attempt: row.attempts + 1, retryInMs: delay });
+      const giveUpAt = row.createdAt + (this.#options.giveUpAfterMs ?? day);
+      if (clock.now() + delay > giveUpAt) {
+        const error = `given up after ${row.attempts + 1} attempts over ${Math.round((clock.now() - row.createdAt) / 60_000)} min: ${result.error}`;
+        await this.#store.markGivenUp(row.id, "failed", error);
+        log.error("notification not delivered in 24 hours; giving up on it", { error: result.error, attempts: row.attempts + 1 });
+        outcome = "given_up";
+      } else {
+        await this.#store.markRetry(row.id, result.error, clock.now() + delay);
+        log.warn("notification not delivered; will retry", { error: result.error, attempt: row.attempts + 1, retryInMs: delay });
+        outcome = "retry";
+      }
     } else {
       await this.#store.markGivenUp(row.id, "failed", result.error);
-      log.error("ntfy refused the notification; giving up on it", { error: result.error });
+      log.error(`${row.channel} refused the notification; giving up on it`, { error: result.error });
+      outcome = "failed";
     }
-    this.#options.onAttempt?.(row, result);
+    this.#options.onAttempt?.(row, result, outcome);
   }
+}
+
+/** A delivery's event; a notification written before channels has none, and gets what its row says. */
+function eventOf(row: Notification): NotificationEvent {
+  if (row.event) return row.event;
+  return {
+    id: `healthd-${row.id}`, event: row.kind, server: row.serverId, service: row.serviceId, serverName: row.serverId, serviceName: row.serviceId,
+    url: row.message.click ?? "", error: null, since: null, duration: null, incidentId: row.incidentId, at: new Date(row.createdAt).toISOString(),
+    title: row.message.title ?? "", message: row.message.message ?? "",
+  };
 }

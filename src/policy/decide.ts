@@ -34,6 +34,7 @@ import { heartbeatStep, nextLook } from "./heartbeat.ts";
 import { certWarning, transition } from "./incident.ts";
 import { renderCertWarning, renderDomainWarning, renderNormal, renderNotification, renderSlow, type Judged } from "./message.ts";
 import { verdict, verdictDue } from "./quorum.ts";
+import { eventOf, route, type Moment } from "./route.ts";
 import { addToRollups, hourMs, settleMs, type Finished } from "./rollup.ts";
 import { silencedAt } from "./silence.ts";
 
@@ -71,8 +72,11 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     return { ...stored, incidentOpen: working.progress.state.incidentOpenSince !== null, failing: working.progress.state.status === "down" };
   };
 
-  const notify = (record: ServiceRecord, at: number, kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null) =>
-    notifications.push({ at, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId });
+  const notify = (record: ServiceRecord, at: number, kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null, moment?: Moment) => {
+    const event = eventOf(kind, record, at, body, incidentId, moment);
+    const channels = route(record.channels, event.event, facts.routes);
+    notifications.push({ at, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId, event, channels });
+  };
 
   const runs = facts.runs.map((run): RunDecision | undefined => {
     const service = services.get(run.serviceKey);
@@ -116,7 +120,10 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       incidents.push({ kind: "notified", id: p.incidentId });
     }
     let notices: readonly NotificationKind[] = step.notices;
-    for (const notice of step.notices) notify(record, at, notice, renderNotification(notice, record, judged!, before, step.state, p.incidentFailures), p.incidentId);
+    for (const notice of step.notices) {
+      const body = renderNotification(notice, record, judged!, before, step.state, p.incidentFailures);
+      notify(record, at, notice, body, p.incidentId, { judged: judged!, before, after: step.state });
+    }
     if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: at, failures: p.incidentFailures });
     const slow = run.kind === undefined && isSlow(record, run.outcome);
     if (run.kind === undefined) {

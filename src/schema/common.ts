@@ -121,6 +121,15 @@ export const maintenanceWindow = z.strictObject({
   reason: z.string().max(limits.nameLength).optional(),
 });
 
+/** The channels a check or a server sends to (their names; `ntfy` is the daemon's). */
+export const channelList = z
+  .array(id)
+  .min(1, "must name at least one channel, or be null for the default")
+  .max(16)
+  .refine((names) => new Set(names).size === names.length, "names a channel twice; name each once")
+  .nullable()
+  .default(null);
+
 /** Where a node probes from (--location), as checks name it. */
 export const locationName = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example eu-west)");
 
@@ -140,6 +149,8 @@ export const alertingFields = {
     .max(limits.dependencies, `holds at most ${limits.dependencies} services`)
     .refine((refs) => new Set(refs).size === refs.length, "names a service twice; give each once")
     .default([]),
+  // Where its notifications go (policy/route.ts); null: its server's channels, else the default.
+  channels: channelList,
 };
 
 /** What every active check (one healthd makes: http, tcp, dns) has: its schedule, its timeout, where it runs. */

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { cronOf } from "../scheduler/plan.ts";
-import { activeFields, activeRules, activeSchedule, alertingFields, id, limits, maintenanceWindow } from "./common.ts";
+import { activeFields, activeRules, activeSchedule, alertingFields, channelList, id, limits, maintenanceWindow } from "./common.ts";
 import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.ts";
 import { dnsFields } from "./dns.ts";
 import { alternative, httpFields } from "./http.ts";
@@ -114,6 +114,7 @@ export const serverDocument = z.strictObject({
     .superRefine(uniqueServiceIds, { when: (payload) => Array.isArray(payload.value) })
     .default([]),
   maintenance: z.array(maintenanceWindow).max(limits.maintenanceWindows, `holds at most ${limits.maintenanceWindows} windows`).default([]),
+  channels: channelList,
 }).superRefine((doc, ctx) => {
   // A window naming a service the server does not have would silence nothing, silently.
   const ids = new Set(doc.services.map((s) => s.id));

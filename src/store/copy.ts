@@ -25,7 +25,12 @@ const tables = [
   table({
     table: "servers",
     key: ["id"],
-    columns: [["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"], ["maintenance", "text"]],
+    columns: [["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"], ["maintenance", "text"], ["channels", "text"]],
+  }),
+  table({
+    table: "channels",
+    key: ["name"],
+    columns: [["name", "text"], ["type", "text"], ["config", "text"], ["events", "text"], ["created_at", "bigint"], ["updated_at", "bigint"]],
   }),
   table({
     table: "services",
@@ -42,7 +47,7 @@ const tables = [
       ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"], ["paused", "boolean"], ["recover_threshold", "integer"],
       ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"], ["locations", "text"], ["quorum", "integer"],
       ["type", "text"], ["probe", "text"], ["ping_key", "text"], ["slow_ms", "integer"], ["notify_slow", "boolean"], ["domain_warn_days", "integer"],
-      ["domain", "text"],
+      ["domain", "text"], ["channels", "text"],
     ],
   }),
   table({
@@ -100,7 +105,8 @@ const tables = [
     columns: [
       ["id", "bigint"], ["created_at", "bigint"], ["server_id", "text"], ["service_id", "text"], ["kind", "text"], ["topic", "text"],
       ["message", "text"], ["status", "text"], ["attempts", "integer"], ["next_attempt_at", "bigint"], ["last_error", "text"],
-      ["in_flight_since", "bigint"], ["delivered_at", "bigint"], ["ntfy_id", "text"], ["incident_id", "bigint"], ["claimed_by", "text"],
+      ["in_flight_since", "bigint"], ["delivered_at", "bigint"], ["remote_id", "text"], ["incident_id", "bigint"], ["claimed_by", "text"],
+      ["channel", "text"], ["event", "text"],
     ],
   }),
   table({

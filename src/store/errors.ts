@@ -37,3 +37,10 @@ export class DependenciesRefused extends Error {
     super(`the write would break the graph of dependsOn (${problems.map((p) => p.kind).join(", ")})`);
   }
 }
+
+/** A write refused whole because a check or server would name a channel that does not exist. */
+export class ChannelsRefused extends Error {
+  constructor(readonly unknown: readonly { readonly serverId: string; readonly serviceId: string | null; readonly channel: string }[]) {
+    super(`names channels that do not exist (${[...new Set(unknown.map((u) => u.channel))].join(", ")})`);
+  }
+}

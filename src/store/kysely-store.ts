@@ -7,6 +7,7 @@ import type { Kysely } from "kysely";
 import type { Policy, ScheduleChange } from "../model.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
+import * as channelQueries from "./queries/channels.ts";
 import * as domains from "./queries/domains.ts";
 import * as configure from "./queries/configure.ts";
 import * as entries from "./queries/entries.ts";
@@ -181,9 +182,16 @@ export class KyselyStore implements Store {
   sessionToken = (hash: string, now: number) => this.#run(() => tokens.sessionToken(this.#db, hash, now));
   endSession = (hash: string) => this.#write((trx) => tokens.endSession(trx, hash));
 
-  claimNotifications = (instance: string, now: number) => this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now));
+  channels = (name?: string) => this.#run(() => channelQueries.channels(this.#db, name));
+  putChannel: Store["putChannel"] = (name, doc, now) => this.#configure((trx) => channelQueries.putChannel(trx, name, doc, now));
+  deleteChannel = (name: string) => this.#configure((trx) => channelQueries.deleteChannel(trx, name));
+  clusterChannels = () => this.#run(() => channelQueries.clusterChannels(this.#db));
+  shareChannels = (names: readonly string[] | null) => this.#write(async (trx) => void (await channelQueries.shareChannels(trx, names)));
+
+  claimNotifications: Store["claimNotifications"] = (instance, now, room, sending) =>
+    this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now, room, sending));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));
-  markDelivered = (id: number, ntfyId: string, now: number) => this.#run(() => outbox.markDelivered(this.#db, id, ntfyId, now));
+  markDelivered = (id: number, remoteId: string, now: number) => this.#run(() => outbox.markDelivered(this.#db, id, remoteId, now));
   markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
   markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
@@ -198,7 +206,7 @@ export class KyselyStore implements Store {
     this.#write(async (trx) => {
       if (await outbox.shareTopic(trx, topic)) await this.#backend.announce(trx, "config");
     });
-  downStatus = (incidentId: number) => this.#run(() => outbox.downStatus(this.#db, incidentId));
+  downStatus = (incidentId: number, channel: string) => this.#run(() => outbox.downStatus(this.#db, incidentId, channel));
 
   domainsToLookUp: Store["domainsToLookUp"] = (node, since, keys) => this.#run(() => domains.domainsToLookUp(this.#db, this.#backend, node, since, keys));
   saveRegistration: Store["saveRegistration"] = (domain, found, now) => this.#run(() => domains.saveRegistration(this.#db, domain, found, now));

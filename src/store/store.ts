@@ -22,6 +22,8 @@ import type {
   ServiceStatus,
   StoredCheck,
 } from "../model.ts";
+import type { ChannelDocument } from "../schema/channel.ts";
+import type { NotificationEvent } from "../policy/route.ts";
 import type {
   CheckRun,
   IncidentChange,
@@ -172,17 +174,18 @@ export interface ClusterStore {
 /** The notification outbox. */
 export interface OutboxStore {
   /**
-   * Claim what may be sent now for `instance` (a node process): per topic only the oldest pending
-   * notification, so a topic stays in order, and none that a live node is publishing. The claim is committed
+   * Claim what may be sent now for `instance` (a node process): per channel and service only the oldest
+   * pending delivery, so that each stays in order, none that a live node is publishing (nor those this process
+   * is: `sending`), and per channel at most `room(channel)` (what this process can have in flight to it). The claim is committed
    * (in flight since `now`) before the answer; each comes back as it was before the claim, so that an
    * in-flight mark left by a process that died says the delivery is in doubt.
    */
-  claimNotifications(instance: string, now: number): Promise<Notification[]>;
+  claimNotifications(instance: string, now: number, room: (channel: string) => number, sending: readonly number[]): Promise<Notification[]>;
   /** When the next pending notification is due, if any. */
   nextNotificationAt(): Promise<number | undefined>;
-  markDelivered(id: number, ntfyId: string, now: number): Promise<void>;
+  markDelivered(id: number, remoteId: string, now: number): Promise<void>;
   markRetry(id: number, error: string, nextAt: number): Promise<void>;
-  /** ntfy refused it (failed), or there is no topic to send it to (unsent). */
+  /** The destination refused it or it was retried for too long (failed), or it has nowhere to go (unsent). */
   markGivenUp(id: number, status: "failed" | "unsent", error: string): Promise<void>;
   notificationCounts(): Promise<Record<NotificationStatus, number>>;
   /**
@@ -194,8 +197,8 @@ export interface OutboxStore {
   clusterTopic(): Promise<string | null>;
   /** Make `topic` the cluster's default topic; the other nodes are told (the "config" channel). */
   shareTopic(topic: string): Promise<void>;
-  /** What became of the DOWN of an incident (pending, delivered, failed, unsent), if one was written. */
-  downStatus(incidentId: number): Promise<NotificationStatus | undefined>;
+  /** What became of the DOWN of an incident on a channel (pending, delivered, failed, unsent), if one was written. */
+  downStatus(incidentId: number, channel: string): Promise<NotificationStatus | undefined>;
 }
 
 /** Bounded storage. */
@@ -218,7 +221,7 @@ export interface DomainStore {
 }
 
 export interface Store
-  extends ConfigurationStore, ResultStore, ReadModelStore, AlertingStore, TokenStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
+  extends ConfigurationStore, ChannelStore, ResultStore, ReadModelStore, AlertingStore, TokenStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
   readonly engine: Engine;
   /** Where the data lives, fit to print: the file, or the URL without its password. */
   readonly location: string;
@@ -312,12 +315,41 @@ export interface ApplyOptions {
   readonly prune?: boolean;
   /** Work out what would change and change nothing. Default false. */
   readonly dryRun?: boolean;
+  /** Channels to create or replace first (a servers file's `channels:`); with `prune`, the others are deleted. */
+  readonly channels?: ReadonlyMap<string, ChannelDocument>;
 }
 
 /** What applying documents changed, server by server, and what the scheduler must follow. */
 export interface ApplyResult {
   readonly servers: readonly ServerChange[];
+  readonly channels: readonly ChannelChange[];
   readonly schedule: ScheduleChange;
+}
+
+export interface ChannelChange {
+  readonly name: string;
+  readonly outcome: "created" | "updated" | "unchanged" | "deleted";
+}
+
+/** A channel as stored: its document (secrets as written) and when it was made and last changed. */
+export interface StoredChannel {
+  readonly name: string;
+  readonly doc: ChannelDocument;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** Channels: PUT, GET and DELETE on /channels. */
+export interface ChannelStore {
+  /** Every stored channel, or the one named (not the built-in ntfy channel, which is the daemon's). */
+  channels(name?: string): Promise<StoredChannel[]>;
+  putChannel(name: string, doc: ChannelDocument, now: number): Promise<{ created: boolean; changed: boolean }>;
+  /** Deletes a channel no check or server names; answers whether it existed, or who names it (then nothing is deleted). */
+  deleteChannel(name: string): Promise<{ deleted: boolean; namedBy: string[] }>;
+  /** The cluster's default channels (serve --channel); null: ntfy. */
+  clusterChannels(): Promise<string[] | null>;
+  /** Make `names` the cluster's default channels; the other nodes are told. */
+  shareChannels(names: readonly string[] | null): Promise<void>;
 }
 
 export interface ServerChange {
@@ -427,7 +459,12 @@ export interface Notification {
   /** Set while a publish is under way; still set after a crash means the delivery is in doubt. */
   readonly inFlightSince: number | null;
   readonly deliveredAt: number | null;
-  readonly ntfyId: string | null;
+  /** What the destination called the message (ntfy's id, a Matrix event id...). */
+  readonly remoteId: string | null;
+  /** The channel this delivery goes to. */
+  readonly channel: string;
+  /** What templates may say of it; null for notifications written before channels. */
+  readonly event: NotificationEvent | null;
   /** The incident it speaks of (DOWN, RECOVERED and reminders). */
   readonly incidentId: number | null;
 }

@@ -15,6 +15,19 @@ export interface ServersTable {
   updated_at: number;
   /** JSON list of recurring maintenance windows. */
   maintenance: Generated<string>;
+  /** JSON list of the channels its services' notifications go to; null: the daemon's default. */
+  channels: string | null;
+}
+
+export interface ChannelsTable {
+  name: string;
+  type: string;
+  /** JSON of its fields as written (a `${NAME}` stays so, read from the environment when a message is sent). */
+  config: string;
+  /** JSON list of the events it takes; null: all but test. */
+  events: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface ServicesTable {
@@ -44,6 +57,8 @@ export interface HttpCheckConfigsTable {
   notify: ColumnType<boolean | number, boolean | undefined, boolean>;
   notify_threshold: Generated<number>;
   notify_topic: string | null;
+  /** JSON list of the channels its notifications go to; null: its server's. */
+  channels: string | null;
   paused: ColumnType<boolean | number, boolean | undefined, boolean>;
   recover_threshold: Generated<number>;
   remind_every_minutes: number | null;
@@ -204,7 +219,12 @@ export interface NotificationsTable {
   /** Set while a publish is under way; still set after a crash means the delivery is in doubt. */
   in_flight_since: number | null;
   delivered_at: number | null;
-  ntfy_id: string | null;
+  /** What the destination said the message is (ntfy's message id, a webhook's answer...). */
+  remote_id: string | null;
+  /** The channel this row delivers to: each notification has one row per channel. */
+  channel: Generated<string>;
+  /** JSON of the event's fields (policy/event.ts), the same on each row of one notification; null before channels. */
+  event: string | null;
   incident_id: number | null;
   /** The node instance publishing it (while in_flight_since is set). */
   claimed_by: string | null;
@@ -266,6 +286,7 @@ export interface Tables {
   health_check_data_entries: HealthCheckDataEntriesTable;
   service_states: ServiceStatesTable;
   notifications: NotificationsTable;
+  channels: ChannelsTable;
   cluster_settings: ClusterSettingsTable;
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;

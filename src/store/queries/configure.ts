@@ -7,8 +7,9 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { fingerprint, qualify, type MaintenanceWindow, type Policy, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../model.ts";
 import { planServerChange } from "../server-change.ts";
-import { DependenciesRefused, PingKeyTaken } from "../errors.ts";
-import type { ApplyOptions, ApplyResult, ServerChange } from "../store.ts";
+import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../errors.ts";
+import { channels, checkChannelNames, deleteChannel, putChannel } from "./channels.ts";
+import type { ApplyOptions, ApplyResult, ChannelChange, ServerChange } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { checkFromRow, checkToRow } from "./rows.ts";
 import { findService, serverExists } from "./servers.ts";
@@ -39,6 +40,11 @@ export async function applyServers(
       const changes: ServerChange[] = [];
       const started: number[] = [];
       const stopped: number[] = [];
+      const channelChanges: ChannelChange[] = [];
+      for (const [name, doc] of options.channels ?? []) {
+        const { created, changed } = await putChannel(trx, name, doc, options.now);
+        channelChanges.push({ name, outcome: created ? "created" : changed ? "updated" : "unchanged" });
+      }
       for (const [serverId, doc] of servers) {
         const change = await putServer(trx, serverId, doc, options.now);
         changes.push(change.server);
@@ -54,13 +60,22 @@ export async function applyServers(
           const services = gone?.services ?? [];
           changes.push({ serverId: id, outcome: "deleted", fields: [], services: { created: [], updated: [], deleted: services } });
         }
+        if (options.channels) {
+          for (const { name } of await channels(trx)) {
+            if (options.channels.has(name)) continue;
+            const gone = await deleteChannel(trx, name);
+            if (gone.namedBy.length > 0) throw new ChannelsRefused(gone.namedBy.map((user) => ({ serverId: user.split("/")[0]!, serviceId: user.split("/")[1] ?? null, channel: name })));
+            channelChanges.push({ name, outcome: "deleted" });
+          }
+        }
       }
+      await checkChannelNames(trx, [...servers.keys()]);
       // The whole graph of dependsOn must hold after the write, or none of it is made.
       const deleted = changes.some((c) => c.services.deleted.length > 0);
       if (deleted || [...servers.values()].some(hasDependencies)) {
         await checkDependencies(trx, problems, (service) => servers.has(service.slice(0, service.indexOf("/"))));
       }
-      const result = { servers: changes, schedule: { started, stopped } };
+      const result = { servers: changes, channels: channelChanges, schedule: { started, stopped } };
       // A dry run does the real work and rolls it back, so it reports exactly what a real one would do.
       if (options.dryRun) throw new DryRun(result);
       await after(trx, result);
@@ -73,13 +88,14 @@ export async function applyServers(
 }
 
 async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: number): Promise<{ server: ServerChange; schedule: ScheduleChange }> {
-  const existing = await trx.selectFrom("servers").select(["name", "maintenance"]).where("id", "=", serverId).executeTakeFirst();
+  const existing = await trx.selectFrom("servers").select(["name", "maintenance", "channels"]).where("id", "=", serverId).executeTakeFirst();
   const maintenance = JSON.stringify(doc.maintenance);
+  const channels = doc.channels === null ? null : JSON.stringify(doc.channels);
   const current = existing
     ? await trx.selectFrom("services").select(["key", "id", "name"]).where("server_id", "=", serverId).orderBy("key").execute()
     : [];
   const plan = planServerChange(serverId, existing && { name: existing.name, services: current }, doc);
-  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, maintenance, created_at: now, updated_at: now }).execute();
+  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, maintenance, channels, created_at: now, updated_at: now }).execute();
 
   const started: number[] = [];
   const stopped = plan.delete.map((s) => s.key);
@@ -98,9 +114,11 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
     if (fields.length > 0) updated.push({ id: service.id, fields });
   }
 
-  const fields = existing ? [...(plan.renamed ? ["name"] : []), ...(existing.maintenance !== maintenance ? ["maintenance"] : [])] : [];
+  const fields = existing
+    ? [...(plan.renamed ? ["name"] : []), ...(existing.maintenance !== maintenance ? ["maintenance"] : []), ...(existing.channels !== channels ? ["channels"] : [])]
+    : [];
   const changed = fields.length > 0 || created.length + updated.length + stopped.length > 0;
-  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, updated_at: now }).where("id", "=", serverId).execute();
+  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, channels, updated_at: now }).where("id", "=", serverId).execute();
   return {
     server: {
       serverId,
@@ -163,6 +181,7 @@ export async function putService(
     result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
   }
   if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
+  if (service.check.channels !== null) await checkChannelNames(trx, [serverId]);
   if (service.check.dependsOn.length > 0) await checkDependencies(trx, problems, (name) => name === `${serverId}/${service.id}`);
   return result;
 }

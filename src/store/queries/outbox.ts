@@ -2,36 +2,52 @@
  * The notification outbox. Rows are written with the check result that calls for them (results.ts) and moved
  * along by the delivery loop.
  */
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
 import type { Backend } from "../backend.ts";
 import type { Notification, NotificationStatus } from "../store.ts";
-import type { Tables } from "../tables.ts";
+import type { NotificationsTable, Tables } from "../tables.ts";
 import { notificationFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
 /**
- * Claim, for `instance`, per topic only the oldest pending row that is due (so that a topic stays in order)
- * and not being published by another live process; mark each in flight, committed before it is sent. On
- * PostgreSQL, rows another node is claiming this very moment are skipped (SKIP LOCKED); SQLite's write lock
- * serializes claims. Answers the rows as they were before the claim.
+ * Claim, for `instance`, per channel and service only the oldest pending delivery that is due (so that each
+ * stays in order) and not being sent (by another live process, or by this one: `sending`), at most
+ * `room(channel)` per channel; mark each
+ * in flight, committed before it is sent. On PostgreSQL, rows another node is claiming this very moment are
+ * skipped (SKIP LOCKED); SQLite's write lock serializes claims. Answers the rows as they were before the claim.
  */
-export async function claimNotifications(trx: Db, backend: Backend, instance: string, now: number): Promise<Notification[]> {
-  const heads = trx
-    .selectFrom("notifications")
-    .select((eb) => eb.fn.min("id").as("id"))
-    .where("status", "=", "pending")
-    .groupBy("topic");
+export async function claimNotifications(
+  trx: Db,
+  backend: Backend,
+  instance: string,
+  now: number,
+  room: (channel: string) => number,
+  sending: readonly number[],
+): Promise<Notification[]> {
+  const due = await trx.selectFrom("notifications").select("channel").distinct().where("status", "=", "pending").where("next_attempt_at", "<=", now).execute();
   const liveInstances = trx.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
-  const query = trx
-    .selectFrom("notifications")
-    .selectAll()
-    .where("status", "=", "pending")
-    .where("next_attempt_at", "<=", now)
-    .where("id", "in", heads)
-    .where((eb) => eb.or([eb("claimed_by", "is", null), eb("claimed_by", "=", instance), eb("claimed_by", "not in", liveInstances)]))
-    .orderBy("id");
-  const rows = await backend.claiming(query).execute();
+  const rows: Selectable<NotificationsTable>[] = [];
+  for (const { channel } of due) {
+    const limit = room(channel);
+    if (limit <= 0) continue;
+    const heads = trx
+      .selectFrom("notifications")
+      .select((eb) => eb.fn.min("id").as("id"))
+      .where("status", "=", "pending")
+      .where("channel", "=", channel)
+      .groupBy(["server_id", "service_id"]);
+    let query = trx
+      .selectFrom("notifications")
+      .selectAll()
+      .where("id", "in", heads)
+      .where("next_attempt_at", "<=", now)
+      .where((eb) => eb.or([eb("claimed_by", "is", null), eb("claimed_by", "=", instance), eb("claimed_by", "not in", liveInstances)]))
+      .orderBy("id")
+      .limit(limit);
+    if (sending.length > 0) query = query.where("id", "not in", sending);
+    rows.push(...(await backend.claiming(query).execute()));
+  }
   if (rows.length > 0) {
     await trx
       .updateTable("notifications")
@@ -51,10 +67,10 @@ export async function nextNotificationAt(db: Db): Promise<number | undefined> {
   return row?.at ?? undefined;
 }
 
-export async function markDelivered(db: Db, id: number, ntfyId: string, now: number): Promise<void> {
+export async function markDelivered(db: Db, id: number, remoteId: string, now: number): Promise<void> {
   await db
     .updateTable("notifications")
-    .set({ status: "delivered", ntfy_id: ntfyId, delivered_at: now, last_error: null, in_flight_since: null, claimed_by: null })
+    .set({ status: "delivered", remote_id: remoteId, delivered_at: now, last_error: null, in_flight_since: null, claimed_by: null })
     .where("id", "=", id)
     .execute();
 }
@@ -83,7 +99,7 @@ export async function notificationCounts(db: Db): Promise<Record<NotificationSta
 }
 
 /**
- * The DOWNs of open incidents kept unsent for want of a topic that now have one: their service's notifyTopic
+ * The DOWNs to the ntfy channel of open incidents kept unsent for want of a topic that now have one: their service's notifyTopic
  * (given since), or the cluster's default when `defaultTopic` is set. Reminders kept unsent stay so: they
  * spoke of a moment that is over, and the next one comes on time.
  */
@@ -94,6 +110,7 @@ export async function unsentDowns(db: Db, defaultTopic: boolean): Promise<{ id: 
     .innerJoin("http_check_configs as c", "c.service_key", "i.service_key")
     .select(["n.id", "c.notify_topic"])
     .where("n.status", "=", "unsent")
+    .where("n.channel", "=", "ntfy")
     .where("n.kind", "=", "down")
     .where("i.closed_at", "is", null)
     .execute();
@@ -129,12 +146,13 @@ export async function shareTopic(trx: Db, topic: string): Promise<boolean> {
   return true;
 }
 
-/** What became of the DOWN of an incident, if one was written. */
-export async function downStatus(db: Db, incidentId: number): Promise<NotificationStatus | undefined> {
+/** What became of the DOWN of an incident on a channel, if one was written. */
+export async function downStatus(db: Db, incidentId: number, channel: string): Promise<NotificationStatus | undefined> {
   const row = await db
     .selectFrom("notifications")
     .select("status")
     .where("incident_id", "=", incidentId)
+    .where("channel", "=", channel)
     .where("kind", "=", "down")
     .orderBy("id")
     .executeTakeFirst();

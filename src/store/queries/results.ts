@@ -28,6 +28,9 @@ import { locationToRow, progressFromRow, recordFromRow, rollupFromRow, rollupToR
 import { upstreamOf } from "./servers.ts";
 import { registrationExpiries } from "./domains.ts";
 import { locationResults } from "./status.ts";
+import { readRoutes } from "./channels.ts";
+import type { Routes } from "../../policy/route.ts";
+import { randomUUID } from "node:crypto";
 
 type Db = Kysely<Tables>;
 const hourMs = 3_600_000;
@@ -76,7 +79,7 @@ const notifications: BulkInsert<"notifications"> = {
   table: "notifications",
   columns: [
     ["created_at", "bigint"], ["server_id", "text"], ["service_id", "text"], ["kind", "text"], ["topic", "text"], ["message", "text"],
-    ["next_attempt_at", "bigint"], ["incident_id", "bigint"],
+    ["next_attempt_at", "bigint"], ["incident_id", "bigint"], ["channel", "text"], ["event", "text"],
   ],
 };
 
@@ -92,12 +95,14 @@ export interface Left {
   readonly services: readonly LeftService[];
   /** The rollups written. */
   readonly rollups: readonly LeftRollup[];
+  readonly routes: Routes;
 }
 
 /** What a batch may start from instead of reading: services by key, and each one's latest rollup. */
 export interface Remembered {
   readonly services: ReadonlyMap<number, LeftService>;
   readonly rollups: ReadonlyMap<number, LeftRollup>;
+  readonly routes?: Routes | undefined;
 }
 
 /** A batch's facts as the policy takes them, with the ids of the services' last entries, which it does not need. */
@@ -145,10 +150,11 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   const upstream = await upstreamOf(trx, records.flatMap((r) => r.dependsOn));
   const latest = await locationResults(trx, records.filter((r) => r.locations !== null).map((r) => r.key));
   const domains = await registrationExpiries(trx, [...new Set(records.flatMap((r) => (r.domainWarnDays !== null && r.domain !== null ? [r.domain] : [])))]);
+  const routes = remembered?.routes ?? (await readRoutes(trx));
   const none = new Map();
   const facts = new Map<number, ServiceFacts>();
   for (const [key, s] of services) facts.set(key, { ...s, latest: latest.get(key) ?? none });
-  return { facts: { runs, services: facts, silences, upstream, rollups: stored, domains }, lastEntryIds };
+  return { facts: { runs, services: facts, silences, upstream, rollups: stored, domains, routes }, lastEntryIds };
 }
 
 const hourOf = (at: number) => Math.floor(at / hourMs) * hourMs;
@@ -219,7 +225,12 @@ export async function writeDecision(
   await backend.bulkInsert(
     trx,
     notifications,
-    decision.notifications.map((n) => [n.at, n.serverId, n.serviceId, n.kind, n.topic, JSON.stringify(n.body), n.at, idOf(n.incidentId)]),
+    // One row per channel: each is delivered on its own. They share the event, whose id is the idempotency key.
+    decision.notifications.flatMap((n) => {
+      const body = JSON.stringify(n.body);
+      const event = JSON.stringify({ id: randomUUID(), ...n.event, incidentId: idOf(n.incidentId) });
+      return n.channels.map((channel) => [n.at, n.serverId, n.serviceId, n.kind, n.topic, body, n.at, idOf(n.incidentId), channel, event]);
+    }),
   );
   if (decision.settledHourChanged) {
     await trx.updateTable("rollup_revisions").set((eb) => ({ revision: eb("revision", "+", 1) })).where("id", "=", 1).execute();
@@ -232,7 +243,7 @@ export async function writeDecision(
     const incident: IncidentChange | null = d.incident && { ...d.incident, id: idOf(d.incident.id)! };
     return { entry, state: d.state, notices: d.notices, incident, silenced: d.silenced, blockedBy: d.blockedBy, wakeAt: d.wakeAt };
   });
-  return { recorded, left: { services: left, rollups: decision.rollups } };
+  return { recorded, left: { services: left, rollups: decision.rollups, routes: batch.facts.routes } };
 }
 
 /**
@@ -250,6 +261,7 @@ async function readServices(trx: Db, backend: Backend, keys: number[], hour: num
     .leftJoin("incidents as i", "i.id", "st.incident_id")
     .leftJoin("service_rollups as r", (join) => join.onRef("r.service_key", "=", "s.key").on("r.hour", "=", hour))
     .select(["s.key", "s.server_id", "s.id as service_id", "s.updated_at", "srv.maintenance", "c.type", "c.probe", "c.url", "c.notify"])
+    .select(["srv.name as server_name", "s.name as service_name", "srv.channels as server_channels", "c.channels"])
     .select(["c.notify_threshold", "c.notify_topic"])
     .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on", "c.slow_ms", "c.notify_slow"])
     .select(["c.domain_warn_days", "c.domain", "st.domain_warned_expiry"])

@@ -33,6 +33,7 @@ import {
   type ServiceRecord,
 } from "../../batch.ts";
 import type { Notification } from "../store.ts";
+import type { NotificationEvent } from "../../policy/route.ts";
 import type {
   HealthCheckDataEntriesTable,
   HttpCheckConfigsTable,
@@ -54,6 +55,7 @@ function alertingFromRow(row: CheckRow) {
     recoverThreshold: row.recover_threshold,
     remindEveryMinutes: row.remind_every_minutes,
     dependsOn: JSON.parse(row.depends_on) as string[],
+    channels: JSON.parse(row.channels ?? "null") as string[] | null,
   };
 }
 
@@ -119,9 +121,10 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
     recover_threshold: check.recoverThreshold,
     remind_every_minutes: check.remindEveryMinutes,
     depends_on: JSON.stringify(check.dependsOn),
+    channels: check.channels === null ? null : JSON.stringify(check.channels),
   };
   if (check.type === "heartbeat") {
-    const { type, pingKey: _, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, ...probe } = check;
+    const { type, pingKey: _, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, channels, ...probe } = check;
     // The columns of an http check, which a heartbeat has none of, hold what means nothing.
     return {
       ...alerting,
@@ -253,7 +256,9 @@ export function notificationFromRow(row: Selectable<NotificationsTable>): Notifi
     lastError: row.last_error,
     inFlightSince: row.in_flight_since,
     deliveredAt: row.delivered_at,
-    ntfyId: row.ntfy_id,
+    remoteId: row.remote_id,
+    channel: row.channel,
+    event: row.event === null ? null : (JSON.parse(row.event) as NotificationEvent),
     incidentId: row.incident_id,
   };
 }
@@ -272,11 +277,14 @@ export type ServiceRow = {
   service_id: string;
   updated_at: number;
   maintenance: string;
+  server_name: string;
+  service_name: string;
+  server_channels: string | null;
   first_error: string | null;
 } & Pick<
   Selectable<HttpCheckConfigsTable>,
   | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
-  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron" | "type" | "probe" | "slow_ms" | "notify_slow" | "domain_warn_days" | "domain"
+  | "depends_on" | "locations" | "quorum" | "interval_seconds" | "cron" | "type" | "probe" | "slow_ms" | "notify_slow" | "domain_warn_days" | "domain" | "channels"
 > &
   Nullable<Omit<Selectable<ServiceStatesTable>, "service_key">> &
   Nullable<Omit<Selectable<ServiceRollupsTable>, "service_key" | "hour">>;
@@ -287,7 +295,10 @@ export function recordFromRow(row: ServiceRow): ServiceRecord {
     key: row.key,
     serverId: row.server_id,
     serviceId: row.service_id,
+    serverName: row.server_name,
+    serviceName: row.service_name,
     type: row.type,
+    channels: JSON.parse(row.channels ?? row.server_channels ?? "null") as string[] | null,
     heartbeat: heartbeat && { ...heartbeat, since: row.updated_at },
     url: row.url,
     notify: Boolean(row.notify),

@@ -1,0 +1,176 @@
+/**
+ * /channels: where notifications go. A channel is configuration with credentials in it, so every operation
+ * needs an admin token, and answers show secrets as "***" (a PUT that sends "***" back keeps the stored one).
+ * `ntfy` is listed as the daemon's --ntfy-* flags make it, and cannot be written.
+ */
+import { z } from "zod";
+import type { ChannelDirectory } from "../notify/channels.ts";
+import type { Outgoing, SendResult } from "../notify/outgoing.ts";
+import { channelDocument, channelName, type ChannelDocument } from "../schema/channel.ts";
+import { masked } from "../schema/secrets.ts";
+import { builtInChannel } from "../store/queries/channels.ts";
+import type { StoredChannel, Store } from "../store/store.ts";
+import { HttpError } from "./problem.ts";
+import { validBody, type Route } from "./router.ts";
+
+export interface ChannelContext {
+  readonly store: Store;
+  readonly channels: ChannelDirectory;
+  /** The built-in ntfy channel as this node's flags make it. */
+  readonly ntfy: { readonly url: string; readonly topic: () => string | null; readonly token: boolean };
+  readonly statusPage: string | null;
+  readonly now: () => number;
+}
+
+const admin = { scope: "admin", server: "none" } as const;
+
+const channelAnswer = z
+  .looseObject({
+    name: z.string(),
+    type: z.string(),
+    events: z.array(z.string()).nullable(),
+    builtIn: z.boolean().describe("The ntfy channel the daemon's --ntfy-* flags make: shown, not stored"),
+    createdAt: z.iso.datetime().nullable(),
+    updatedAt: z.iso.datetime().nullable(),
+  })
+  .describe("The channel's fields as written, secrets shown as ***");
+const testAnswer = z.strictObject({ channel: z.string(), ok: z.literal(true), id: z.string().describe("What the destination calls the message") });
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function channelJson(c: StoredChannel) {
+  return { name: c.name, ...masked(c.doc), builtIn: false, createdAt: iso(c.createdAt), updatedAt: iso(c.updatedAt) };
+}
+
+/** What a test message says. */
+export function testMessage(name: string, now: number, statusPage: string | null): Outgoing {
+  const at = new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const title = `TEST: healthd channel ${name}`;
+  const message = `A test message from healthd at ${at}: if you read this, the channel ${name} works.`;
+  return {
+    event: {
+      id: `healthd-test-${now}`, event: "test", server: "healthd", service: "test", serverName: "healthd", serviceName: "test", url: "", error: null,
+      since: null, duration: null, incidentId: null, at, title, message, statusPage,
+    },
+    body: { title, message, priority: 3, tags: ["healthd", "test"] },
+    topic: null,
+  };
+}
+
+export function channelRoutes(ctx: ChannelContext): Route[] {
+  const { store } = ctx;
+  const builtIn = () => ({
+    name: builtInChannel, type: "ntfy", url: ctx.ntfy.url, topic: ctx.ntfy.topic(), ...(ctx.ntfy.token ? { token: "***" } : {}),
+    events: null, builtIn: true, createdAt: null, updatedAt: null,
+  });
+  const nameOf = (raw: string) => {
+    const parsed = channelName.safeParse(raw);
+    if (!parsed.success) throw new HttpError(400, `channel name ${JSON.stringify(raw)} ${parsed.error.issues[0]!.message}`, [{ path: "/name", message: parsed.error.issues[0]!.message }]);
+    return parsed.data;
+  };
+  const send = async (name: string): Promise<SendResult> => {
+    const out = testMessage(name, ctx.now(), ctx.statusPage);
+    if (name === builtInChannel) {
+      const topic = ctx.channels.topicOf(null);
+      if (topic === null) throw new HttpError(409, "the ntfy channel has no topic: start healthd with --ntfy-topic, or test a channel of your own");
+      const found = ctx.channels.find(builtInChannel);
+      return "sender" in found ? found.sender.send({ ...out, topic }) : { ok: false, retryable: false, status: null, error: found.error };
+    }
+    const [stored] = await store.channels(name);
+    if (!stored) throw new HttpError(404, `no channel named ${name}; GET /channels lists them`);
+    const found = ctx.channels.make(stored.doc);
+    if ("error" in found) throw new HttpError(502, `cannot send to ${name}: ${found.error}`);
+    try {
+      return await found.sender.send(out);
+    } finally {
+      await found.sender.close();
+    }
+  };
+  return [
+    {
+      path: "/channels",
+      methods: {
+        GET: {
+          ...admin,
+          summary: "Every channel, the built-in ntfy one first; secrets shown as ***",
+          operationId: "listChannels",
+          responses: { 200: { description: "The channels", schema: z.strictObject({ channels: z.array(channelAnswer) }) } },
+          handle: async () => ({ status: 200, body: { channels: [builtIn(), ...(await store.channels()).map(channelJson)] } }),
+        },
+      },
+    },
+    {
+      path: "/channels/:name",
+      methods: {
+        GET: {
+          ...admin,
+          summary: "One channel; secrets shown as ***",
+          operationId: "getChannel",
+          responses: { 200: { description: "The channel", schema: channelAnswer }, 404: { description: "No such channel" } },
+          handle: async (req) => {
+            if (req.params.name === builtInChannel) return { status: 200, body: builtIn() };
+            const [stored] = await store.channels(nameOf(req.params.name!));
+            if (!stored) throw new HttpError(404, `no channel named ${req.params.name}; GET /channels lists them`);
+            return { status: 200, body: channelJson(stored) };
+          },
+        },
+        PUT: {
+          ...admin,
+          summary: "Create or replace a channel (a secret sent back as *** keeps the stored one)",
+          operationId: "putChannel",
+          body: { schema: channelDocument, required: true },
+          responses: {
+            200: { description: "Replaced", schema: channelAnswer },
+            201: { description: "Created", schema: channelAnswer },
+            400: { description: "Invalid input; every problem is listed in `errors`" },
+          },
+          handle: async (req) => {
+            const name = nameOf(req.params.name!);
+            const doc: ChannelDocument = await validBody(req, channelDocument, "the channel", '{"type": "webhook", "url": "https://hooks.example.org/healthd"}');
+            const { created } = await store.putChannel(name, doc, ctx.now());
+            const [stored] = await store.channels(name);
+            return { status: created ? 201 : 200, body: channelJson(stored!), ...(created ? { headers: { location: `/channels/${name}` } } : {}) };
+          },
+        },
+        DELETE: {
+          ...admin,
+          summary: "Delete a channel that no check or server names",
+          operationId: "deleteChannel",
+          responses: { 204: { description: "Deleted" }, 404: { description: "No such channel" }, 409: { description: "A check or a server names it" } },
+          handle: async (req) => {
+            const name = nameOf(req.params.name!);
+            const gone = await store.deleteChannel(name);
+            if (gone.namedBy.length > 0) {
+              const users = gone.namedBy.slice(0, 10).join(", ") + (gone.namedBy.length > 10 ? `, and ${gone.namedBy.length - 10} more` : "");
+              throw new HttpError(409, `${users} ${gone.namedBy.length === 1 ? "names" : "name"} the channel ${name}; remove it from their channels first`);
+            }
+            if (!gone.deleted) throw new HttpError(404, `no channel named ${name}; GET /channels lists them`);
+            return { status: 204 };
+          },
+        },
+      },
+    },
+    {
+      path: "/channels/:name/test",
+      methods: {
+        POST: {
+          ...admin,
+          summary: "Send a test message to a channel now, and answer what the destination said",
+          operationId: "testChannel",
+          responses: {
+            200: { description: "The destination took it", schema: testAnswer },
+            404: { description: "No such channel" },
+            409: { description: "The ntfy channel has no topic" },
+            502: { description: "The destination refused it or did not answer; `detail` says what it said" },
+          },
+          handle: async (req) => {
+            const name = req.params.name === builtInChannel ? builtInChannel : nameOf(req.params.name!);
+            const result = await send(name);
+            if (!result.ok) throw new HttpError(502, `${name} did not take the test message: ${result.error}`);
+            return { status: 200, body: { channel: name, ok: true, id: result.id } };
+          },
+        },
+      },
+    },
+  ];
+}

@@ -1,0 +1,82 @@
+/**
+ * The senders of the channels this node delivers to: the built-in `ntfy` channel from the daemon's --ntfy-*
+ * flags, and the stored ones with their `${NAME}`s filled from this node's environment. A stored channel's
+ * sender is made again when the channel changes (its updatedAt), and its old one closed.
+ */
+import type { ChannelDocument } from "../schema/channel.ts";
+import type { StoredChannel } from "../store/store.ts";
+import { builtInChannel } from "../store/queries/channels.ts";
+import type { NtfyOptions } from "./ntfy.ts";
+import type { Sender } from "./outgoing.ts";
+import { fillSecrets } from "../schema/secrets.ts";
+import { ntfySender, senderFor } from "./senders.ts";
+
+export interface ChannelDirectoryOptions {
+  readonly ntfy: NtfyOptions;
+  /** The topic of the ntfy channel (the cluster's default topic); null: none. */
+  readonly defaultTopic: () => string | null;
+  readonly env: NodeJS.ProcessEnv;
+  readonly now: () => number;
+  readonly timeoutMs?: number;
+}
+
+/** A channel's sender, or why there is none (no such channel; a `${NAME}` this node's environment lacks). */
+export type Found = { readonly sender: Sender } | { readonly error: string; readonly unknown: boolean };
+
+export class ChannelDirectory {
+  readonly #options: ChannelDirectoryOptions;
+  readonly #builtIn: Sender;
+  #stored = new Map<string, StoredChannel>();
+  readonly #senders = new Map<string, { readonly updatedAt: number; readonly found: Found }>();
+
+  constructor(options: ChannelDirectoryOptions) {
+    this.#options = options;
+    this.#builtIn = ntfySender({ ...options.ntfy, timeoutMs: options.timeoutMs ?? options.ntfy.timeoutMs }, null);
+  }
+
+  /** What the store holds now (read once per delivery pass). */
+  update(stored: readonly StoredChannel[]): void {
+    this.#stored = new Map(stored.map((c) => [c.name, c]));
+    for (const [name, kept] of this.#senders) {
+      if (this.#stored.get(name)?.updatedAt === kept.updatedAt) continue;
+      if ("sender" in kept.found) void kept.found.sender.close();
+      this.#senders.delete(name);
+    }
+  }
+
+  find(name: string): Found {
+    if (name === builtInChannel) return { sender: this.#builtIn };
+    const channel = this.#stored.get(name);
+    if (!channel) return { error: `no channel named ${name}: create it (PUT /channels/${name}, or channels: in a servers file)`, unknown: true };
+    const kept = this.#senders.get(name);
+    if (kept) return kept.found;
+    const found = this.#make(channel.doc);
+    this.#senders.set(name, { updatedAt: channel.updatedAt, found });
+    return found;
+  }
+
+  /** A sender for a document not stored (a test message), closed by the caller. */
+  make(doc: ChannelDocument): Found {
+    return this.#make(doc);
+  }
+
+  /** The built-in ntfy channel's topic for a delivery: the service's notifyTopic, else the cluster's. */
+  topicOf(notifyTopic: string | null): string | null {
+    return notifyTopic ?? this.#options.defaultTopic();
+  }
+
+  #make(doc: ChannelDocument): Found {
+    try {
+      const filled = fillSecrets(doc, this.#options.env);
+      return { sender: senderFor(filled, { now: this.#options.now, timeoutMs: this.#options.timeoutMs }) };
+    } catch (error) {
+      return { error: (error as Error).message, unknown: false };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#builtIn.close();
+    await Promise.all([...this.#senders.values()].map((kept) => ("sender" in kept.found ? kept.found.sender.close() : undefined)));
+    this.#senders.clear();
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * A channel's secrets: shown as "***" in every answer and export (unless written as `${NAME}`, which names a
+ * variable, not a secret), kept when a PUT sends back what it was shown, and filled from the sending node's
+ * environment when a message goes out.
+ */
+import { hasVariable, variablePattern, type ChannelDocument } from "./channel.ts";
+
+export const mask = "***";
+
+/** The fields that are secrets whatever they hold. */
+const secretFields = new Set(["token", "password", "secret", "routingKey"]);
+/** Types whose URL is itself the credential (an incoming webhook). */
+const secretUrls = new Set(["slack", "discord", "teams", "mattermost"]);
+/** Header names whose values are credentials. */
+const secretHeader = /auth|token|key|secret|cookie|password/i;
+
+type Fields = Record<string, unknown>;
+
+/** `value` as answers show it: a URL's password masked, or the whole value. */
+function shown(value: string, whole: boolean): string {
+  if (hasVariable(value)) return value;
+  if (whole) return mask;
+  try {
+    const url = new URL(value);
+    if (!url.password) return value;
+    url.password = mask;
+    return url.toString().replace(encodeURIComponent(mask), mask);
+  } catch {
+    return value;
+  }
+}
+
+/** Where a channel's secrets are: paths into its fields, and whether the whole value is secret (else a URL's password). */
+function secretPaths(doc: Fields): { path: readonly string[]; whole: boolean }[] {
+  const paths: { path: string[]; whole: boolean }[] = [];
+  for (const key of Object.keys(doc)) {
+    if (key === "headers" && doc.headers && typeof doc.headers === "object") {
+      for (const name of Object.keys(doc.headers)) if (secretHeader.test(name)) paths.push({ path: ["headers", name], whole: true });
+    } else if (secretFields.has(key)) paths.push({ path: [key], whole: true });
+    else if (key === "url") paths.push({ path: [key], whole: secretUrls.has(String(doc.type)) });
+  }
+  return paths;
+}
+
+const at = (doc: Fields, path: readonly string[]): unknown => path.reduce<unknown>((v, key) => (v && typeof v === "object" ? (v as Fields)[key] : undefined), doc);
+function put(doc: Fields, path: readonly string[], value: string): void {
+  const parent = at(doc, path.slice(0, -1)) as Fields;
+  parent[path.at(-1)!] = value;
+}
+
+/** A channel as GET answers and export write it. */
+export function masked<T extends Fields>(doc: T): T {
+  const copy = structuredClone(doc) as Fields;
+  for (const { path, whole } of secretPaths(copy)) {
+    const value = at(copy, path);
+    if (typeof value === "string") put(copy, path, shown(value, whole));
+  }
+  return copy as T;
+}
+
+/** What a PUT sent, with each secret it sent back as it was shown ("***") replaced by the stored value. */
+export function keepSecrets(sent: ChannelDocument, stored: ChannelDocument | undefined): ChannelDocument {
+  if (!stored || stored.type !== sent.type) return sent;
+  const copy = structuredClone(sent) as Fields;
+  for (const { path, whole } of secretPaths(copy)) {
+    const value = at(copy, path);
+    const old = at(stored as Fields, path);
+    if (typeof value === "string" && typeof old === "string" && value !== old && value === shown(old, whole)) put(copy, path, old);
+  }
+  return copy as ChannelDocument;
+}
+
+/**
+ * The channel with every `${NAME}` filled from `env` (`${NAME:-default}` when unset or empty). Throws naming the
+ * variables this node's environment lacks.
+ */
+export function fillSecrets<T>(doc: T, env: NodeJS.ProcessEnv): T {
+  const missing = new Set<string>();
+  const fill = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      return value.replace(variablePattern, (_, name: string, fallback: string | undefined) => {
+        const found = env[name];
+        if (found !== undefined && found !== "") return found;
+        if (fallback !== undefined) return fallback;
+        missing.add(name);
+        return "";
+      });
+    }
+    if (Array.isArray(value)) return value.map(fill);
+    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]));
+    return value;
+  };
+  const filled = fill(doc) as T;
+  if (missing.size > 0) {
+    const names = [...missing].join(", ");
+    throw new Error(`this node's environment has no ${names}: set ${missing.size === 1 ? "it" : "them"} (systemd: EnvironmentFile=) and restart healthd`);
+  }
+  return filled;
+}

@@ -1,0 +1,108 @@
+/**
+ * Channels (named destinations of notifications) and what routing reads of them. A channel's fields are kept
+ * as written, secrets and `${NAME}`s included: masking is the answer's business (notify/secrets.ts).
+ */
+import type { Kysely } from "kysely";
+import type { Routes } from "../../policy/route.ts";
+import type { ChannelDocument, ChannelEvent } from "../../schema/channel.ts";
+import { keepSecrets } from "../../schema/secrets.ts";
+import { ChannelsRefused } from "../errors.ts";
+import type { StoredChannel } from "../store.ts";
+import type { Tables } from "../tables.ts";
+
+type Db = Kysely<Tables>;
+
+/** The channel `ntfy`, which the daemon's --ntfy-* flags make: always there, never stored. */
+export const builtInChannel = "ntfy";
+
+function fromRow(row: { name: string; type: string; config: string; events: string | null; created_at: number; updated_at: number }): StoredChannel {
+  const doc = { type: row.type, ...(JSON.parse(row.config) as object), events: JSON.parse(row.events ?? "null") as ChannelEvent[] | null } as ChannelDocument;
+  return { name: row.name, doc, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+export async function channels(db: Db, name?: string): Promise<StoredChannel[]> {
+  let query = db.selectFrom("channels").selectAll().orderBy("name");
+  if (name !== undefined) query = query.where("name", "=", name);
+  return (await query.execute()).map(fromRow);
+}
+
+/**
+ * Create or replace a channel; answers whether it was created, and whether anything changed. A secret sent
+ * back as answers show it ("***") keeps the stored value.
+ */
+export async function putChannel(trx: Db, name: string, sent: ChannelDocument, now: number): Promise<{ created: boolean; changed: boolean }> {
+  const existing = await trx.selectFrom("channels").selectAll().where("name", "=", name).executeTakeFirst();
+  const { type, events, ...fields } = keepSecrets(sent, existing && fromRow(existing).doc);
+  const row = { type, config: JSON.stringify(fields), events: events === null ? null : JSON.stringify(events) };
+  if (!existing) {
+    await trx.insertInto("channels").values({ name, ...row, created_at: now, updated_at: now }).execute();
+    return { created: true, changed: true };
+  }
+  if (existing.type === row.type && existing.config === row.config && existing.events === row.events) return { created: false, changed: false };
+  await trx.updateTable("channels").set({ ...row, updated_at: now }).where("name", "=", name).execute();
+  return { created: false, changed: true };
+}
+
+/** The checks and servers that name `channel`, as "serverId/serviceId" and "serverId". */
+export async function namedBy(db: Db, channel: string): Promise<string[]> {
+  // JSON lists of ids, which cannot hold a quote: a LIKE finds the candidates, the parse decides.
+  const pattern = `%"${channel}"%`;
+  const checks = await db
+    .selectFrom("http_check_configs as c")
+    .innerJoin("services as s", "s.key", "c.service_key")
+    .select(["s.server_id", "s.id", "c.channels"])
+    .where("c.channels", "like", pattern)
+    .execute();
+  const servers = await db.selectFrom("servers").select(["id", "channels"]).where("channels", "like", pattern).execute();
+  const names = (json: string | null) => (JSON.parse(json ?? "[]") as string[]).includes(channel);
+  return [...servers.filter((s) => names(s.channels)).map((s) => s.id), ...checks.filter((c) => names(c.channels)).map((c) => `${c.server_id}/${c.id}`)];
+}
+
+/** Delete a channel no check or server names; answers whether it existed, or who names it. */
+export async function deleteChannel(trx: Db, name: string): Promise<{ deleted: boolean; namedBy: string[] }> {
+  const users = await namedBy(trx, name);
+  if (users.length > 0) return { deleted: false, namedBy: users };
+  const result = await trx.deleteFrom("channels").where("name", "=", name).executeTakeFirst();
+  return { deleted: Number(result.numDeletedRows) > 0, namedBy: [] };
+}
+
+/** Refuse (ChannelsRefused) a write that leaves a check or server naming a channel that does not exist. */
+export async function checkChannelNames(trx: Db, serverIds: readonly string[]): Promise<void> {
+  if (serverIds.length === 0) return;
+  const known = new Set([builtInChannel, ...(await trx.selectFrom("channels").select("name").execute()).map((c) => c.name)]);
+  const servers = await trx.selectFrom("servers").select(["id", "channels"]).where("id", "in", serverIds).where("channels", "is not", null).execute();
+  const checks = await trx
+    .selectFrom("http_check_configs as c")
+    .innerJoin("services as s", "s.key", "c.service_key")
+    .select(["s.server_id", "s.id", "c.channels"])
+    .where("s.server_id", "in", serverIds)
+    .where("c.channels", "is not", null)
+    .execute();
+  const unknown = [
+    ...servers.flatMap((s) => (JSON.parse(s.channels!) as string[]).filter((c) => !known.has(c)).map((channel) => ({ serverId: s.id, serviceId: null, channel }))),
+    ...checks.flatMap((c) => (JSON.parse(c.channels!) as string[]).filter((n) => !known.has(n)).map((channel) => ({ serverId: c.server_id, serviceId: c.id, channel }))),
+  ];
+  if (unknown.length > 0) throw new ChannelsRefused(unknown);
+}
+
+/** What routing needs (policy/route.ts): each stored channel's events, and the cluster's default channels. */
+export async function readRoutes(db: Db): Promise<Routes> {
+  const rows = await db.selectFrom("channels").select(["name", "events"]).execute();
+  const events = new Map(rows.map((r) => [r.name, JSON.parse(r.events ?? "null") as ChannelEvent[] | null]));
+  return { events, defaults: await clusterChannels(db) };
+}
+
+/** The cluster's default channels (serve --channel), as the last node given them shared them; null: ntfy. */
+export async function clusterChannels(db: Db): Promise<string[] | null> {
+  const row = await db.selectFrom("cluster_settings").select("value").where("name", "=", "channels").executeTakeFirst();
+  return row ? (JSON.parse(row.value) as string[]) : null;
+}
+
+/** Make `names` the cluster's default channels (null: back to ntfy); answers whether that changed anything. */
+export async function shareChannels(trx: Db, names: readonly string[] | null): Promise<boolean> {
+  const before = await clusterChannels(trx);
+  if (JSON.stringify(before) === JSON.stringify(names)) return false;
+  await trx.deleteFrom("cluster_settings").where("name", "=", "channels").execute();
+  if (names !== null) await trx.insertInto("cluster_settings").values({ name: "channels", value: JSON.stringify(names) }).execute();
+  return true;
+}
