@@ -240,7 +240,8 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
   });
   const publisher = ntfyPublisher(options.ntfy);
   const statusPage = options.publicUrl === undefined ? null : new URL("status", options.publicUrl.replace(/\/?$/, "/")).toString();
-  const channels = new ChannelDirectory({ ntfy: options.ntfy, defaultTopic: () => defaultTopic, env: options.env ?? process.env, now });
+  // Every channel's sends have the ntfy publisher's deadline (10 s unless a test makes it shorter).
+  const channels = new ChannelDirectory({ ntfy: options.ntfy, defaultTopic: () => defaultTopic, env: options.env ?? process.env, now, timeoutMs: options.ntfy.timeoutMs });
   const delivery = new Delivery(store, {
     log: log.child({ part: "notify" }),
     instance: cluster.instance,

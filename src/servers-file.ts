@@ -7,6 +7,8 @@ import { isDeepStrictEqual } from "node:util";
 import { isNode, LineCounter, parseDocument, stringify, type Document } from "yaml";
 import { checkInput, id, serverDocument, type ServerDocument } from "./schema/index.ts";
 import { pointer, validate } from "./validate.ts";
+import { channelDocument, channelName, type ChannelDocument } from "./schema/channel.ts";
+import { masked } from "./schema/secrets.ts";
 import type { MaintenanceWindow, StoredCheck } from "./model.ts";
 
 /** A server as a file holds it: its services' checks as stored. */
@@ -14,6 +16,7 @@ export interface FileServer {
   readonly id: string;
   readonly name: string;
   readonly maintenance: readonly MaintenanceWindow[];
+  readonly channels: readonly string[] | null;
   readonly services: readonly { readonly id: string; readonly name: string; readonly check: StoredCheck }[];
 }
 
@@ -21,6 +24,8 @@ export type ParsedFile =
   | {
       readonly ok: true;
       readonly servers: ReadonlyMap<string, ServerDocument>;
+      /** The file's `channels:`, by name; undefined when it has none (then apply leaves the stored channels be). */
+      readonly channels: ReadonlyMap<string, ChannelDocument> | undefined;
       /** `file:line:column` of a JSON Pointer into the file, for errors found later (by the store). */
       readonly where: (pointer: string) => string;
     }
@@ -52,13 +57,15 @@ export function parseServersFile(text: string, file: string, env: Environment): 
     return { ok: false, errors: [`${at(0)}: ${(error as Error).message.split("\n")[0]}`] };
   }
   const where = (path: string) => at(locate(doc, path.split("/").slice(1).map(unescape)));
-  if (data === null || data === undefined) return { ok: true, servers: new Map(), where };
+  if (data === null || data === undefined) return { ok: true, servers: new Map(), channels: undefined, where };
   if (typeof data !== "object" || Array.isArray(data)) {
     return { ok: false, errors: [`${at(0)}: the file must map server ids to server documents, e.g. "web-01: {services: [...]}"`] };
   }
   const errors: string[] = [];
   const servers = new Map<string, ServerDocument>();
-  for (const [serverId, body] of Object.entries(data as Record<string, unknown>)) {
+  const { [channelsKey]: channelsBody, ...serverBodies } = data as Record<string, unknown>;
+  const channels = channelsBody === undefined ? undefined : parseChannels(channelsBody, (path) => at(locate(doc, path)), errors);
+  for (const [serverId, body] of Object.entries(serverBodies)) {
     if (!id.safeParse(serverId).success) {
       errors.push(`${at(locate(doc, [serverId]))}: /${serverId}: a server id must be 1 to 64 characters of A-Z a-z 0-9 . _ -`);
       continue;
@@ -75,17 +82,49 @@ export function parseServersFile(text: string, file: string, env: Environment): 
       }
     } else servers.set(serverId, parsed.value);
   }
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, servers, where };
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, servers, channels, where };
 }
 
-/** The stored servers as a file that `healthd apply` reads back to the same state. */
-export function renderServersFile(servers: readonly FileServer[], format: "yaml" | "json"): string {
+/** The top-level key that holds channels, not a server (so no server in a file can have this id). */
+export const channelsKey = "channels";
+
+function parseChannels(body: unknown, at: (path: (string | number)[]) => string, errors: string[]): Map<string, ChannelDocument> {
+  const channels = new Map<string, ChannelDocument>();
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    errors.push(`${at([channelsKey])}: /${channelsKey}: must map channel names to channels, e.g. "slack-ops: {type: slack, url: ...}"`);
+    return channels;
+  }
+  for (const [name, channel] of Object.entries(body as Record<string, unknown>)) {
+    const named = channelName.safeParse(name);
+    if (!named.success) errors.push(`${at([channelsKey, name])}: /${channelsKey}/${name}: a channel name ${named.error.issues[0]!.message}`);
+    const parsed = validate(channelDocument, channel);
+    if (!parsed.ok) {
+      for (const e of parsed.errors) {
+        const path = [channelsKey, name, ...e.path.split("/").slice(1).map(unescape)];
+        errors.push(`${at(path)}: ${pointer(path)}: ${e.message}`);
+      }
+    } else if (named.success) channels.set(name, parsed.value);
+  }
+  return channels;
+}
+
+/**
+ * The stored servers and channels as a file that `healthd apply` reads back to the same state. Channels'
+ * secrets are written as "***", which apply reads as "keep the stored one".
+ */
+export function renderServersFile(servers: readonly FileServer[], channels: readonly { name: string; doc: ChannelDocument }[], format: "yaml" | "json"): string {
   const data: Record<string, unknown> = {};
+  if (channels.length > 0) {
+    data[channelsKey] = Object.fromEntries(
+      channels.map(({ name, doc }) => [name, Object.fromEntries(Object.entries(masked(doc)).filter(([, v]) => v !== null && !(typeof v === "object" && Object.keys(v).length === 0)))]),
+    );
+  }
   for (const server of servers) {
     data[server.id] = {
       name: server.name,
       services: server.services.map((s) => ({ id: s.id, ...(s.name !== s.id ? { name: s.name } : {}), check: withoutDefaults(s.check) })),
       ...(server.maintenance.length > 0 ? { maintenance: server.maintenance } : {}),
+      ...(server.channels !== null ? { channels: server.channels } : {}),
     };
   }
   const text = format === "json" ? JSON.stringify(data, null, 2) + "\n" : stringify(data, { lineWidth: 0 });

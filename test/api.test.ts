@@ -57,6 +57,7 @@ for (const engine of engines) {
       remindEveryMinutes: null,
       certWarnDays: null,
       dependsOn: [],
+      channels: null,
       locations: null,
       quorum: null,
       slowMs: null,

@@ -54,7 +54,7 @@ for (const engine of engines) {
       { cron: "0 5 * * 0", durationMinutes: 15 },
     ]);
     // What `healthd export` writes of the server is a file `healthd apply` takes back.
-    const exported = parseServersFile(renderServersFile([{ ...server!, services: await store.services({ serverId: "web-01" }) }], "yaml"), "servers.yaml", {});
+    const exported = parseServersFile(renderServersFile([{ ...server!, services: await store.services({ serverId: "web-01" }) }], [], "yaml"), "servers.yaml", {});
     assert.ok(exported.ok, JSON.stringify(exported));
   });
 

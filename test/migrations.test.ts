@@ -8,7 +8,7 @@ import { test, type TestContext } from "node:test";
 import { serverDocument } from "../src/schema/index.ts";
 import { migrationNames } from "../src/store/migrate.ts";
 import type { KyselyStore } from "../src/store/kysely-store.ts";
-import { open as openStore, rawQuery } from "./support/raw.ts";
+import { notifications, open as openStore, rawQuery } from "./support/raw.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
 
 const [created, fixed, cascade, defaults, disjunctive, nonUnique] = migrationNames;
@@ -282,6 +282,27 @@ for (const engine of engines) {
       Date.now(),
     );
     assert.deepEqual([recorded?.notices, recorded?.incident?.id, recorded?.incident?.closed], [["recovered"], incident!.id, true]);
+  });
+}
+
+for (const engine of engines) {
+  test(`${engine}: the outbox before channels goes to the ntfy channel: pending rows are claimed for it, what ntfy answered is kept`, async (t) => {
+    const store = await open(t, engine);
+    assert.ok((await migrate(store, "20261126000700_add_sessions")).ok);
+    await exec(
+      store,
+      `INSERT INTO notifications (created_at, server_id, service_id, kind, topic, message, status, next_attempt_at, ntfy_id) VALUES
+        (1000, 'web-01', 'home', 'down', 'ops', '{"title":"DOWN: web-01/home"}', 'delivered', 1000, 'nt1'),
+        (2000, 'web-01', 'home', 'recovered', 'ops', '{"title":"RECOVERED: web-01/home"}', 'pending', 2000, NULL)`,
+    );
+    const report = await migrate(store);
+    assert.ok(report.ok, report.ok ? "" : report.error.message);
+    assert.deepEqual(
+      (await notifications(store)).map((n) => [n.kind, n.channel, n.status, n.remoteId, n.event]),
+      [["down", "ntfy", "delivered", "nt1", null], ["recovered", "ntfy", "pending", null, null]],
+    );
+    const claimed = await store.claimNotifications("me", 3000, () => 16, []);
+    assert.deepEqual(claimed.map((n) => [n.kind, n.channel, n.topic]), [["recovered", "ntfy", "ops"]]);
   });
 }
 

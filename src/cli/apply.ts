@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { UsageError } from "../config.ts";
 import { parseServersFile } from "../servers-file.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
-import { DependenciesRefused, PingKeyTaken } from "../store/errors.ts";
+import { ChannelsRefused, DependenciesRefused, PingKeyTaken, SecretsMissing } from "../store/errors.ts";
 import type { ServerChange } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
 import { dbOption } from "./options.ts";
@@ -61,13 +61,25 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
     const dryRun = flags.dryRun ?? false;
     let result;
     try {
-      result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun });
+      result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun, channels: parsed.channels });
     } catch (error) {
       if (error instanceof PingKeyTaken) {
         const [serverId, serviceId] = error.service.split("/") as [string, string];
         const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
         const path = `/${serverId}/services/${position}/check/pingKey`;
         throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`);
+      }
+      if (error instanceof SecretsMissing) {
+        const located = error.paths.map((path) => `${parsed.where(`/channels/${error.channel}${path}`)}: /channels/${error.channel}${path}: is *** with no stored secret to keep; write the secret, or $\${NAME} to read it when a message is sent`);
+        throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${located.join("\n  ")}`);
+      }
+      if (error instanceof ChannelsRefused) {
+        const located = error.unknown.map((u) => {
+          const position = u.serviceId === null ? -1 : (parsed.servers.get(u.serverId)?.services.findIndex((s) => s.id === u.serviceId) ?? -1);
+          const path = u.serviceId === null ? `/${u.serverId}/channels` : `/${u.serverId}/services/${position}/check/channels`;
+          return `${parsed.where(path)}: ${path}: names ${u.channel}, which is not a channel; add it under channels: or fix the name`;
+        });
+        throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${located.join("\n  ")}`);
       }
       if (!(error instanceof DependenciesRefused)) throw error;
       // Where a service's reference sits in the file: under its server's id.
@@ -83,8 +95,11 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
       // Server ids by outcome (what scripts read first), then each server's changes service by service.
       const ids = (outcome: ServerChange["outcome"]) => result.servers.filter((s) => s.outcome === outcome).map((s) => s.serverId);
       const summary = { created: ids("created"), updated: ids("updated"), unchanged: ids("unchanged"), deleted: ids("deleted") };
-      process.stdout.write(JSON.stringify({ dryRun, ...summary, servers: result.servers }) + "\n");
+      process.stdout.write(JSON.stringify({ dryRun, ...summary, servers: result.servers, channels: result.channels }) + "\n");
       return;
+    }
+    for (const change of result.channels) {
+      if (change.outcome !== "unchanged") process.stdout.write(`channel ${change.name}: ${dryRun ? "would be " : ""}${change.outcome}\n`);
     }
     for (const change of result.servers) process.stdout.write(describe(change, dryRun));
     if (dryRun) process.stdout.write("dry run: nothing was changed\n");

@@ -18,6 +18,7 @@ import { serveCommand } from "./serve.ts";
 import { silenceCommand } from "./silence.ts";
 import { tailCommand } from "./tail.ts";
 import { tokenCommand } from "./token.ts";
+import { channelCommand } from "./channel.ts";
 
 import { exitCodes } from "./exit.ts";
 import { parseBooleanEnv, readBooleanEnv } from "./options.ts";
@@ -42,6 +43,7 @@ export function program(): Command {
     .addCommand(runCommand())
     .addCommand(pingCommand())
     .addCommand(tokenCommand())
+    .addCommand(channelCommand())
     .hook("preAction", (_root, action) => {
       readBooleanEnv(action);
       databaseDefaulted(action.options.some((o) => o.long === "--db") && action.getOptionValueSource("db") === "default");

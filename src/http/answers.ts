@@ -79,6 +79,7 @@ export const serverAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
   maintenance: z.array(maintenanceWindow),
+  channels: z.array(z.string()).nullable().describe("Where its services' notifications go when their checks name none; null: the daemon's default"),
   createdAt: time,
   updatedAt: time,
   services: z.array(serviceAnswer),

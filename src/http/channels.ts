@@ -10,6 +10,7 @@ import { channelDocument, channelName, type ChannelDocument } from "../schema/ch
 import { masked } from "../schema/secrets.ts";
 import { builtInChannel } from "../store/queries/channels.ts";
 import type { StoredChannel, Store } from "../store/store.ts";
+import { SecretsMissing } from "../store/errors.ts";
 import { HttpError } from "./problem.ts";
 import { validBody, type Route } from "./router.ts";
 
@@ -127,7 +128,10 @@ export function channelRoutes(ctx: ChannelContext): Route[] {
           handle: async (req) => {
             const name = nameOf(req.params.name!);
             const doc: ChannelDocument = await validBody(req, channelDocument, "the channel", '{"type": "webhook", "url": "https://hooks.example.org/healthd"}');
-            const { created } = await store.putChannel(name, doc, ctx.now());
+            const { created } = await store.putChannel(name, doc, ctx.now()).catch((error: unknown) => {
+              if (!(error instanceof SecretsMissing)) throw error;
+              throw new HttpError(400, error.message, error.paths.map((path) => ({ path, message: "is *** (a secret as answers show it), but no stored secret is there to keep; write the secret itself" })));
+            });
             const [stored] = await store.channels(name);
             return { status: created ? 201 : 200, body: channelJson(stored!), ...(created ? { headers: { location: `/channels/${name}` } } : {}) };
           },

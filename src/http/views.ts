@@ -85,6 +85,7 @@ export async function serverView(store: Store, now: number, serverId: string) {
     id: server.id,
     name: server.name,
     maintenance: server.maintenance,
+    channels: server.channels,
     createdAt: iso(server.createdAt),
     updatedAt: iso(server.updatedAt),
     services: await serviceViews(store, now, serverId),

@@ -4,7 +4,7 @@
  * keeps its URL path and only the base URL changes (hc-ping.com/KEY becomes healthd's /ping/KEY).
  *
  * What carries over: name, timeout (periodSeconds) or schedule and tz (cron, timezone), grace, paused. Not:
- * tags, desc, channels (healthd notifies through ntfy), email filters, methods, manual_resume.
+ * tags, desc, channels (make them healthd channels by hand), email filters, methods, manual_resume.
  */
 import { cron } from "../schema/common.ts";
 import { clamp, DocumentBuilder, NotThatFormat, type Check, type Imported } from "./common.ts";

@@ -115,7 +115,7 @@ export function fromKumaDatabase(database: { names: readonly string[]; rows: Rea
     builder.note("kuma.db", `its schema is newer than healthd knows (migration ${newest}, after ${newestKnownMigration}); what it could read is carried over`);
   }
   const notifications = tables.get("notification") ?? [];
-  if (notifications.length > 0) builder.note("notifications", `${notifications.length} of Kuma's notification settings are not carried over: healthd notifies through ntfy (see Notifications in the README)`);
+  if (notifications.length > 0) builder.note("notifications", `${notifications.length} of Kuma's notification settings are not carried over: make them channels (see Channels in the README)`);
   return carry(monitors.map(monitorFrom), defaultServer, builder);
 }
 
@@ -128,7 +128,7 @@ export function fromKumaBackup(data: unknown, defaultServer: string): Imported {
   }
   const builder = new DocumentBuilder();
   if (Array.isArray(backup.notificationList) && backup.notificationList.length > 0) {
-    builder.note("notifications", `${backup.notificationList.length} of Kuma's notification settings are not carried over: healthd notifies through ntfy (see Notifications in the README)`);
+    builder.note("notifications", `${backup.notificationList.length} of Kuma's notification settings are not carried over: make them channels (see Channels in the README)`);
   }
   return carry((backup.monitorList as Record<string, unknown>[]).map(monitorFrom), defaultServer, builder);
 }

@@ -70,6 +70,16 @@ export function keepSecrets(sent: ChannelDocument, stored: ChannelDocument | und
   return copy as ChannelDocument;
 }
 
+/** The secrets of `doc` still written as answers show them ("***" where no stored value was kept): their paths. */
+export function maskedSecrets(doc: ChannelDocument): string[] {
+  return secretPaths(doc as Fields)
+    .filter(({ path }) => {
+      const value = at(doc as Fields, path);
+      return typeof value === "string" && value.includes(mask) && !hasVariable(value);
+    })
+    .map(({ path }) => "/" + path.join("/"));
+}
+
 /**
  * The channel with every `${NAME}` filled from `env` (`${NAME:-default}` when unset or empty). Throws naming the
  * variables this node's environment lacks.

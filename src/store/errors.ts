@@ -44,3 +44,14 @@ export class ChannelsRefused extends Error {
     super(`names channels that do not exist (${[...new Set(unknown.map((u) => u.channel))].join(", ")})`);
   }
 }
+
+/** A channel written with a secret as answers show it ("***") and no stored secret to keep in its place. */
+export class SecretsMissing extends Error {
+  constructor(
+    readonly channel: string,
+    /** JSON Pointers of the fields. */
+    readonly paths: readonly string[],
+  ) {
+    super(`channel ${channel}: ${paths.join(", ")} ${paths.length === 1 ? "is" : "are"} *** with no stored secret to keep; write the secret itself, or \${NAME}`);
+  }
+}

@@ -250,6 +250,8 @@ export interface ServerRecord {
   readonly id: string;
   readonly name: string;
   readonly maintenance: readonly MaintenanceWindow[];
+  /** Where its services' notifications go when their checks name no channels; null: the default. */
+  readonly channels: readonly string[] | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -142,7 +142,7 @@ function handle(hits: Map<string, number>): Handler {
 }
 
 /** Listen on a free loopback port until the test ends (then drop every connection); answers the port. */
-async function serveOnLoopback(t: TestContext, server: Server): Promise<number> {
+export async function serveOnLoopback(t: TestContext, server: Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.after(
     () =>

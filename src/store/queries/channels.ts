@@ -5,8 +5,8 @@
 import type { Kysely } from "kysely";
 import type { Routes } from "../../policy/route.ts";
 import type { ChannelDocument, ChannelEvent } from "../../schema/channel.ts";
-import { keepSecrets } from "../../schema/secrets.ts";
-import { ChannelsRefused } from "../errors.ts";
+import { keepSecrets, maskedSecrets } from "../../schema/secrets.ts";
+import { ChannelsRefused, SecretsMissing } from "../errors.ts";
 import type { StoredChannel } from "../store.ts";
 import type { Tables } from "../tables.ts";
 
@@ -32,7 +32,10 @@ export async function channels(db: Db, name?: string): Promise<StoredChannel[]> 
  */
 export async function putChannel(trx: Db, name: string, sent: ChannelDocument, now: number): Promise<{ created: boolean; changed: boolean }> {
   const existing = await trx.selectFrom("channels").selectAll().where("name", "=", name).executeTakeFirst();
-  const { type, events, ...fields } = keepSecrets(sent, existing && fromRow(existing).doc);
+  const doc = keepSecrets(sent, existing && fromRow(existing).doc);
+  const masked = maskedSecrets(doc);
+  if (masked.length > 0) throw new SecretsMissing(name, masked);
+  const { type, events, ...fields } = doc;
   const row = { type, config: JSON.stringify(fields), events: events === null ? null : JSON.stringify(events) };
   if (!existing) {
     await trx.insertInto("channels").values({ name, ...row, created_at: now, updated_at: now }).execute();

@@ -21,6 +21,7 @@ export async function servers(db: Db, serverId?: string): Promise<ServerRecord[]
     id: r.id,
     name: r.name,
     maintenance: JSON.parse(r.maintenance) as MaintenanceWindow[],
+    channels: JSON.parse(r.channels ?? "null") as string[] | null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   }));
