@@ -30,6 +30,9 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/badges/{serverId}/{serviceId}/latency.svg",
     "/badges/{serverId}/{serviceId}/status.svg",
     "/badges/{serverId}/{serviceId}/uptime.svg",
+    "/channels",
+    "/channels/{name}",
+    "/channels/{name}/test",
     "/favicon.ico",
     "/healthz",
     "/incidents",
@@ -87,6 +90,9 @@ test("real answers match the schemas the document gives them", async (t) => {
   conforms(answers.entriesAnswer, (await d.api("GET", "/services/web/home/data")).body, "GET …/data");
   conforms(answers.statsAnswer, (await d.api("GET", "/services/web/home/stats")).body, "GET …/stats");
   conforms(answers.healthAnswer, (await d.api("GET", "/healthz")).body, "GET /healthz");
+  conforms(answers.channelAnswer, (await d.api("PUT", "/channels/hook", { type: "webhook", url: `${target.url}/ok`, secret: "s" })).body, "PUT /channels/hook");
+  conforms(answers.channelListAnswer, (await d.api("GET", "/channels")).body, "GET /channels");
+  conforms(answers.channelTestAnswer, (await d.api("POST", "/channels/hook/test")).body, "POST /channels/hook/test");
   conforms(answers.problemAnswer, (await d.api("GET", "/services/nope")).body, "a 404");
   conforms(answers.problemAnswer, (await d.api("PUT", "/services/web", { services: 3 })).body, "a 400");
 });

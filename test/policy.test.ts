@@ -21,7 +21,7 @@ import {
   type Upstream,
 } from "../src/batch.ts";
 import { decide } from "../src/policy/decide.ts";
-import { noRoutes, type Routes } from "../src/policy/route.ts";
+import { admits, noRoutes, type Routes } from "../src/policy/route.ts";
 
 const t0 = Date.parse("2026-11-23T10:00:00Z");
 const fail = (at: number, error = "status 503"): Outcome => ({ ok: false, status: 503, latencyMs: 12, matched: null, errorKind: "status", error, checkedAt: at });
@@ -176,4 +176,26 @@ test("policy: passes slower than slowMs make the service degraded; SLOW after no
   assert.deepEqual([quiet.notifications.length, quiet.services.get(1)!.slowStreak], [0, 2], "without notifySlow, slow passes only count");
   const silenced = decide(facts([run(1, pass(t0, 150))], [record(1, { slowMs: 100, notifySlow: true, notifyThreshold: 0 })], { silences: [{ serverId: "web-01", serviceId: null, startsAt: t0 - 1, endsAt: t0 + 60_000 }] }), t0 + 10);
   assert.deepEqual(silenced.notifications, [], "a silence keeps SLOW quiet too");
+});
+
+test("policy: routing: the check's channels, else the default, else ntfy; each channel's events filter; the event fields", () => {
+  const routes: Routes = { events: new Map([["pager", ["down"]], ["all", null], ["slowish", ["slow"]]]), defaults: ["all"] };
+  const runs = [run(1, fail(t0)), run(1, pass(t0 + 60_000)), run(2, fail(t0))];
+  const decision = decide(facts(runs, [record(1, { channels: ["pager", "all", "ntfy"] }), record(2)], { routes }), t0);
+  assert.deepEqual(
+    decision.notifications.map((n) => [n.serviceId, n.kind, n.channels]),
+    [["s1", "down", ["pager", "all", "ntfy"]], ["s1", "recovered", ["all", "ntfy"]], ["s2", "down", ["all"]]],
+  );
+  const [down, recovered] = decision.notifications;
+  assert.deepEqual(
+    { ...down!.event, message: undefined },
+    {
+      event: "down", server: "web-01", service: "s1", serverName: "web-01", serviceName: "s1", url: "http://127.0.0.1/s1", error: "status 503",
+      since: "2026-11-23T10:00:00Z", duration: null, incidentId: -1, at: "2026-11-23T10:00:00Z", title: "DOWN: web-01/s1", message: undefined,
+    },
+  );
+  assert.deepEqual([recovered!.event.event, recovered!.event.since, recovered!.event.duration, recovered!.event.error], ["recovered", "2026-11-23T10:00:00Z", "1m 0s", null]);
+  // No routes stored: the ntfy channel.
+  assert.deepEqual(decide(facts([run(3, fail(t0))], [record(3)]), t0).notifications.map((n) => n.channels), [["ntfy"]]);
+  assert.deepEqual([admits(["down"], "late"), admits(["late"], "down"), admits(["slow"], "normal"), admits(null, "test"), admits(null, "cert")], [true, false, true, false, true]);
 });

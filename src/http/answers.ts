@@ -191,3 +191,18 @@ export const tokenAnswer = z.strictObject({
 export const tokensAnswer = z.strictObject({ tokens: z.array(tokenAnswer) });
 
 export const createdTokenAnswer = tokenAnswer.extend({ token: z.string().describe("The secret: shown this once, never stored (only its SHA-256 is)") });
+
+export const channelAnswer = z
+  .looseObject({
+    name: z.string(),
+    type: z.string(),
+    events: z.array(z.string()).nullable(),
+    builtIn: z.boolean().describe("The ntfy channel the daemon's --ntfy-* flags make: shown, not stored"),
+    createdAt: time.nullable(),
+    updatedAt: time.nullable(),
+  })
+  .describe("The channel's fields as written, secrets shown as ***");
+
+export const channelListAnswer = z.strictObject({ channels: z.array(channelAnswer) });
+
+export const channelTestAnswer = z.strictObject({ channel: z.string(), ok: z.literal(true), id: z.string().describe("What the destination calls the message") });

@@ -3,7 +3,7 @@
  * needs an admin token, and answers show secrets as "***" (a PUT that sends "***" back keeps the stored one).
  * `ntfy` is listed as the daemon's --ntfy-* flags make it, and cannot be written.
  */
-import { z } from "zod";
+import { channelAnswer, channelListAnswer, channelTestAnswer } from "./answers.ts";
 import type { ChannelDirectory } from "../notify/channels.ts";
 import type { Outgoing, SendResult } from "../notify/outgoing.ts";
 import { channelDocument, channelName, type ChannelDocument } from "../schema/channel.ts";
@@ -24,18 +24,6 @@ export interface ChannelContext {
 }
 
 const admin = { scope: "admin", server: "none" } as const;
-
-const channelAnswer = z
-  .looseObject({
-    name: z.string(),
-    type: z.string(),
-    events: z.array(z.string()).nullable(),
-    builtIn: z.boolean().describe("The ntfy channel the daemon's --ntfy-* flags make: shown, not stored"),
-    createdAt: z.iso.datetime().nullable(),
-    updatedAt: z.iso.datetime().nullable(),
-  })
-  .describe("The channel's fields as written, secrets shown as ***");
-const testAnswer = z.strictObject({ channel: z.string(), ok: z.literal(true), id: z.string().describe("What the destination calls the message") });
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -95,7 +83,7 @@ export function channelRoutes(ctx: ChannelContext): Route[] {
           ...admin,
           summary: "Every channel, the built-in ntfy one first; secrets shown as ***",
           operationId: "listChannels",
-          responses: { 200: { description: "The channels", schema: z.strictObject({ channels: z.array(channelAnswer) }) } },
+          responses: { 200: { description: "The channels", schema: channelListAnswer } },
           handle: async () => ({ status: 200, body: { channels: [builtIn(), ...(await store.channels()).map(channelJson)] } }),
         },
       },
@@ -162,7 +150,7 @@ export function channelRoutes(ctx: ChannelContext): Route[] {
           summary: "Send a test message to a channel now, and answer what the destination said",
           operationId: "testChannel",
           responses: {
-            200: { description: "The destination took it", schema: testAnswer },
+            200: { description: "The destination took it", schema: channelTestAnswer },
             404: { description: "No such channel" },
             409: { description: "The ntfy channel has no topic" },
             502: { description: "The destination refused it or did not answer; `detail` says what it said" },
