@@ -108,8 +108,8 @@ for (const engine of engines) {
       a.keys.clear();
       b.keys.clear();
       const start = performance.now();
-      const child = spawn(process.execPath, [bin, "serve", "--db", db, "--port", "0", "--log-level", "error"], { env: { ...process.env, HEALTHD_NTFY_URL: "http://127.0.0.1:9" } });
-      await listening(child, "healthd").catch(() => undefined);
+      const child = spawn(process.execPath, [bin, "serve", "--db", db, "--port", "0"], { env: { ...process.env, HEALTHD_NTFY_URL: "http://127.0.0.1:9" } });
+      await listening(child, "healthd");
       const rss = [rssMb(child.pid!)];
       const sampler = setInterval(() => rss.push(rssMb(child.pid!)), 250);
       await Promise.all([a.until(notifications), b.until(notifications)]);

@@ -12,7 +12,8 @@ import { exec } from "./sqlite.ts";
  *   share its `event` (JSON of what templates may say, with the notification's id, which is the idempotency key).
  *   Rows written before have no event and go to `ntfy`, the channel the daemon's --ntfy-* flags make: pending
  *   ones are delivered there as before. `ntfy_id` becomes `remote_id`: what any destination answered.
- * - Deliveries are claimed in order per channel and service: the index finds each one's oldest pending row.
+ * - Deliveries are claimed in order per channel and service, oldest first: one index walks a channel's pending
+ *   deliveries by age, the other finds whether one is the oldest of its service (queries/outbox.ts).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const int64 = isSqlite(db) ? "INTEGER" : "BIGINT";
@@ -31,6 +32,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     `ALTER TABLE notifications ADD COLUMN channel TEXT NOT NULL DEFAULT 'ntfy'`,
     `ALTER TABLE notifications ADD COLUMN event TEXT`,
     `ALTER TABLE notifications RENAME COLUMN ntfy_id TO remote_id`,
+    `CREATE INDEX notifications_by_channel ON notifications (channel, id) WHERE status = 'pending'`,
     `CREATE INDEX notifications_heads ON notifications (channel, server_id, service_id, id) WHERE status = 'pending'`,
   );
 }

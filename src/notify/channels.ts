@@ -44,6 +44,11 @@ export class ChannelDirectory {
     }
   }
 
+  /** Whether the last update (or the flags) had a channel of this name. */
+  knows(name: string): boolean {
+    return name === builtInChannel || this.#stored.has(name);
+  }
+
   find(name: string): Found {
     if (name === builtInChannel) return { sender: this.#builtIn };
     const channel = this.#stored.get(name);

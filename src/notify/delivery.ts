@@ -46,11 +46,15 @@ export class Delivery {
   readonly #options: DeliveryOptions;
   readonly #inFlight = new Map<string, number>();
   readonly #sending = new Map<number, Promise<void>>();
+  /** Sends the destination took, not yet marked: the next pass marks them all in one transaction, before it claims. */
+  #taken: { readonly row: Notification; readonly id: string; readonly note: string }[] = [];
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
+  #soon = false;
   #stopped = false;
   #pausedUntil = 0;
+  #channelsReadAt = -Infinity;
 
   constructor(store: Store, options: DeliveryOptions) {
     this.#store = store;
@@ -89,6 +93,7 @@ export class Delivery {
     clearTimeout(this.#timer);
     await this.#running;
     await Promise.all(this.#sending.values());
+    await this.#markTaken().catch((error: unknown) => this.#options.log.error("deliveries taken could not be marked; they are sent again at the next start", { error }));
   }
 
   /**
@@ -114,11 +119,64 @@ export class Delivery {
     );
   }
 
+  /** wake(), once for all the sends that finish in this turn of the event loop: one pass claims for them all. */
+  #wakeSoon(): void {
+    if (this.#soon) return;
+    this.#soon = true;
+    setImmediate(() => {
+      this.#soon = false;
+      this.wake();
+    });
+  }
+
+  /** Mark what destinations took, then tell of it. Marked before the next claim: a service's next delivery waits for it. */
+  async #markTaken(): Promise<void> {
+    const taken = this.#taken;
+    if (taken.length === 0) return;
+    this.#taken = [];
+    const now = this.#options.clock.now();
+    try {
+      await this.#store.markDelivered(taken.map(({ row, id }) => ({ id: row.id, remoteId: id })), now);
+    } catch (error) {
+      this.#taken = [...taken, ...this.#taken]; // kept for the next pass: they stay in flight, claimed by this process
+      throw error;
+    }
+    const back = new Set<string>();
+    for (const { row, id, note } of taken) {
+      this.#logOf(row).info(note, { remoteId: id });
+      this.#options.onAttempt?.(row, { ok: true, id }, "delivered");
+      if (row.attempts > 0) back.add(row.channel);
+    }
+    // A delivery that had failed went through: the channel is back, and what waits out its backoff goes now.
+    for (const channel of back) {
+      if ((await this.#store.retryNow(channel, now)) > 0) this.#options.log.info("the channel answers again; sending what waited for it now", { channel });
+    }
+  }
+
+  #logOf(row: Notification): Logger {
+    const topic = row.channel === builtInChannel ? this.#options.channels.topicOf(row.topic) : null;
+    return this.#options.log.child({ server: row.serverId, service: row.serviceId, kind: row.kind, channel: row.channel, ...(topic ? { topic } : {}) });
+  }
+
   async #pass(): Promise<number> {
-    this.#options.channels.update(await this.#store.channels());
+    await this.#markTaken();
+    // The channels as stored, read again at most once a second: a changed channel is used within a second (a
+    // read per pass was a tenth of delivering a burst).
+    const now = this.#options.clock.now();
+    if (now - this.#channelsReadAt >= 1000) {
+      this.#options.channels.update(await this.#store.channels());
+      this.#channelsReadAt = now;
+    }
     const perChannel = this.#options.perChannel ?? 16;
     const room = (channel: string) => perChannel - (this.#inFlight.get(channel) ?? 0);
-    const due = await this.#store.claimNotifications(this.#options.instance, this.#options.clock.now(), room, [...this.#sending.keys()]);
+    // Not those this process is sending, nor those sent since the marks above (they are marked by the next pass).
+    const busy = [...this.#sending.keys(), ...this.#taken.map((t) => t.row.id)];
+    const due = await this.#store.claimNotifications(this.#options.instance, this.#options.clock.now(), room, busy);
+    // A channel made since the last read is not "no such channel": read them again before saying so.
+    if (due.some((row) => !this.#options.channels.knows(row.channel))) {
+      this.#options.channels.update(await this.#store.channels());
+      this.#channelsReadAt = now;
+    }
     for (const row of due) {
       this.#inFlight.set(row.channel, (this.#inFlight.get(row.channel) ?? 0) + 1);
       const sending: Promise<void> = this.#deliver(row)
@@ -126,7 +184,7 @@ export class Delivery {
         .finally(() => {
           this.#inFlight.set(row.channel, this.#inFlight.get(row.channel)! - 1);
           this.#sending.delete(row.id);
-          this.wake(); // the next delivery of its service and channel may go now
+          this.#wakeSoon(); // the next delivery of its service and channel may go now
         });
       this.#sending.set(row.id, sending);
     }
@@ -143,7 +201,7 @@ export class Delivery {
   async #deliver(row: Notification): Promise<void> {
     const { channels, clock } = this.#options;
     const topic = row.channel === builtInChannel ? channels.topicOf(row.topic) : null;
-    const log = this.#options.log.child({ server: row.serverId, service: row.serviceId, kind: row.kind, channel: row.channel, ...(topic ? { topic } : {}) });
+    const log = this.#logOf(row);
     const found = channels.find(row.channel);
     const noTopic = row.channel === builtInChannel && topic === null;
     const orphan = "sender" in found && !noTopic ? await this.#orphan(row) : undefined;
@@ -163,20 +221,18 @@ export class Delivery {
         // A process died while sending this: the destination may have it already. Look before sending it twice.
         const id = await sender.findSent(out, row.inFlightSince);
         if (id !== undefined) {
-          await this.#store.markDelivered(row.id, id, clock.now());
-          log.info("notification was delivered before a restart; not sending it again", { remoteId: id });
-          this.#options.onAttempt?.(row, { ok: true, id }, "delivered");
+          this.#taken.push({ row, id, note: "notification was delivered before a restart; not sending it again" });
           return;
         }
       }
       result = await sender.send(out);
     }
-    let outcome: Outcome;
     if (result.ok) {
-      await this.#store.markDelivered(row.id, result.id, clock.now());
-      log.info("notification delivered", { remoteId: result.id });
-      outcome = "delivered";
-    } else if (result.retryable) {
+      this.#taken.push({ row, id: result.id, note: "notification delivered" });
+      return;
+    }
+    let outcome: Outcome;
+    if (result.retryable) {
       const base = this.#options.retryBaseMs ?? 1000;
       const delay = Math.min(base * 2 ** row.attempts, this.#options.retryMaxMs ?? 300_000);
       const giveUpAt = row.createdAt + (this.#options.giveUpAfterMs ?? day);

@@ -191,7 +191,8 @@ export class KyselyStore implements Store {
   claimNotifications: Store["claimNotifications"] = (instance, now, room, sending) =>
     this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now, room, sending));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));
-  markDelivered = (id: number, remoteId: string, now: number) => this.#run(() => outbox.markDelivered(this.#db, id, remoteId, now));
+  markDelivered: Store["markDelivered"] = (delivered, now) => this.#write((trx) => outbox.markDelivered(trx, delivered, now));
+  retryNow = (channel: string, now: number) => this.#run(() => outbox.retryNow(this.#db, channel, now));
   markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
   markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));

@@ -183,8 +183,11 @@ export interface OutboxStore {
   claimNotifications(instance: string, now: number, room: (channel: string) => number, sending: readonly number[]): Promise<Notification[]>;
   /** When the next pending notification is due, if any. */
   nextNotificationAt(): Promise<number | undefined>;
-  markDelivered(id: number, remoteId: string, now: number): Promise<void>;
+  /** Deliveries the destination took, with what it called them: one transaction for them all. */
+  markDelivered(delivered: readonly { readonly id: number; readonly remoteId: string }[], now: number): Promise<void>;
   markRetry(id: number, error: string, nextAt: number): Promise<void>;
+  /** Make the pending retries of a channel due now (it is back); answers how many. */
+  retryNow(channel: string, now: number): Promise<number>;
   /** The destination refused it or it was retried for too long (failed), or it has nowhere to go (unsent). */
   markGivenUp(id: number, status: "failed" | "unsent", error: string): Promise<void>;
   notificationCounts(): Promise<Record<NotificationStatus, number>>;

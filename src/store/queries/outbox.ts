@@ -11,11 +11,16 @@ import { notificationFromRow } from "./rows.ts";
 type Db = Kysely<Tables>;
 
 /**
- * Claim, for `instance`, per channel and service only the oldest pending delivery that is due (so that each
- * stays in order) and not being sent (by another live process, or by this one: `sending`), at most
- * `room(channel)` per channel; mark each
- * in flight, committed before it is sent. On PostgreSQL, rows another node is claiming this very moment are
- * skipped (SKIP LOCKED); SQLite's write lock serializes claims. Answers the rows as they were before the claim.
+ * Claim, for `instance`, per channel and service only the oldest pending delivery (so that each stays in
+ * order) that is due and not being sent (by another live process, or by this one: `sending`), at most
+ * `room(channel)` per channel, oldest first; mark each in flight, committed before it is sent. On PostgreSQL,
+ * rows another node is claiming this very moment are skipped (SKIP LOCKED); SQLite's write lock serializes
+ * claims. Answers the rows as they were before the claim.
+ *
+ * Each step is an index probe, not a scan of the outbox: the channels with pending deliveries are found by
+ * skipping through the index of pending deliveries by channel, and a candidate is a head when no pending
+ * delivery of its channel and service is older (notifications_heads). A pass costs the same with 30 pending
+ * deliveries as with 30,000 (bench:channels: a GROUP BY of every pending row made it 8 ms).
  */
 export async function claimNotifications(
   trx: Db,
@@ -25,27 +30,41 @@ export async function claimNotifications(
   room: (channel: string) => number,
   sending: readonly number[],
 ): Promise<Notification[]> {
-  const due = await trx.selectFrom("notifications").select("channel").distinct().where("status", "=", "pending").where("next_attempt_at", "<=", now).execute();
+  const { rows: channels } = await sql<{ channel: string }>`
+    WITH RECURSIVE pending(channel) AS (
+      SELECT min(channel) FROM notifications WHERE status = 'pending'
+      UNION ALL
+      SELECT (SELECT min(channel) FROM notifications WHERE status = 'pending' AND channel > pending.channel) FROM pending WHERE channel IS NOT NULL
+    )
+    SELECT channel FROM pending WHERE channel IS NOT NULL`.execute(trx);
   const liveInstances = trx.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
   const rows: Selectable<NotificationsTable>[] = [];
-  for (const { channel } of due) {
+  for (const { channel } of channels) {
     const limit = room(channel);
     if (limit <= 0) continue;
-    const heads = trx
-      .selectFrom("notifications")
-      .select((eb) => eb.fn.min("id").as("id"))
-      .where("status", "=", "pending")
-      .where("channel", "=", channel)
-      .groupBy(["server_id", "service_id"]);
     let query = trx
-      .selectFrom("notifications")
+      .selectFrom("notifications as n")
       .selectAll()
-      .where("id", "in", heads)
-      .where("next_attempt_at", "<=", now)
-      .where((eb) => eb.or([eb("claimed_by", "is", null), eb("claimed_by", "=", instance), eb("claimed_by", "not in", liveInstances)]))
-      .orderBy("id")
+      .where("n.status", "=", "pending")
+      .where("n.channel", "=", channel)
+      .where("n.next_attempt_at", "<=", now)
+      .where((eb) => eb.or([eb("n.claimed_by", "is", null), eb("n.claimed_by", "=", instance), eb("n.claimed_by", "not in", liveInstances)]))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("notifications as p")
+              .select("p.id")
+              .where("p.status", "=", "pending")
+              .whereRef("p.channel", "=", "n.channel")
+              .whereRef("p.server_id", "=", "n.server_id")
+              .whereRef("p.service_id", "=", "n.service_id")
+              .whereRef("p.id", "<", "n.id"),
+          ),
+        ),
+      )
+      .orderBy("n.id")
       .limit(limit);
-    if (sending.length > 0) query = query.where("id", "not in", sending);
+    if (sending.length > 0) query = query.where("n.id", "not in", sending);
     rows.push(...(await backend.claiming(query).execute()));
   }
   if (rows.length > 0) {
@@ -67,12 +86,27 @@ export async function nextNotificationAt(db: Db): Promise<number | undefined> {
   return row?.at ?? undefined;
 }
 
-export async function markDelivered(db: Db, id: number, remoteId: string, now: number): Promise<void> {
-  await db
+/** Mark deliveries delivered, with what their destinations called them; one transaction for them all. */
+export async function markDelivered(trx: Db, delivered: readonly { readonly id: number; readonly remoteId: string }[], now: number): Promise<void> {
+  for (const { id, remoteId } of delivered) {
+    await trx
+      .updateTable("notifications")
+      .set({ status: "delivered", remote_id: remoteId, delivered_at: now, last_error: null, in_flight_since: null, claimed_by: null })
+      .where("id", "=", id)
+      .execute();
+  }
+}
+
+/** Make every pending retry of `channel` due now (it took a delivery it had failed: it is back). Answers how many. */
+export async function retryNow(db: Db, channel: string, now: number): Promise<number> {
+  const result = await db
     .updateTable("notifications")
-    .set({ status: "delivered", remote_id: remoteId, delivered_at: now, last_error: null, in_flight_since: null, claimed_by: null })
-    .where("id", "=", id)
-    .execute();
+    .set({ next_attempt_at: now })
+    .where("status", "=", "pending")
+    .where("channel", "=", channel)
+    .where("next_attempt_at", ">", now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 export async function markRetry(db: Db, id: number, error: string, nextAt: number): Promise<void> {
