@@ -60,6 +60,8 @@ export interface DaemonOptions {
   };
   /** First retry delay of a failed notification. Default 1000 ms. */
   readonly notifyRetryBaseMs?: number;
+  /** A delivery still failing this long after its notification was written is given up. Default 24 h. */
+  readonly notifyGiveUpAfterMs?: number;
   /** How often to look for changes other processes made to the database. Default 1000 ms. */
   readonly watchMs?: number;
   /** Entries older than this many days are deleted. Default 30. */
@@ -249,6 +251,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     channels,
     statusPage,
     retryBaseMs: options.notifyRetryBaseMs,
+    giveUpAfterMs: options.notifyGiveUpAfterMs,
     onAttempt: (row, result, outcome) => {
       metrics.deliveryAttempt(row.channel, outcome);
       if (result.ok) events.emit("notify:sent", row, result);

@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { open } from "./support/raw.ts";
-import { runHealthd } from "./support/cli.ts";
+import { runHealthd, serveHealthd } from "./support/cli.ts";
+import { until } from "./support/events.ts";
 import { receiver } from "./support/receiver.ts";
 import { tempDbPath, tempDir } from "./support/temp.ts";
 
@@ -69,6 +70,15 @@ web-01:
   const invalid = await runHealthd(["apply", join(dir, "badchannel.yaml"), "--db", db]);
   assert.equal(invalid.code, 2);
   assert.match(invalid.stderr, /badchannel\.yaml:4:10: \/channels\/x\/url: must be an http:\/\/ or https:\/\/ URL/);
+
+  // serve --channel (here from the environment, comma-separated) says which of its names no channel has.
+  const served = await serveHealthd(t, ["--db", db], { HEALTHD_CHANNELS: "hook, missing" });
+  await until(async () => served.log(), (log) => log.includes("--channel missing names no channel"), "the warning");
+  assert.doesNotMatch(served.log(), /--channel hook names no channel/);
+  assert.equal(await served.stop(), 0);
+  const badFlag = await runHealthd(["serve", "--db", db, "--channel", "no/pe"]);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /--channel must be/);
 
   // --prune deletes channels the file does not name, unless something names them.
   writeFileSync(join(dir, "pruned.yaml"), "channels: {}\nweb-01:\n  services:\n    - id: home\n      check: {url: 'http://127.0.0.1:9/', intervalSeconds: 3600}\n");

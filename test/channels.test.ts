@@ -9,7 +9,7 @@ import type { Notification } from "../src/store/store.ts";
 import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { nextEvent, until } from "./support/events.ts";
-import { ntfyStandIn } from "./support/ntfy.ts";
+import { ntfyStandIn, type StoredMessage } from "./support/ntfy.ts";
 import { notifications } from "./support/raw.ts";
 import { receiver, type Received } from "./support/receiver.ts";
 import { switchableTarget } from "./support/targets.ts";
@@ -173,6 +173,28 @@ for (const engine of engines) {
     await toNtfy;
     await idle(d);
     assert.deepEqual(a.received.length + b.received.length, 2);
+    // An ntfy channel of one's own publishes to its own topic: notifyTopic is the built-in channel's.
+    await d.api("PUT", "/channels/ntfy-web", { type: "ntfy", url: ntfy.url, topic: "web-team", title: "{{serviceName}} {{event}}" });
+    const toOwn = nextEvent<[StoredMessage]>(ntfy.events, "message", (m) => m.topic === "web-team");
+    await d.api("DELETE", "/services/web-01");
+    await put({ channels: ["ntfy-web"], notifyTopic: "web-alerts" });
+    const [own] = await toOwn;
+    assert.deepEqual([own.title, own.priority], ["Homepage down", 4]);
+  });
+
+  test(`${engine}: a delivery that keeps failing is given up when its time runs out (24 h by default), said and counted`, async (t) => {
+    const failing = await receiver(t);
+    failing.answer(() => ({ status: 503, body: "down for maintenance" }));
+    const { d, put } = await setup(t, { engine, notifyGiveUpAfterMs: 300 });
+    await d.api("PUT", "/channels/failing", { type: "webhook", url: failing.url });
+    const gaveUp = nextEvent<[Notification, { error: string }, string]>(d.events, "notify:failed", (_n, _r, outcome) => outcome === "given_up");
+    await put({ channels: ["failing"] });
+    const [row] = await gaveUp;
+    const [stored] = (await notifications(d.store)).filter((n) => n.id === row.id);
+    assert.equal(stored!.status, "failed");
+    assert.match(stored!.lastError!, /^given up after \d+ attempts over 0 min: webhook answered 503: down for maintenance$/);
+    assert.ok(failing.received.length >= 2, "retried before giving up");
+    assert.match(await (await fetch(d.url + "/metrics")).text(), /^healthd_notifications_total\{channel="failing",outcome="given_up"\} 1$/m);
   });
 
   test(`${engine}: \${NAME} in a channel is read from the environment when a message is sent; a missing one is retried, naming it`, async (t) => {
