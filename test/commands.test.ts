@@ -37,7 +37,7 @@ test("apply, export, apply again: the round trip changes nothing; --dry-run and 
   const dry = await runHealthd(["apply", file, "--db", db, "--dry-run", "--json"]);
   assert.equal(dry.code, 0, dry.stderr);
   const { servers: dryServers, ...drySummary } = JSON.parse(dry.stdout);
-  assert.deepEqual(drySummary, { dryRun: true, created: ["web-01", "db-01"], updated: [], unchanged: [], deleted: [] });
+  assert.deepEqual(drySummary, { dryRun: true, created: ["web-01", "db-01"], updated: [], unchanged: [], deleted: [], channels: [] });
   assert.deepEqual(dryServers[0].services, { created: ["home", "teapot"], updated: [], deleted: [] });
   const empty = await runHealthd(["export", "--db", db, "--json"]);
   assert.deepEqual(JSON.parse(empty.stdout), {});
@@ -55,7 +55,7 @@ test("apply, export, apply again: the round trip changes nothing; --dry-run and 
   writeFileSync(exportFile, exported.stdout);
   const again = await runHealthd(["apply", exportFile, "--db", db, "--json"]);
   const { servers: _, ...againSummary } = JSON.parse(again.stdout);
-  assert.deepEqual(againSummary, { dryRun: false, created: [], updated: [], unchanged: ["db-01", "web-01"], deleted: [] });
+  assert.deepEqual(againSummary, { dryRun: false, created: [], updated: [], unchanged: ["db-01", "web-01"], deleted: [], channels: [] });
 
   // A dry run of a changed file says which services change and which of their fields.
   const changed = join(dir, "changed.yaml");
