@@ -211,6 +211,12 @@ for (const engine of engines) {
     await d.api("PUT", "/channels/hook", { type: "webhook", url: `${hook.url}/\${HOOK_PATH}`, headers: { "x-key": "${HOOK_KEY:-fallback}" }, method: "PUT" });
     const req = await nextRequest(hook);
     assert.deepEqual([req.method, req.path, req.headers["x-key"]], ["PUT", "/secret-path", "fallback"]);
+    // What a variable holds is checked as a written value would be.
+    env.BAD_URL = "not a url";
+    await d.api("PUT", "/channels/bad", { type: "webhook", url: "${BAD_URL}" });
+    const bad = await d.api("POST", "/channels/bad/test");
+    assert.equal(bad.status, 502);
+    assert.match(bad.body.detail, /^cannot send to bad: with its \$\{NAME\}s filled from this node's environment, the channel is invalid: \/url must be an http:\/\/ or https:\/\/ URL/);
   });
 }
 

@@ -3,7 +3,8 @@
  * flags, and the stored ones with their `${NAME}`s filled from this node's environment. A stored channel's
  * sender is made again when the channel changes (its updatedAt), and its old one closed.
  */
-import type { ChannelDocument } from "../schema/channel.ts";
+import { channelDocument, type ChannelDocument } from "../schema/channel.ts";
+import { validate } from "../validate.ts";
 import type { StoredChannel } from "../store/store.ts";
 import { builtInChannel } from "../store/queries/channels.ts";
 import type { NtfyOptions } from "./ntfy.ts";
@@ -71,12 +72,19 @@ export class ChannelDirectory {
   }
 
   #make(doc: ChannelDocument): Found {
+    let filled: ChannelDocument;
     try {
-      const filled = fillSecrets(doc, this.#options.env);
-      return { sender: senderFor(filled, { now: this.#options.now, timeoutMs: this.#options.timeoutMs }) };
+      filled = fillSecrets(doc, this.#options.env);
     } catch (error) {
       return { error: (error as Error).message, unknown: false };
     }
+    // What the variables held is checked as a written value would have been.
+    const checked = validate(channelDocument, filled);
+    if (!checked.ok) {
+      const problems = checked.errors.map((e) => `${e.path} ${e.message}`).join("; ");
+      return { error: `with its \${NAME}s filled from this node's environment, the channel is invalid: ${problems}`, unknown: false };
+    }
+    return { sender: senderFor(checked.value, { now: this.#options.now, timeoutMs: this.#options.timeoutMs }) };
   }
 
   async close(): Promise<void> {

@@ -180,7 +180,12 @@ export class Delivery {
     for (const row of due) {
       this.#inFlight.set(row.channel, (this.#inFlight.get(row.channel) ?? 0) + 1);
       const sending: Promise<void> = this.#deliver(row)
-        .catch((error: unknown) => this.#options.log.error("a notification's delivery could not be recorded; it is sent again later", { id: row.id, error }))
+        .catch(async (error: unknown) => {
+          this.#options.log.error("a notification's delivery failed unexpectedly; it is tried again in 10 s", { id: row.id, error });
+          // Not at once: a pass would claim it again and fail the same way. If the store is what failed, the
+          // delivery stays in flight, claimed by this process, and the next pass takes it again.
+          await this.#store.markRetry(row.id, String(error), this.#options.clock.now() + 10_000).catch(() => undefined);
+        })
         .finally(() => {
           this.#inFlight.set(row.channel, this.#inFlight.get(row.channel)! - 1);
           this.#sending.delete(row.id);

@@ -20,7 +20,7 @@ export interface SenderOptions {
   readonly now: () => number;
 }
 
-/** A channel's document with its `${NAME}`s filled. */
+/** The sender of a channel, from its document with its `${NAME}`s filled and checked again. */
 export function senderFor(doc: ChannelDocument, options: SenderOptions): Sender {
   const timeoutMs = options.timeoutMs ?? 10_000;
   if (doc.type === "email") return emailSender(doc, timeoutMs);
@@ -42,7 +42,7 @@ export function senderFor(doc: ChannelDocument, options: SenderOptions): Sender 
           signal: AbortSignal.timeout(timeoutMs),
         });
         status = response.statusCode;
-        text = await response.body.text();
+        text = await readCapped(response.body, 65_536);
       } catch (error) {
         return unreachable(error, new URL(req.url).origin, timeoutMs);
       }
@@ -51,6 +51,21 @@ export function senderFor(doc: ChannelDocument, options: SenderOptions): Sender 
     },
     close: () => agent.close(),
   };
+}
+
+/** At most `max` bytes of an answer: what a destination says is read for its id or its error, never whole. */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= max) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString("utf8");
 }
 
 function unreachable(error: unknown, origin: string, timeoutMs: number): SendResult {

@@ -104,7 +104,6 @@ const types = {
   telegram: z.strictObject({ type: z.literal("telegram"), url: url.default("https://api.telegram.org"), token: secret, chatId: filled(64), ...common }),
   pagerduty: z.strictObject({ type: z.literal("pagerduty"), url: url.default("https://events.pagerduty.com/v2/enqueue"), routingKey: secret, ...common }),
 };
-export const channelTypes = Object.keys(types) as ChannelType[];
 export type ChannelType = keyof typeof types;
 
 export const channelDocument = z.discriminatedUnion("type", Object.values(types) as unknown as [(typeof types)["ntfy"], ...(typeof types)[ChannelType][]], {
@@ -115,5 +114,3 @@ export type ChannelDocument = z.output<typeof channelDocument>;
 /** A channel's name: an id, but not `ntfy`, which the daemon's --ntfy-* flags make. */
 export const channelName = id.refine((name) => name !== "ntfy", "is the channel the daemon's --ntfy-* flags make; give yours another name (ntfy-ops, say)");
 
-/** What `events` takes when a channel leaves it out: everything but test messages. */
-export const defaultEvents: readonly ChannelEvent[] = channelEvents.filter((e) => e !== "test");
