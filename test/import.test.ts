@@ -9,6 +9,7 @@ import { engines, testDatabase } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { until } from "./support/events.ts";
 import { kumaDatabase } from "./support/kuma.ts";
+import { open } from "./support/raw.ts";
 import { httpTarget } from "./support/targets.ts";
 import { tempDbPath, tempDir } from "./support/temp.ts";
 
@@ -26,22 +27,46 @@ const kumaMonitors = (url: string) => [
   { id: 10, name: "Fancy query", type: "json-query", url: `${url}/json`, json_path: "$sum(checks.ok)", expected_value: "1" },
 ];
 
+/** Kuma's notification settings: kinds healthd has (one invalid, one off) and one it has not. */
+const kumaNotifications = [
+  { name: "Ops Slack", config: { type: "slack", slackwebhookURL: "https://hooks.slack.example/services/T0/B0/x", slackchannel: "#ops" }, monitors: [2, 4] },
+  {
+    name: "On-call mail",
+    config: { type: "smtp", smtpHost: "smtp.example.org", smtpPort: 465, smtpSecure: true, smtpUsername: "kuma", smtpPassword: "s3cr$$et", smtpFrom: "kuma@example.org", smtpTo: "ops@example.org, boss@example.org" },
+    monitors: [2],
+  },
+  { name: "LINE", config: { type: "line", lineChannelAccessToken: "x" }, monitors: [3] },
+  { name: "ntfy", config: { type: "ntfy", ntfyserverurl: "https://ntfy.example.org" }, monitors: [4] },
+  { name: "Old pager", active: false, config: { type: "slack", slackwebhookURL: "https://hooks.slack.example/old" }, monitors: [2] },
+];
+
 for (const engine of engines) {
   test(`${engine}: import --from uptime-kuma reads kuma.db: groups become servers, what cannot come over is said, --apply applies it`, async (t) => {
     const target = await httpTarget(t);
     const dir = tempDir(t);
     const kuma = join(dir, "kuma.db");
-    kumaDatabase(kuma, kumaMonitors(target.url), { notifications: 2 });
+    kumaDatabase(kuma, kumaMonitors(target.url), { notifications: kumaNotifications });
     const printed = await runHealthd(["import", "--from", "uptime-kuma", kuma]);
     assert.equal(printed.code, 0, printed.stderr);
     const doc = parse(printed.stdout);
-    assert.deepEqual(Object.keys(doc), ["production", "uptime-kuma"]);
+    assert.deepEqual(Object.keys(doc), ["channels", "production", "uptime-kuma"]);
+    // Kuma's notification settings, where healthd has the kind, are channels named by the monitors that used them.
+    assert.deepEqual(doc.channels, {
+      "ops-slack": { type: "slack", url: "https://hooks.slack.example/services/T0/B0/x" },
+      "on-call-mail": {
+        type: "email", host: "smtp.example.org", port: 465, secure: "tls", user: "kuma", password: "s3cr$$$et", from: "kuma@example.org",
+        to: ["ops@example.org", "boss@example.org"],
+      },
+    });
     assert.equal(doc.production.name, "Production");
     assert.deepEqual(doc.production.services, [
       {
         id: "homepage",
         name: "Homepage",
-        check: { url: `${target.url}/ok`, expect: [{ status: "2xx", bodyContains: "Welcome" }], intervalSeconds: 30, timeoutMs: 24_000, notifyThreshold: 3, remindEveryMinutes: 5 },
+        check: {
+          url: `${target.url}/ok`, expect: [{ status: "2xx", bodyContains: "Welcome" }], intervalSeconds: 30, timeoutMs: 24_000, notifyThreshold: 3, remindEveryMinutes: 5,
+          channels: ["ops-slack", "on-call-mail"],
+        },
       },
       {
         id: "api-health",
@@ -50,14 +75,16 @@ for (const engine of engines) {
       },
     ]);
     const [postgres, resolver, backup, login] = doc["uptime-kuma"].services;
-    assert.deepEqual(postgres.check, { type: "tcp", host: "127.0.0.1", port: 5432, intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 1 });
+    assert.deepEqual(postgres.check, { type: "tcp", host: "127.0.0.1", port: 5432, intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 1, channels: ["ops-slack"] });
     assert.deepEqual(resolver.check, { type: "dns", name: "example.org", recordType: "MX", server: "127.0.0.1:5353", intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 1 });
     assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 86400, graceSeconds: 86400, paused: true });
     assert.deepEqual(login.check.headers, { "x-trace": "1", authorization: `Basic ${Buffer.from("bob:pa$$word").toString("base64")}`, "content-type": "application/json" });
     // Kuma's values are literal: a "${" or "$$" in them is written "$${" and "$$$$", which apply reads back as they were.
     assert.deepEqual([login.check.method, login.check.body, login.check.followRedirects, login.check.verifyTls], ["POST", '{"user":"a","note":"$${literal} $$$"}', false, false]);
     for (const line of [
-      /not carried over: notifications: 2 of Kuma's notification settings/,
+      /not carried over: notification "LINE" \(line\): healthd has no channel of this kind/,
+      /not carried over: notification "Old pager" \(slack\): it is turned off in Kuma/,
+      /not carried over: channel ntfy-imported: left out: \/topic /,
       /not carried over: monitor "Nightly backup" \(push\): Kuma's push URL/,
       /not carried over: monitor "Router" \(ping\): healthd has no ping check/,
       /not carried over: monitor "Inverted" \(http\): upside-down mode/,
@@ -70,12 +97,16 @@ for (const engine of engines) {
     const db = await testDatabase(t, engine);
     const applied = await runHealthd(["import", "--from", "uptime-kuma", kuma, "--apply", "--db", db]);
     assert.equal(applied.code, 0, applied.stderr);
-    assert.equal(applied.stdout, "production: created (2 services)\nuptime-kuma: created (4 services)\n");
+    assert.equal(applied.stdout, "channel ops-slack: created\nchannel on-call-mail: created\nproduction: created (2 services)\nuptime-kuma: created (4 services)\n");
     // What was carried over works: the checks pass against the same target Kuma watched.
     const checked = await runHealthd(["check", "production", "--db", db, "--json"]);
     assert.equal(checked.code, 0, checked.stdout + checked.stderr);
     const stored = (await runHealthd(["export", "--db", db, "--json"])).stdout.replaceAll("$$", "$");
     assert.equal(JSON.parse(stored)["uptime-kuma"].services.find((s: any) => s.id === "login").check.body, '{"user":"a","note":"${literal} $$"}');
+    const store = await open(db, { mode: "read" });
+    const mail = (await store.channels("on-call-mail"))[0]!.doc as { password: string };
+    await store.close();
+    assert.equal(mail.password, "s3cr$$et", "Kuma's literal password, as it was");
   });
 }
 
@@ -86,9 +117,9 @@ test("import --from uptime-kuma reads Kuma's JSON backup too, and says when a da
     backup,
     JSON.stringify({
       version: "1.23.16",
-      notificationList: [],
+      notificationList: [{ id: 3, name: "Shop team", active: true, config: JSON.stringify({ type: "discord", discordWebhookUrl: "https://discord.example/api/webhooks/1/x" }) }],
       monitorList: [
-        { id: 1, name: "Shop", type: "http", url: "http://127.0.0.1:1/shop", interval: 120, retryInterval: 60, resendInterval: 0, maxretries: 0, accepted_statuscodes: ["200-299", "300-399"], ignoreTls: false, upsideDown: false, maxredirects: 10, expiryNotification: false, active: true, tags: [] },
+        { id: 1, name: "Shop", type: "http", notificationIDList: { "3": true }, url: "http://127.0.0.1:1/shop", interval: 120, retryInterval: 60, resendInterval: 0, maxretries: 0, accepted_statuscodes: ["200-299", "300-399"], ignoreTls: false, upsideDown: false, maxredirects: 10, expiryNotification: false, active: true, tags: [] },
         { id: 2, name: "Shop", type: "keyword", url: "http://127.0.0.1:1/shop", keyword: "Sold out", invertKeyword: true, interval: 60, maxretries: 4, accepted_statuscodes: ["200-299"] },
       ],
     }),
@@ -96,9 +127,10 @@ test("import --from uptime-kuma reads Kuma's JSON backup too, and says when a da
   const run = await runHealthd(["import", "--from", "uptime-kuma", backup, "--server", "shop-01"]);
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(parse(run.stdout), {
+    channels: { "shop-team": { type: "discord", url: "https://discord.example/api/webhooks/1/x" } },
     "shop-01": {
       services: [
-        { id: "shop", name: "Shop", check: { url: "http://127.0.0.1:1/shop", expect: [{ status: ["2xx", "3xx"] }], intervalSeconds: 120, timeoutMs: 48_000, notifyThreshold: 1 } },
+        { id: "shop", name: "Shop", check: { url: "http://127.0.0.1:1/shop", expect: [{ status: ["2xx", "3xx"] }], intervalSeconds: 120, timeoutMs: 48_000, notifyThreshold: 1, channels: ["shop-team"] } },
         { id: "shop-2", name: "Shop", check: { url: "http://127.0.0.1:1/shop", expect: [{ status: "2xx", bodyNotContains: "Sold out" }], intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 5 } },
       ],
     },

@@ -3,13 +3,17 @@
  * what it could not carry over. Importers are pure: what was read from the other tool in, a document out.
  */
 import { stringify } from "yaml";
+import { channelDocument } from "../schema/channel.ts";
 import { serverDocument } from "../schema/index.ts";
+import { channelsKey } from "../servers-file.ts";
 import { validate } from "../validate.ts";
 
 /** A check as a servers file writes it (the input shape of PUT /services/{id}: defaults left out). */
 export type Check = Record<string, unknown>;
 
 export interface Imported {
+  /** Channel name → channel, as `channels:` of a servers file (the other tool's notification settings). */
+  readonly channels: Record<string, Record<string, unknown>>;
   /** Server id → server document, as `healthd apply` reads it. */
   readonly servers: Record<string, { name?: string; services: { id: string; name?: string; check: Check }[] }>;
   /** One line per monitor, condition or setting not carried over, and why. */
@@ -32,19 +36,32 @@ export function slug(name: string, fallback: string): string {
   return id === "" ? fallback : id;
 }
 
+/** A server's id in the document: `channels` is the key of the channels, so a server called that is renamed. */
+const serverKey = (id: string) => (id === channelsKey ? `${channelsKey}-server` : id);
+
 /** Builds the document: servers in order of first use, service ids made unique within their server. */
 export class DocumentBuilder {
+  readonly channels: Imported["channels"] = {};
   readonly servers: Imported["servers"] = {};
   readonly notes: string[] = [];
 
+  /** Add a channel; answers the name it got (the slug of its name, never `ntfy`, with -2, -3... when taken). */
+  channel(name: string, doc: Record<string, unknown>, fallback: string): string {
+    const base = slug(name, fallback).replace(/^ntfy$/, "ntfy-imported");
+    let id = base;
+    for (let n = 2; id in this.channels; n++) id = `${base.slice(0, 60)}-${n}`;
+    this.channels[id] = doc;
+    return id;
+  }
+
   server(id: string, name?: string): void {
-    this.servers[id] ??= { ...(name !== undefined && name !== id ? { name } : {}), services: [] };
+    this.servers[serverKey(id)] ??= { ...(name !== undefined && name !== id ? { name } : {}), services: [] };
   }
 
   /** Add a service; answers the id it got (the slug of its name, with -2, -3... when taken). */
   add(serverId: string, name: string, check: Check, fallbackId: string): string {
     this.server(serverId);
-    const services = this.servers[serverId]!.services;
+    const services = this.servers[serverKey(serverId)]!.services;
     const base = slug(name, fallbackId);
     let id = base;
     for (let n = 2; services.some((s) => s.id === id); n++) id = `${base.slice(0, 60)}-${n}`;
@@ -62,6 +79,22 @@ export class DocumentBuilder {
    * is validated as its default or as a plain word, since apply fills it from the environment.
    */
   finish({ variables = false } = {}): Imported {
+    // A channel apply would refuse is left out, and taken out of the checks that named it.
+    for (const [name, doc] of Object.entries(this.channels)) {
+      const parsed = validate(channelDocument, doc);
+      if (parsed.ok) continue;
+      delete this.channels[name];
+      this.note(`channel ${name}`, `left out: ${parsed.errors.map((e) => `${e.path || "/"} ${e.message}`).join("; ")}`);
+      for (const server of Object.values(this.servers)) {
+        for (const service of server.services) {
+          const named = service.check.channels as string[] | undefined;
+          if (!named?.includes(name)) continue;
+          const left = named.filter((n) => n !== name);
+          if (left.length > 0) service.check.channels = left;
+          else delete service.check.channels;
+        }
+      }
+    }
     const filled = (value: unknown): unknown =>
       typeof value === "string"
         ? value.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-([^}]*))?\}/g, (_, fallback: string | undefined) => fallback ?? "variable")
@@ -82,7 +115,7 @@ export class DocumentBuilder {
         this.note(`${serverId}/${dropped!.id}`, `left out: ${error.path.replace(/^\/services\/\d+/, "")} ${error.message}`);
       }
     }
-    return { servers: this.servers, notes: this.notes };
+    return { channels: this.channels, servers: this.servers, notes: this.notes };
   }
 }
 
@@ -102,7 +135,8 @@ function holdsVariable(document: unknown, path: string): boolean {
  * as a variable (`${` or `$$`) is written `$$`; Gatus's own `${VAR}` are variables, and stay.
  */
 export function renderImported(imported: Imported, escapeDollars: boolean): string {
-  const text = stringify(imported.servers, { lineWidth: 0 });
+  const channels = Object.keys(imported.channels).length > 0 ? { [channelsKey]: imported.channels } : {};
+  const text = stringify({ ...channels, ...imported.servers }, { lineWidth: 0 });
   return escapeDollars ? text.replace(/\$(?=[{$])/g, "$$$$") : text;
 }
 

@@ -63,6 +63,6 @@ export function fromHealthchecks(data: unknown, defaultServer: string): Imported
   if (withoutKey > 0) {
     builder.note("ping keys", `${withoutKey} check${withoutKey === 1 ? " has" : "s have"} no ping_url or uuid (a read-only API key leaves them out): healthd makes new keys, so those jobs need their new URL; export with a read-write key to keep them`);
   }
-  if (builder.servers[defaultServer]!.services.length === 0) delete builder.servers[defaultServer];
+  if (builder.servers[defaultServer]?.services.length === 0) delete builder.servers[defaultServer];
   return builder.finish();
 }

@@ -14,7 +14,7 @@ export type Source = (typeof sources)[number];
 export { NotThatFormat };
 
 /** Kuma's tables that carry what healthd takes (and what says which version it is). */
-const kumaTables = ["monitor", "notification", "knex_migrations", "setting"];
+const kumaTables = ["monitor", "notification", "monitor_notification", "knex_migrations", "setting"];
 
 /** Import `file` (its bytes) as `from` says; answers the document as YAML and the notes. */
 export function importFile(from: Source, file: string, bytes: Buffer, defaultServer: string): { yaml: string; imported: Imported } {

@@ -6,7 +6,8 @@
  * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns and push (heartbeat)
  * monitors; groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
  * retries (notifyThreshold), resend (remindEveryMinutes), paused, accepted status codes, redirects, TLS
- * verification, certificate expiry warnings, method, headers, body and basic auth. The rest is noted.
+ * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
+ * the kinds healthd has channels for become channels, named by the monitors that used them. The rest is noted.
  */
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 
@@ -47,6 +48,8 @@ interface Monitor {
   readonly dnsResolveType: string | null;
   readonly dnsResolveServer: string | null;
   readonly expiryNotification: boolean;
+  /** The ids of the notification settings it notifies through. */
+  readonly notifications: readonly number[];
 }
 
 const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
@@ -97,7 +100,85 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     dnsResolveType: str(pick("dns_resolve_type", "dnsResolveType")),
     dnsResolveServer: str(pick("dns_resolve_server", "dnsResolveServer")),
     expiryNotification: bool(pick("expiryNotification", "expiry_notification")),
+    // A backup lists them on the monitor ({"1": true}); kuma.db in monitor_notification (added by the caller).
+    notifications: Object.entries((r.notificationIDList ?? {}) as Record<string, unknown>).filter(([, on]) => bool(on)).map(([id]) => Number(id)),
   };
+}
+
+/**
+ * Kuma's notification settings as channels, where healthd has a channel of the kind: Slack, Discord, Teams,
+ * Mattermost, Telegram, Gotify, Matrix, PagerDuty, SMTP, webhooks and ntfy (the field names are those of Kuma's
+ * server/notification-providers). Answers the channel each carried setting became, by Kuma's id.
+ */
+function channelsFrom(settings: readonly Record<string, unknown>[], builder: DocumentBuilder): Map<number, string> {
+  const made = new Map<number, string>();
+  for (const setting of settings) {
+    const id = num(setting.id, 0);
+    const name = str(setting.name) ?? `notification ${id}`;
+    let config: Record<string, unknown>;
+    try {
+      config = typeof setting.config === "string" ? (JSON.parse(setting.config) as Record<string, unknown>) : ((setting.config ?? {}) as Record<string, unknown>);
+    } catch {
+      builder.note(`notification ${JSON.stringify(name)}`, "its settings are not JSON; not carried over");
+      continue;
+    }
+    const what = `notification ${JSON.stringify(name)} (${String(config.type)})`;
+    if (setting.active !== undefined && !bool(setting.active)) {
+      builder.note(what, "it is turned off in Kuma; not carried over");
+      continue;
+    }
+    const doc = channelOf(config, (why) => builder.note(what, why));
+    if (doc) made.set(id, builder.channel(name, Object.fromEntries(Object.entries(doc).filter(([, v]) => v !== null && v !== undefined)), `kuma-${id}`));
+  }
+  return made;
+}
+
+function channelOf(c: Record<string, unknown>, note: (why: string) => void): Record<string, unknown> | undefined {
+  const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : null);
+  switch (String(c.type).toLowerCase()) {
+    case "slack":
+      return { type: "slack", url: text(c.slackwebhookURL) };
+    case "discord":
+      return { type: "discord", url: text(c.discordWebhookUrl) };
+    case "teams":
+      note("healthd posts an Adaptive Card, which a Teams Workflows webhook takes; an old Office 365 connector URL needs replacing");
+      return { type: "teams", url: text(c.webhookUrl) };
+    case "mattermost":
+      return { type: "mattermost", url: text(c.mattermostWebhookUrl) };
+    case "telegram":
+      return { type: "telegram", token: text(c.telegramBotToken), chatId: text(c.telegramChatID) };
+    case "gotify":
+      return { type: "gotify", url: text(c.gotifyserverurl), token: text(c.gotifyapplicationToken) };
+    case "matrix":
+      return { type: "matrix", url: text(c.homeserverUrl), room: text(c.internalRoomId), token: text(c.accessToken) };
+    case "pagerduty":
+      return { type: "pagerduty", routingKey: text(c.pagerdutyIntegrationKey), url: text(c.pagerdutyIntegrationUrl) };
+    case "smtp": {
+      // Kuma's "secure" off lets nodemailer upgrade when it can; healthd asks for STARTTLS outright.
+      const to = [c.smtpTo, c.smtpCC, c.smtpBCC].flatMap((list) => (typeof list === "string" ? list.split(",").map((a) => a.trim()).filter(Boolean) : []));
+      if (text(c.smtpCC) || text(c.smtpBCC)) note("its CC and BCC become recipients beside To");
+      return {
+        type: "email", host: text(c.smtpHost), port: num(c.smtpPort, 587), secure: bool(c.smtpSecure) ? "tls" : "starttls", user: text(c.smtpUsername),
+        password: text(c.smtpPassword), from: text(c.smtpFrom), to, ...(bool(c.smtpIgnoreTLSError) ? { verifyTls: false } : {}),
+      };
+    }
+    case "webhook": {
+      note("healthd's webhook body is its own event JSON, not Kuma's {heartbeat, monitor, msg}: check the receiver");
+      let headers: unknown = {};
+      try {
+        headers = typeof c.webhookAdditionalHeaders === "string" && c.webhookAdditionalHeaders.trim() !== "" ? JSON.parse(c.webhookAdditionalHeaders) : {};
+      } catch {
+        note("its additional headers are not JSON; left out");
+      }
+      return { type: "webhook", url: text(c.webhookURL), ...(headers && typeof headers === "object" && Object.keys(headers).length > 0 ? { headers } : {}) };
+    }
+    case "ntfy":
+      if (c.ntfyAuthenticationMethod === "usernamePassword") note("a user and password do not carry over (an ntfy channel takes a token): give it one");
+      return { type: "ntfy", url: text(c.ntfyserverurl), topic: text(c.ntfytopic), token: c.ntfyAuthenticationMethod === "accessToken" ? text(c.ntfyaccesstoken) : null };
+    default:
+      note("healthd has no channel of this kind; not carried over (a webhook channel may stand in)");
+      return undefined;
+  }
 }
 
 /** What was read from a Kuma database: the names of all its tables, and the rows of those asked for. */
@@ -114,9 +195,13 @@ export function fromKumaDatabase(database: { names: readonly string[]; rows: Rea
   if (newest !== undefined && newest > newestKnownMigration) {
     builder.note("kuma.db", `its schema is newer than healthd knows (migration ${newest}, after ${newestKnownMigration}); what it could read is carried over`);
   }
-  const notifications = tables.get("notification") ?? [];
-  if (notifications.length > 0) builder.note("notifications", `${notifications.length} of Kuma's notification settings are not carried over: make them channels (see Channels in the README)`);
-  return carry(monitors.map(monitorFrom), defaultServer, builder);
+  const channels = channelsFrom(tables.get("notification") ?? [], builder);
+  const links = new Map<number, number[]>();
+  for (const link of tables.get("monitor_notification") ?? []) {
+    const monitor = num(link.monitor_id, 0);
+    links.set(monitor, [...(links.get(monitor) ?? []), num(link.notification_id, 0)]);
+  }
+  return carry(monitors.map((r) => ({ ...monitorFrom(r), notifications: links.get(num(r.id, 0)) ?? [] })), defaultServer, builder, channels);
 }
 
 /** Kuma 1.x's JSON backup: {version, notificationList, monitorList}. */
@@ -127,13 +212,11 @@ export function fromKumaBackup(data: unknown, defaultServer: string): Imported {
     throw new NotThatFormat(`it is JSON without a monitorList (it has: ${keys || "nothing"}), so not an Uptime Kuma backup; export one from Settings > Backup, or give kuma.db`);
   }
   const builder = new DocumentBuilder();
-  if (Array.isArray(backup.notificationList) && backup.notificationList.length > 0) {
-    builder.note("notifications", `${backup.notificationList.length} of Kuma's notification settings are not carried over: make them channels (see Channels in the README)`);
-  }
-  return carry((backup.monitorList as Record<string, unknown>[]).map(monitorFrom), defaultServer, builder);
+  const channels = channelsFrom(Array.isArray(backup.notificationList) ? (backup.notificationList as Record<string, unknown>[]) : [], builder);
+  return carry((backup.monitorList as Record<string, unknown>[]).map(monitorFrom), defaultServer, builder, channels);
 }
 
-function carry(monitors: readonly Monitor[], defaultServer: string, builder: DocumentBuilder): Imported {
+function carry(monitors: readonly Monitor[], defaultServer: string, builder: DocumentBuilder, channels: ReadonlyMap<number, string>): Imported {
   const byId = new Map(monitors.map((m) => [m.id, m]));
   /** The server of a monitor: its nearest group, by the group's name. */
   const serverOf = (m: Monitor): string => {
@@ -155,7 +238,8 @@ function carry(monitors: readonly Monitor[], defaultServer: string, builder: Doc
       continue;
     }
     const check = checkOf(m, (why) => builder.note(what, why));
-    if (check) builder.add(serverOf(m), m.name, check, `monitor-${m.id}`);
+    const named = m.notifications.flatMap((id) => channels.get(id) ?? []);
+    if (check) builder.add(serverOf(m), m.name, named.length > 0 ? { ...check, channels: named } : check, `monitor-${m.id}`);
   }
   for (const [id, server] of Object.entries(builder.servers)) if (server.services.length === 0) delete builder.servers[id];
   return builder.finish();

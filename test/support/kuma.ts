@@ -52,7 +52,15 @@ const schema = [
 ];
 
 /** Write a kuma.db at `file` holding `monitors` (columns by name; the rest take Kuma's defaults). */
-export function kumaDatabase(file: string, monitors: readonly Record<string, unknown>[], options: { migrations?: readonly string[]; notifications?: number } = {}): void {
+/** A notification setting of Kuma: its name, its config JSON (with `type`) and the monitors that use it. */
+export interface KumaNotification {
+  readonly name: string;
+  readonly config: Record<string, unknown>;
+  readonly active?: boolean;
+  readonly monitors: readonly number[];
+}
+
+export function kumaDatabase(file: string, monitors: readonly Record<string, unknown>[], options: { migrations?: readonly string[]; notifications?: readonly KumaNotification[] } = {}): void {
   const db = new Database(file);
   try {
     for (const statement of schema) db.exec(statement);
@@ -60,15 +68,16 @@ export function kumaDatabase(file: string, monitors: readonly Record<string, unk
     for (const name of options.migrations ?? ["2023-06-30-1348-http-body-encoding.js", "2024-03-25-0000-json-data-operators.js", "2025-10-15-0000-stat-table-fix.js"]) {
       db.prepare("INSERT INTO knex_migrations (name, batch, migration_time) VALUES (?, 1, CURRENT_TIMESTAMP)").run(name);
     }
-    for (let i = 0; i < (options.notifications ?? 0); i++) {
-      db.prepare("INSERT INTO notification (name, config) VALUES (?, ?)").run(`ntfy ${i}`, JSON.stringify({ type: "ntfy" }));
-    }
     for (const monitor of monitors) {
       const row = { user_id: 1, ...monitor };
       const names = Object.keys(row);
       db.prepare(`INSERT INTO monitor (${names.map((n) => `"${n}"`).join(", ")}) VALUES (${names.map((n) => `@${n}`).join(", ")})`).run(
         Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === "boolean" ? Number(v) : v])),
       );
+    }
+    for (const n of options.notifications ?? []) {
+      const { lastInsertRowid } = db.prepare("INSERT INTO notification (name, active, user_id, config) VALUES (?, ?, 1, ?)").run(n.name, n.active === false ? 0 : 1, JSON.stringify(n.config));
+      for (const monitor of n.monitors) db.prepare("INSERT INTO monitor_notification (monitor_id, notification_id) VALUES (?, ?)").run(monitor, lastInsertRowid);
     }
   } finally {
     db.close();
