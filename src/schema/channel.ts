@@ -27,7 +27,7 @@ const filled = (max: number, rule?: (value: string) => string | undefined) =>
       if (problem) ctx.addIssue({ code: "custom", message: problem });
     });
 
-export function httpUrlProblem(value: string): string | undefined {
+function httpUrlProblem(value: string): string | undefined {
   try {
     const url = new URL(value);
     return url.protocol === "http:" || url.protocol === "https:" ? undefined : "must be an http:// or https:// URL";
