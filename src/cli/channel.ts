@@ -7,7 +7,7 @@
 import { Command, Option } from "commander";
 import { defaults, parseHttpUrl, UsageError } from "../config.ts";
 import { channelJson, testMessage } from "../http/channels.ts";
-import { ChannelDirectory } from "../notify/channels.ts";
+import { ChannelDirectory, Unusable } from "../notify/channels.ts";
 import { systemClock } from "../clock.ts";
 import { openForReading, withStore } from "./database.ts";
 import { argument, dbOption } from "./options.ts";
@@ -53,20 +53,14 @@ Examples:
       const now = systemClock.now();
       const directory = new ChannelDirectory({ ntfy: { url: flags.ntfyUrl, token: flags.ntfyToken }, defaultTopic: () => flags.ntfyTopic ?? null, env: process.env, now: () => now });
       try {
-        let found;
-        let topic: string | null = null;
-        if (name === "ntfy") {
-          topic = flags.ntfyTopic ?? null;
-          if (topic === null) throw new UsageError("testing the ntfy channel needs its topic: give --ntfy-topic (HEALTHD_NTFY_TOPIC), as serve has");
-          found = directory.find("ntfy");
-        } else {
-          const [stored] = await withStore(openForReading(flags.db), (store) => store.channels(name));
-          if (!stored) throw new UsageError(`no channel named ${name}; healthd channel list shows them`);
-          found = directory.make(stored.doc);
+        if (name === "ntfy" && flags.ntfyTopic === undefined) {
+          throw new UsageError("testing the ntfy channel needs its topic: give --ntfy-topic (HEALTHD_NTFY_TOPIC), as serve has");
         }
-        if ("error" in found) throw new UsageError(`cannot send to ${name}: ${found.error}`);
-        const result = await found.sender.send({ ...testMessage(name, now, null), topic });
-        if (name !== "ntfy") await found.sender.close();
+        const doc = name === "ntfy" ? undefined : (await withStore(openForReading(flags.db), (store) => store.channels(name)))[0]?.doc;
+        if (name !== "ntfy" && !doc) throw new UsageError(`no channel named ${name}; healthd channel list shows them`);
+        const result = await directory.sendNow(name, doc, testMessage(name, now, null)).catch((error: unknown) => {
+          throw error instanceof Unusable ? new UsageError(`cannot send to ${name}: ${error.message}`) : error;
+        });
         if (!result.ok) {
           process.stderr.write(`healthd: ${name} did not take the test message: ${result.error}\n`);
           process.exitCode = 1;

@@ -4,7 +4,7 @@
  * `ntfy` is listed as the daemon's --ntfy-* flags make it, and cannot be written.
  */
 import { channelAnswer, channelListAnswer, channelTestAnswer } from "./answers.ts";
-import type { ChannelDirectory } from "../notify/channels.ts";
+import { Unusable, type ChannelDirectory } from "../notify/channels.ts";
 import type { Outgoing, SendResult } from "../notify/outgoing.ts";
 import { channelDocument, channelName, type ChannelDocument } from "../schema/channel.ts";
 import { masked } from "../schema/secrets.ts";
@@ -58,21 +58,14 @@ export function channelRoutes(ctx: ChannelContext): Route[] {
     return parsed.data;
   };
   const send = async (name: string): Promise<SendResult> => {
-    const out = testMessage(name, ctx.now(), ctx.statusPage);
-    if (name === builtInChannel) {
-      const topic = ctx.channels.topicOf(null);
-      if (topic === null) throw new HttpError(409, "the ntfy channel has no topic: start healthd with --ntfy-topic, or test a channel of your own");
-      const found = ctx.channels.find(builtInChannel);
-      return "sender" in found ? found.sender.send({ ...out, topic }) : { ok: false, retryable: false, status: null, error: found.error };
-    }
-    const [stored] = await store.channels(name);
-    if (!stored) throw new HttpError(404, `no channel named ${name}; GET /channels lists them`);
-    const found = ctx.channels.make(stored.doc);
-    if ("error" in found) throw new HttpError(502, `cannot send to ${name}: ${found.error}`);
+    const doc = name === builtInChannel ? undefined : (await store.channels(name))[0]?.doc;
+    if (name !== builtInChannel && !doc) throw new HttpError(404, `no channel named ${name}; GET /channels lists them`);
     try {
-      return await found.sender.send(out);
-    } finally {
-      await found.sender.close();
+      return await ctx.channels.sendNow(name, doc, testMessage(name, ctx.now(), ctx.statusPage));
+    } catch (error) {
+      if (!(error instanceof Unusable)) throw error;
+      if (error.why === "no topic") throw new HttpError(409, "the ntfy channel has no topic: start healthd with --ntfy-topic, or test a channel of your own");
+      throw new HttpError(502, `cannot send to ${name}: ${error.message}`);
     }
   };
   return [

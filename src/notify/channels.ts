@@ -8,7 +8,7 @@ import { validate } from "../validate.ts";
 import type { StoredChannel } from "../store/store.ts";
 import { builtInChannel } from "../store/queries/channels.ts";
 import type { NtfyOptions } from "./ntfy.ts";
-import type { Sender } from "./outgoing.ts";
+import type { Outgoing, Sender, SendResult } from "./outgoing.ts";
 import { fillSecrets } from "../schema/secrets.ts";
 import { ntfySender, senderFor } from "./senders.ts";
 
@@ -23,6 +23,16 @@ export interface ChannelDirectoryOptions {
 
 /** A channel's sender, or why there is none (no such channel; a `${NAME}` this node's environment lacks). */
 export type Found = { readonly sender: Sender } | { readonly error: string; readonly unknown: boolean };
+
+/** Why a channel cannot be sent to now: the ntfy channel has no topic, or its `${NAME}`s do not make a valid channel. */
+export class Unusable extends Error {
+  constructor(
+    message: string,
+    readonly why: "no topic" | "variables",
+  ) {
+    super(message);
+  }
+}
 
 export class ChannelDirectory {
   readonly #options: ChannelDirectoryOptions;
@@ -61,9 +71,23 @@ export class ChannelDirectory {
     return found;
   }
 
-  /** A sender for a document not stored (a test message), closed by the caller. */
-  make(doc: ChannelDocument): Found {
-    return this.#make(doc);
+  /**
+   * Send `out` now, outside the outbox (a test message): to the built-in ntfy channel's topic, or to the channel
+   * `doc` describes (a sender made for this one send). Throws Unusable when it cannot be sent at all.
+   */
+  async sendNow(name: string, doc: ChannelDocument | undefined, out: Outgoing): Promise<SendResult> {
+    if (name === builtInChannel || doc === undefined) {
+      const topic = this.topicOf(null);
+      if (topic === null) throw new Unusable("the ntfy channel has no topic", "no topic");
+      return this.#builtIn.send({ ...out, topic });
+    }
+    const found = this.#make(doc);
+    if ("error" in found) throw new Unusable(found.error, "variables");
+    try {
+      return await found.sender.send(out);
+    } finally {
+      await found.sender.close();
+    }
   }
 
   /** The built-in ntfy channel's topic for a delivery: the service's notifyTopic, else the cluster's. */

@@ -12,7 +12,8 @@ export type ChannelEvent = (typeof channelEvents)[number];
 
 /** `${NAME}` (or `${NAME:-default}`) somewhere in a value: it is filled from the environment at send time. */
 export const variablePattern = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-export const hasVariable = (value: string) => /\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value);
+const oneVariable = new RegExp(variablePattern.source); // without /g, whose lastIndex would carry between tests
+export const hasVariable = (value: string) => oneVariable.test(value);
 
 /** A string checked by `rule` unless it holds a `${NAME}`, which is checked when it is read. */
 const filled = (max: number, rule?: (value: string) => string | undefined) =>
