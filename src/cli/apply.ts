@@ -59,6 +59,8 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
   const store = await openForWriting(flags.db);
   try {
     const dryRun = flags.dryRun ?? false;
+    // What the store refused whole, one located line per problem.
+    const refused = (lines: readonly string[]) => new UsageError(`${label} cannot be applied; nothing was applied:\n  ${lines.join("\n  ")}`);
     let result;
     try {
       result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun, channels: parsed.channels });
@@ -67,11 +69,11 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
         const [serverId, serviceId] = error.service.split("/") as [string, string];
         const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
         const path = `/${serverId}/services/${position}/check/pingKey`;
-        throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`);
+        throw refused([`${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`]);
       }
       if (error instanceof SecretsMissing) {
         const located = error.paths.map((path) => `${parsed.where(`/channels/${error.channel}${path}`)}: /channels/${error.channel}${path}: is *** with no stored secret to keep; write the secret, or $\${NAME} to read it when a message is sent`);
-        throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${located.join("\n  ")}`);
+        throw refused(located);
       }
       if (error instanceof ChannelsRefused) {
         const located = error.unknown.map((u) => {
@@ -79,7 +81,7 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
           const path = u.serviceId === null ? `/${u.serverId}/channels` : `/${u.serverId}/services/${position}/check/channels`;
           return `${parsed.where(path)}: ${path}: names ${u.channel}, which is not a channel; add it under channels: or fix the name`;
         });
-        throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${located.join("\n  ")}`);
+        throw refused(located);
       }
       if (!(error instanceof DependenciesRefused)) throw error;
       // Where a service's reference sits in the file: under its server's id.
@@ -89,7 +91,7 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
         return position === -1 ? undefined : `/${serverId}/services/${position}/check/dependsOn/${index}`;
       });
       const located = refusal.errors.map((e) => `${parsed.where(e.path)}: ${e.path}: ${e.message}`);
-      throw new UsageError(`${label} cannot be applied; nothing was applied:\n  ${(located.length > 0 ? located : [refusal.detail]).join("\n  ")}`);
+      throw refused(located.length > 0 ? located : [refusal.detail]);
     }
     if (flags.json) {
       // Server ids by outcome (what scripts read first), then each server's changes service by service.
