@@ -29,6 +29,7 @@ import * as addSlowAndDomainChecks from "./20261126000500_add_slow_and_domain_ch
 import * as addTokens from "./20261126000600_add_tokens.ts";
 import * as addSessions from "./20261126000700_add_sessions.ts";
 import * as addChannels from "./20261126000800_add_channels.ts";
+import * as addAnnouncements from "./20261126000900_add_announcements.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -57,4 +58,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261126000600_add_tokens": addTokens,
   "20261126000700_add_sessions": addSessions,
   "20261126000800_add_channels": addChannels,
+  "20261126000900_add_announcements": addAnnouncements,
 };

@@ -63,6 +63,7 @@ for (const engine of engines) {
       slowMs: null,
       notifySlow: false,
       domainWarnDays: null,
+      slaTarget: null,
     });
     assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null });
     assert.equal(apiService.check.intervalSeconds, null);

@@ -244,7 +244,7 @@ for (const engine of engines) {
       {
         type: "tcp", host: "127.0.0.1", port, tls: false, verifyTls: true, send: null, expect: [{ banner: { matches: "^220 " } }], certWarnDays: null,
         intervalSeconds: 60, cron: null, timeoutMs: 10000, notify: undefined, notifyThreshold: undefined, notifyTopic: null, paused: false,
-        recoverThreshold: 1, remindEveryMinutes: null, dependsOn: [], channels: null, locations: null, quorum: null, slowMs: null, notifySlow: false, domainWarnDays: null,
+        recoverThreshold: 1, remindEveryMinutes: null, dependsOn: [], channels: null, locations: null, quorum: null, slowMs: null, notifySlow: false, domainWarnDays: null, slaTarget: null,
       },
     );
     assert.equal(written["web-dns"].server, zone.address);

@@ -33,6 +33,7 @@ function service(key: number, check: { intervalSeconds?: number | null; cron?: s
     slowMs: null,
     notifySlow: false,
     domainWarnDays: null,
+    slaTarget: null,
   };
   return { key, serverId: "s", serviceId: `svc-${key}`, check: full, fingerprint: JSON.stringify(full) };
 }

@@ -10,6 +10,8 @@ const gamma = 1.04;
 const smallestMs = 0.1;
 const logGamma = Math.log(gamma);
 const maxBucket = 600; // 0.1 ms * 1.04^600 ≈ 16 million s: nothing a check measures is longer
+/** How many buckets there are: 0 to maxBucket. */
+export const bucketCount = maxBucket + 1;
 
 export function bucketOf(latencyMs: number): number {
   if (!(latencyMs > smallestMs)) return 0;

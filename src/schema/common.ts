@@ -151,6 +151,13 @@ export const alertingFields = {
     .default([]),
   // Where its notifications go (policy/route.ts); null: its server's channels, else the default.
   channels: channelList,
+  // The uptime a month should reach, in percent: reports say whether it was met. null: no target.
+  slaTarget: z
+    .number("must be a percentage such as 99.9, or null")
+    .gt(0, "must be a percentage above 0 and at most 100 (for example 99.9)")
+    .lte(100, "must be a percentage above 0 and at most 100 (for example 99.9)")
+    .nullable()
+    .default(null),
 };
 
 /** What every active check (one healthd makes: http, tcp, dns) has: its schedule, its timeout, where it runs. */

@@ -47,7 +47,7 @@ const tables = [
       ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"], ["paused", "boolean"], ["recover_threshold", "integer"],
       ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"], ["locations", "text"], ["quorum", "integer"],
       ["type", "text"], ["probe", "text"], ["ping_key", "text"], ["slow_ms", "integer"], ["notify_slow", "boolean"], ["domain_warn_days", "integer"],
-      ["domain", "text"], ["channels", "text"],
+      ["domain", "text"], ["channels", "text"], ["sla_target", "double precision"],
     ],
   }),
   table({
@@ -129,6 +129,26 @@ const tables = [
     key: ["id"],
     identity: "id",
     columns: [["id", "bigint"], ["name", "text"], ["scope", "text"], ["servers", "text"], ["hash", "text"], ["created_at", "bigint"]],
+  }),
+  table({
+    table: "announcements",
+    key: ["id"],
+    identity: "id",
+    columns: [
+      ["id", "bigint"], ["title", "text"], ["message", "text"], ["severity", "text"], ["servers", "text"], ["starts_at", "bigint"], ["ends_at", "bigint"],
+      ["created_at", "bigint"], ["updated_at", "bigint"],
+    ],
+  }),
+  table({
+    table: "announcement_updates",
+    key: ["id"],
+    identity: "id",
+    columns: [["id", "bigint"], ["announcement_id", "bigint"], ["message", "text"], ["severity", "text"], ["created_at", "bigint"]],
+  }),
+  table({
+    table: "status_pages",
+    key: ["slug"],
+    columns: [["slug", "text"], ["title", "text"], ["description", "text"], ["servers", "text"], ["public", "boolean"], ["created_at", "bigint"], ["updated_at", "bigint"]],
   }),
   table({
     table: "sessions",

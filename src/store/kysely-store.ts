@@ -8,6 +8,7 @@ import type { Policy, ScheduleChange } from "../model.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
 import * as channelQueries from "./queries/channels.ts";
+import * as telling from "./queries/announcements.ts";
 import * as domains from "./queries/domains.ts";
 import * as configure from "./queries/configure.ts";
 import * as entries from "./queries/entries.ts";
@@ -144,6 +145,7 @@ export class KyselyStore implements Store {
   rollups = (serviceKey: number, sinceHour: number) => this.#run(() => status.rollups(this.#db, serviceKey, sinceHour));
   uptimeCounts: Store["uptimeCounts"] = (since, until, per) => this.#run(() => status.uptimeCounts(this.#db, since, until, per));
   rollupRevision = () => this.#run(() => status.rollupRevision(this.#db));
+  rollupSums: Store["rollupSums"] = (query) => this.#run(() => status.rollupSums(this.#db, query));
 
   // The others hear of a node that joins at once: it takes a share of their checks.
   registerNode: Store["registerNode"] = (node, now, replacing) =>
@@ -170,8 +172,30 @@ export class KyselyStore implements Store {
 
   addSilence: Store["addSilence"] = (silence, now) => this.#write((trx) => alerting.addSilence(trx, silence, now));
   silences = (now: number) => this.#run(() => alerting.silences(this.#db, now));
+  silencesBetween = (from: number, until: number) => this.#run(() => alerting.silencesBetween(this.#db, from, until));
   endSilence = (id: number, now: number) => this.#write((trx) => alerting.endSilence(trx, id, now));
   incidents: Store["incidents"] = (query) => this.#run(() => alerting.incidents(this.#db, query));
+
+  announcements: Store["announcements"] = (query) => this.#run(() => telling.announcements(this.#db, query));
+  addAnnouncement: Store["addAnnouncement"] = (a, now) =>
+    this.#write(async (trx) => {
+      const unknownServers = await telling.unknownServers(trx, a.servers);
+      return unknownServers.length > 0 ? { unknownServers } : telling.addAnnouncement(trx, a, now);
+    });
+  addAnnouncementUpdate: Store["addAnnouncementUpdate"] = (id, update, now) => this.#write((trx) => telling.addUpdate(trx, id, update, now));
+  patchAnnouncement: Store["patchAnnouncement"] = (id, patch, now) =>
+    this.#write(async (trx) => {
+      const unknownServers = await telling.unknownServers(trx, patch.servers ?? null);
+      return unknownServers.length > 0 ? { unknownServers } : telling.patchAnnouncement(trx, id, patch, now);
+    });
+  deleteAnnouncement = (id: number) => this.#write((trx) => telling.deleteAnnouncement(trx, id));
+  statusPages = (slug?: string) => this.#run(() => telling.statusPages(this.#db, slug));
+  putStatusPage: Store["putStatusPage"] = (slug, page, now) =>
+    this.#write(async (trx) => {
+      const unknownServers = await telling.unknownServers(trx, page.servers);
+      return unknownServers.length > 0 ? { unknownServers } : telling.putStatusPage(trx, slug, page, now);
+    });
+  deleteStatusPage = (slug: string) => this.#write((trx) => telling.deleteStatusPage(trx, slug));
 
   createToken: Store["createToken"] = (token, now) => this.#write((trx) => tokens.createToken(trx, token, now));
   tokens = () => this.#run(() => tokens.tokens(this.#db));

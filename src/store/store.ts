@@ -23,6 +23,7 @@ import type {
   StoredCheck,
 } from "../model.ts";
 import type { ChannelDocument } from "../schema/channel.ts";
+import type { AnnouncementInput, AnnouncementPatch, Severity, StatusPageDocument } from "../schema/announcement.ts";
 import type { NotificationEvent } from "../policy/route.ts";
 import type {
   CheckRun,
@@ -98,6 +99,74 @@ export interface ReadModelStore {
    * kept through an outage, or stored late by another node): memory that keeps past hours reads them again.
    */
   rollupRevision(): Promise<number>;
+  /**
+   * Rollups summed per service and UTC day or hour, or over the whole span, from `since` to before `until`
+   * (Unix ms), with their sketches merged: a service page's chart, the monthly reports.
+   */
+  rollupSums(query: { readonly since: number; readonly until: number; readonly per: "day" | "hour" | "span"; readonly serviceKey?: number }): Promise<RollupSum[]>;
+}
+
+/** What people are told: announcements with their updates, and named status pages. */
+export interface AnnouncementStore {
+  announcements(query: AnnouncementQuery): Promise<Announcement[]>;
+  /** Add one; or name the servers it names that do not exist (nothing is written then). */
+  addAnnouncement(announcement: AnnouncementInput & { readonly startsAt: number }, now: number): Promise<Announcement | { readonly unknownServers: string[] }>;
+  /** Add an update; undefined when there is no such announcement, "full" when it has as many as it may. */
+  addAnnouncementUpdate(id: number, update: { readonly message: string; readonly severity?: Severity | undefined }, now: number): Promise<Announcement | "full" | undefined>;
+  /** Change some of its fields; undefined when there is none of that id, or the servers it would name that do not exist. */
+  patchAnnouncement(id: number, patch: AnnouncementPatch, now: number): Promise<Announcement | undefined | { readonly unknownServers: string[] }>;
+  deleteAnnouncement(id: number): Promise<boolean>;
+  statusPages(slug?: string): Promise<StatusPage[]>;
+  /** Create or replace a named page; or name the servers it names that do not exist (nothing is written then). */
+  putStatusPage(slug: string, page: StatusPageDocument, now: number): Promise<{ readonly page: StatusPage; readonly created: boolean } | { readonly unknownServers: string[] }>;
+  deleteStatusPage(slug: string): Promise<boolean>;
+}
+
+export interface AnnouncementQuery {
+  readonly now: number;
+  readonly id?: number;
+  /** true: those shown now; false: those ended or not begun. */
+  readonly active?: boolean | undefined;
+  /** Only those not ended, or ended after this time (Unix ms). */
+  readonly endedAfter?: number;
+  readonly limit: number;
+}
+
+export interface Announcement {
+  readonly id: number;
+  readonly title: string;
+  /** Markdown. */
+  readonly message: string;
+  /** As the latest update that set one left it. */
+  readonly severity: Severity;
+  /** The servers it concerns; null: all. */
+  readonly servers: readonly string[] | null;
+  readonly startsAt: number;
+  readonly endsAt: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** Newest first. */
+  readonly updates: readonly AnnouncementUpdate[];
+}
+
+export interface AnnouncementUpdate {
+  readonly id: number;
+  readonly message: string;
+  /** The severity it set; null: it left it as it was. */
+  readonly severity: Severity | null;
+  readonly createdAt: number;
+}
+
+export interface StatusPage extends StatusPageDocument {
+  readonly slug: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface RollupSum extends Rollup {
+  readonly serviceKey: number;
+  /** The day's or hour's start (Unix ms), or the span's. */
+  readonly at: number;
 }
 
 /** Silences and incidents. */
@@ -106,6 +175,8 @@ export interface AlertingStore {
   addSilence(silence: NewSilence, now: number): Promise<Silence | "no server" | "no service">;
   /** The silences not ended at `now`: active ones, then future ones, by start. */
   silences(now: number): Promise<Silence[]>;
+  /** The silences, ended or not, that overlap `from` to before `until`: what a report leaves out. */
+  silencesBetween(from: number, until: number): Promise<Silence[]>;
   /** End one now; false when there is no such silence or it is over. */
   endSilence(id: number, now: number): Promise<boolean>;
   /** A page of incidents, newest first. */
@@ -224,7 +295,7 @@ export interface DomainStore {
 }
 
 export interface Store
-  extends ConfigurationStore, ChannelStore, ResultStore, ReadModelStore, AlertingStore, TokenStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
+  extends ConfigurationStore, ChannelStore, ResultStore, ReadModelStore, AlertingStore, AnnouncementStore, TokenStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
   readonly engine: Engine;
   /** Where the data lives, fit to print: the file, or the URL without its password. */
   readonly location: string;
@@ -423,6 +494,10 @@ export interface IncidentQuery extends ServiceFilter {
   readonly before?: number | undefined;
   /** true: only open ones; false: only closed ones. */
   readonly open?: boolean | undefined;
+  /** Only those open, or closed after this time (Unix ms). */
+  readonly endedAfter?: number | undefined;
+  /** Only those opened before this time (Unix ms). */
+  readonly openedBefore?: number | undefined;
 }
 
 export interface Incident {

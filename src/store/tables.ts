@@ -57,6 +57,8 @@ export interface HttpCheckConfigsTable {
   notify: ColumnType<boolean | number, boolean | undefined, boolean>;
   notify_threshold: Generated<number>;
   notify_topic: string | null;
+  /** The uptime a month should reach, percent; null: none (reports). */
+  sla_target: number | null;
   /** JSON list of the channels its notifications go to; null: its server's. */
   channels: string | null;
   paused: ColumnType<boolean | number, boolean | undefined, boolean>;
@@ -260,6 +262,41 @@ export interface DomainRegistrationsTable {
   problem: string | null;
 }
 
+/** What people are told on the status page; `message` is Markdown. */
+export interface AnnouncementsTable {
+  id: Generated<number>;
+  title: string;
+  message: string;
+  severity: string;
+  /** JSON list of the servers it concerns; null: all. */
+  servers: string | null;
+  starts_at: number;
+  ends_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AnnouncementUpdatesTable {
+  id: Generated<number>;
+  announcement_id: number;
+  message: string;
+  /** The severity it set; null: unchanged. */
+  severity: string | null;
+  created_at: number;
+}
+
+/** A status page of some servers under its own slug. */
+export interface StatusPagesTable {
+  slug: string;
+  title: string;
+  description: string | null;
+  /** JSON list of server ids, in the order shown. */
+  servers: string;
+  public: Bool;
+  created_at: number;
+  updated_at: number;
+}
+
 /** A scoped token of the API: its secret is never stored, only the SHA-256 of it (hex). */
 export interface TokensTable {
   id: Generated<number>;
@@ -287,6 +324,9 @@ export interface Tables {
   service_states: ServiceStatesTable;
   notifications: NotificationsTable;
   channels: ChannelsTable;
+  announcements: AnnouncementsTable;
+  announcement_updates: AnnouncementUpdatesTable;
+  status_pages: StatusPagesTable;
   cluster_settings: ClusterSettingsTable;
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;

@@ -42,6 +42,11 @@ export async function silences(db: Db, now: number): Promise<Silence[]> {
   return rows.map(silenceFromRow);
 }
 
+export async function silencesBetween(db: Db, from: number, until: number): Promise<Silence[]> {
+  const rows = await db.selectFrom("silences").selectAll().where("starts_at", "<", until).where("ends_at", ">", from).orderBy("starts_at").orderBy("id").execute();
+  return rows.map(silenceFromRow);
+}
+
 /**
  * End a silence now: an active one ends at `now` (it stays on record), a future one is deleted. Answers
  * whether there was one to end.
@@ -81,6 +86,8 @@ export async function incidents(db: Db, q: IncidentQuery): Promise<{ incidents: 
   if (q.serviceId !== undefined) query = query.where("i.service_id", "=", q.serviceId);
   if (q.open !== undefined) query = query.where("i.closed_at", q.open ? "is" : "is not", null);
   if (q.before !== undefined) query = query.where("i.id", "<", q.before);
+  if (q.openedBefore !== undefined) query = query.where("i.opened_at", "<", q.openedBefore);
+  if (q.endedAfter !== undefined) query = query.where((eb) => eb.or([eb("i.closed_at", "is", null), eb("i.closed_at", ">", q.endedAfter!)]));
   const rows = await query.orderBy("i.id", "desc").limit(q.limit + 1).execute();
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);

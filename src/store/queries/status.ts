@@ -3,12 +3,12 @@
  * states, the locations' latest results, and the rollups, aggregated per day or hour in the database, so a page
  * of 1,000 services is a few thousand rows, not millions.
  */
-import { sql, type Kysely } from "kysely";
+import { SqliteAdapter, sql, type Kysely } from "kysely";
 import type { IncidentState, Rollup } from "../../model.ts";
 import type { LocationResult } from "../../batch.ts";
-import type { UptimeCount } from "../store.ts";
+import type { RollupSum, UptimeCount } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { locationResultFromRow, rollupFromRow, stateFromRow } from "./rows.ts";
+import { locationResultFromRow, rollupFromRow, sketchesFromText, stateFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 
@@ -69,4 +69,43 @@ export async function uptimeCounts(db: Db, since: number, until: number, per: "d
     .execute();
   // sum() of an integer column is bigint (text) on PostgreSQL and may be a string here: numbers out.
   return rows.map((r) => ({ serviceKey: r.service_key, at: Number(r.at), checks: Number(r.checks), failures: Number(r.failures) }));
+}
+
+/**
+ * Rollups summed per service and per UTC day or hour (or over the whole span), with their sketches merged:
+ * a service page's chart and the monthly reports. The database concatenates each group's sketches into one
+ * text, which is scanned once (rows.ts, sketchesFromText): a month of 1,000 services is 720,000 hourly rows,
+ * which read one by one took 3.5 s, and 0.6 s so.
+ */
+export async function rollupSums(db: Db, q: { since: number; until: number; per: "day" | "hour" | "span"; serviceKey?: number }): Promise<RollupSum[]> {
+  const concat = db.getExecutor().adapter instanceof SqliteAdapter ? sql<string>`group_concat(sketch, ',')` : sql<string>`string_agg(sketch, ',')`;
+  const bucket = q.per === "day" ? sql<number>`hour - (hour % ${sql.lit(86_400_000)})` : q.per === "hour" ? sql<number>`hour` : sql<number>`${sql.lit(q.since)}`;
+  let query = db
+    .selectFrom("service_rollups")
+    .select((eb) => [
+      "service_key",
+      bucket.as("at"),
+      eb.fn.sum<number>("checks").as("checks"),
+      eb.fn.sum<number>("failures").as("failures"),
+      eb.fn.sum<number>("silenced_checks").as("silenced_checks"),
+      eb.fn.sum<number>("silenced_failures").as("silenced_failures"),
+      eb.fn.sum<number>("slow_checks").as("slow_checks"),
+      eb.fn.sum<number>("latency_sum").as("latency_sum"),
+      concat.as("sketches"),
+    ])
+    .where("hour", ">=", q.since)
+    .where("hour", "<", q.until);
+  if (q.serviceKey !== undefined) query = query.where("service_key", "=", q.serviceKey);
+  const rows = await query.groupBy(q.per === "span" ? ["service_key"] : ["service_key", bucket]).orderBy("service_key").orderBy("at").execute();
+  return rows.map((r) => ({
+    serviceKey: r.service_key,
+    at: Number(r.at),
+    checks: Number(r.checks),
+    failures: Number(r.failures),
+    silencedChecks: Number(r.silenced_checks),
+    silencedFailures: Number(r.silenced_failures),
+    slowChecks: Number(r.slow_checks),
+    latencySum: Number(r.latency_sum),
+    sketch: sketchesFromText(r.sketches ?? ""),
+  }));
 }
