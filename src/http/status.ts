@@ -7,7 +7,11 @@ import { z } from "zod";
 import { History, serviceStats, statusModel, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
 import { pagePolicy, renderStatusPage } from "../status/page.ts";
 import type { Store } from "../store/store.ts";
-import { noServer, serviceKey, windowParameter } from "./services.ts";
+import { noServer, noService, serviceKey, windowParameter } from "./services.ts";
+import { permitScope, permitServer } from "./access.ts";
+import { HttpError } from "./problem.ts";
+import { rangeQuery, renderServicePage, servicePageModel } from "../status/service-page.ts";
+import type { StatusPage } from "../store/store.ts";
 import { SharedBody, type Answer, type Operation, type Request, type Response, type Route } from "./router.ts";
 
 export interface StatusContext {
@@ -77,9 +81,11 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   const { store } = ctx;
   const history = new History();
   const open = ctx.public;
-  const view = (serverId?: string) => {
+  // A server's view as the daemon shows it (public with --public-status), or as a public named page shows it.
+  const view = (serverId?: string, isPublic = ctx.public) => {
     const now = ctx.now();
-    return ctx.views.get(serverId ?? "", now, () => statusModel(store, history, now, { ...(serverId ? { serverId } : {}), public: ctx.public }));
+    const key = `${isPublic ? "public" : "full"}:${serverId ?? ""}`;
+    return ctx.views.get(key, now, () => statusModel(store, history, now, { ...(serverId ? { serverId } : {}), public: isPublic }));
   };
   const model = async (serverId?: string) => (await view(serverId)).model;
   const page = async (serverId?: string): Promise<Response> => {
@@ -88,6 +94,35 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     const title = serverId ? `${v.model.servers[0]?.name ?? serverId} status` : "Status";
     v.page ??= new SharedBody(renderStatusPage(v.model, { title, version: ctx.version }));
     return { status: 200, shared: v.page, headers: pageHeaders };
+  };
+  /**
+   * A named page, if there is one of that slug: a private one asks for a token that may read all of its
+   * servers (a public one answers anyone, and shows what --public-status would).
+   */
+  const namedPage = async (req: Request, slug: string): Promise<{ page: StatusPage; isPublic: boolean } | undefined> => {
+    const [named] = await store.statusPages(slug);
+    if (!named) return undefined;
+    if (!named.public) {
+      const who = await req.principal();
+      const what = `GET /status/p/${slug}`;
+      permitScope(who, "read", what);
+      for (const id of named.servers) permitServer(who, id, what);
+    }
+    return { page: named, isPublic: named.public || ctx.public };
+  };
+  const namedView = (named: { page: StatusPage; isPublic: boolean }) => {
+    const now = ctx.now();
+    const { page: p, isPublic } = named;
+    return ctx.views.get(`page:${p.slug}:${p.updatedAt}`, now, () => statusModel(store, history, now, { servers: p.servers, public: isPublic }));
+  };
+  /** A service's own page; `server`: its server's view, `base` and `back`: where the page is and where it leads back to. */
+  const servicePage = async (server: View, serverId: string, serviceId: string, req: Request, base: string, back: { href: string; text: string }, isPublic: boolean): Promise<Response> => {
+    const key = await serviceKey(store, serverId, serviceId);
+    const { range } = req.query as z.output<typeof rangeQuery>;
+    const one = { ...server.model, servers: server.model.servers.filter((s) => s.id === serverId) };
+    const m = await servicePageModel(store, one, key, serviceId, range, ctx.now(), isPublic);
+    if (!m) throw noService(serverId, serviceId);
+    return { status: 200, text: renderServicePage(m, { base, back, version: ctx.version }), headers: pageHeaders };
   };
   const html = (description: string) => ({ 200: { description, contentType: "text/html" }, 404: { description: "No such server" } });
   /** One badge: SVG in the flat style, answered like the page (without the token with --public-status). */
@@ -160,6 +195,73 @@ export function statusRoutes(ctx: StatusContext): Route[] {
           ...(open ? { open } : {}),
           responses: html("The page"),
           handle: (req) => page(req.params.serverId!),
+        },
+      },
+    },
+    {
+      // Before /status/:serverId/:serviceId, which it would otherwise be (a server named "p"): when no page has
+      // the slug, the path is read as that service's page.
+      path: "/status/p/:slug",
+      methods: {
+        GET: {
+          summary: "A named status page (PUT /status-pages/{slug}): a public one answers without a token",
+          operationId: "getNamedStatusPage",
+          open: true,
+          query: rangeQuery,
+          responses: { ...html("The page"), 401: { description: "A private page, and no token" }, 403: { description: "A token that may not read all of its servers" } },
+          handle: async (req) => {
+            const slug = req.params.slug!;
+            const named = await namedPage(req, slug);
+            if (!named) {
+              // Without a token, a slug that names no page reads as a private one would: nothing said of what exists.
+              if (!ctx.public) permitScope(await req.principal(), "read", `GET /status/p/${slug}`);
+              if ((await store.servers("p")).length === 0) throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
+              return servicePage(await view("p"), "p", slug, req, `/status/p/${encodeURIComponent(slug)}`, { href: "/status", text: "Status" }, ctx.public);
+            }
+            const v = await namedView(named);
+            v.page ??= new SharedBody(
+              renderStatusPage(v.model, { title: named.page.title, version: ctx.version, links: `/status/p/${encodeURIComponent(slug)}`, description: named.page.description }),
+            );
+            return { status: 200, shared: v.page, headers: pageHeaders };
+          },
+        },
+      },
+    },
+    {
+      path: "/status/p/:slug/:serverId/:serviceId",
+      methods: {
+        GET: {
+          summary: "A service's page within a named status page (answered as the named page is)",
+          operationId: "getNamedServicePage",
+          open: true,
+          server: "handler",
+          query: rangeQuery,
+          responses: { ...html("The page"), 401: { description: "A private page, and no token" }, 404: { description: "No such page, or the page shows no such service" } },
+          handle: async (req) => {
+            const { slug, serverId, serviceId } = req.params as { slug: string; serverId: string; serviceId: string };
+            const named = await namedPage(req, slug);
+            if (!named) throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
+            if (!named.page.servers.includes(serverId)) throw new HttpError(404, `status page ${JSON.stringify(slug)} does not show server ${JSON.stringify(serverId)}`);
+            const base = `/status/p/${encodeURIComponent(slug)}`;
+            return servicePage(await view(serverId, named.isPublic), serverId, serviceId, req, `${base}/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`, { href: base, text: named.page.title }, named.isPublic);
+          },
+        },
+      },
+    },
+    {
+      path: "/status/:serverId/:serviceId",
+      methods: {
+        GET: {
+          summary: "A service's page: its latency chart (p50 and p95), uptime per day and incidents",
+          operationId: "getServiceStatusPage",
+          ...(open ? { open } : {}),
+          query: rangeQuery,
+          responses: { ...html("The page"), 400: { description: "An unknown range" } },
+          handle: async (req) => {
+            const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
+            const base = `/status/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`;
+            return servicePage(await view(serverId), serverId, serviceId, req, base, { href: "/status", text: "Status" }, ctx.public);
+          },
         },
       },
     },

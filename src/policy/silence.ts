@@ -56,3 +56,59 @@ export function quietAt(
   }
   return quiet;
 }
+
+/** A span of time, Unix ms, from `start` to before `end`. */
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The occurrences of a server's maintenance windows that begin from `from` to before `until`, by start, at most
+ * `max` of them: what the status page lists ahead as "Scheduled maintenance".
+ */
+export function upcomingWindows(windows: readonly MaintenanceWindow[], from: number, until: number, max: number): (Span & { window: MaintenanceWindow })[] {
+  const found: (Span & { window: MaintenanceWindow })[] = [];
+  for (const window of windows) {
+    let at = from - 1;
+    for (let i = 0; i < max; i++) {
+      const next = cronOf(window.cron, window.timezone).nextRun(new Date(at))?.getTime();
+      if (next === undefined || next >= until) break;
+      found.push({ start: next, end: next + window.durationMinutes * 60_000, window });
+      at = next;
+    }
+  }
+  return found.sort((a, b) => a.start - b.start).slice(0, max);
+}
+
+/**
+ * When a service was quiet (silenced, or in one of its server's maintenance windows) between `from` and
+ * `until`, as spans that do not overlap, by start: what a report leaves out of downtime. `occurrences`: its
+ * server's windows from before `from` (upcomingWindows, read once per server).
+ */
+export function quietSpans(spans: readonly SilenceSpan[], occurrences: readonly (Span & { window: MaintenanceWindow })[], service: ServiceRef, from: number, until: number): Span[] {
+  const all: Span[] = [];
+  for (const s of spans) {
+    if (s.serverId === service.serverId && (s.serviceId === null || s.serviceId === service.serviceId)) all.push({ start: s.startsAt, end: s.endsAt });
+  }
+  for (const o of occurrences) if (!o.window.services || o.window.services.includes(service.serviceId)) all.push(o);
+  return union(all.map((s) => ({ start: Math.max(s.start, from), end: Math.min(s.end, until) })).filter((s) => s.end > s.start));
+}
+
+/** Spans merged where they overlap or touch, by start. */
+export function union(spans: readonly Span[]): Span[] {
+  const merged: Span[] = [];
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    const last = merged.at(-1);
+    if (last && s.start <= last.end) merged[merged.length - 1] = { start: last.start, end: Math.max(last.end, s.end) };
+    else merged.push(s);
+  }
+  return merged;
+}
+
+/** How much of `span` the spans (merged, as union gives them) cover, ms. */
+export function overlap(span: Span, spans: readonly Span[]): number {
+  let total = 0;
+  for (const s of spans) total += Math.max(0, Math.min(span.end, s.end) - Math.max(span.start, s.start));
+  return total;
+}

@@ -6,12 +6,15 @@
  */
 import { createHash } from "node:crypto";
 import { duration } from "../policy/message.ts";
+import type { Severity } from "../schema/announcement.ts";
 import { html, raw, type Html } from "./html.ts";
+import { markdown } from "./markdown.ts";
+import { pastDays, type AnnouncementView } from "./telling.ts";
 import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
-const percent = (uptime: number | null) =>
+export const percent = (uptime: number | null) =>
   uptime === null ? "no data" : `${uptime === 1 ? "100" : (Math.floor(uptime * 10_000) / 100).toFixed(2)} %`;
-const label = { up: "Up", down: "Down", unknown: "Not checked yet", blocked: "Blocked", paused: "Paused", new: "Not pinged yet", late: "Late", degraded: "Slow" } as const;
+export const label = { up: "Up", down: "Down", unknown: "Not checked yet", blocked: "Blocked", paused: "Paused", new: "Not pinged yet", late: "Late", degraded: "Slow" } as const;
 
 /** A day's colour class: n (no checks), then by uptime: f (full), h (high), m (middling), l (low). */
 function band(uptime: number | null): string {
@@ -74,36 +77,47 @@ function badge(s: ServiceStatus): Html {
   return html`<span class="badge ${s.status}">${label[s.status]}</span>`;
 }
 
-function service(s: ServiceStatus, now: number, dates: readonly string[], revision: number): Html {
+function service(s: ServiceStatus, now: number, dates: readonly string[], revision: number, links: string): Html {
   const headingId = `s-${s.serverId}-${s.id}`;
-  return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}">${s.name}</h3>${badge(s)}</div>
+  return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}"><a href="${links}/${s.serverId}/${s.id}">${s.name}</a></h3>${badge(s)}</div>
 <dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div><div><dt>Latency</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div></dl>
 ${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since <time datetime="${s.incident.since}">${at(s.incident.since)}</time></p>`}
 ${s.quiet && html`<p class="waiting">${s.quiet.kind === "silence" ? "Silenced" : "In maintenance"} until <time datetime="${s.quiet.until}">${at(s.quiet.until)}</time>${s.quiet.reason ? html`: ${s.quiet.reason}` : ""}</p>`}
 ${s.blockedBy && html`<p class="waiting">Waiting on ${s.blockedBy.join(", ")}, which ${s.blockedBy.length === 1 ? "is" : "are"} down</p>`}
 ${s.status === "late" && s.dueAt && html`<p class="waiting">Its ping was due at <time datetime="${s.dueAt}">${at(s.dueAt)}</time></p>`}
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
-<ol class="bar" aria-label="${s.name}: uptime of the last ${dates.length} days">${raw(bar(s, revision, dates))}</ol>
+${barOf(s, revision, dates)}
 ${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse(s.lastCheckedAt))} ago</p>`}</li>
 `;
 }
 
-function server(srv: ServerStatus, now: number, dates: readonly string[], revision: number): Html {
+/** A service's history bar: its uptime per day, oldest first. */
+export function barOf(s: ServiceStatus, revision: number, dates: readonly string[] = historyDates(s.history)): Html {
+  return html`<ol class="bar" aria-label="${s.name}: uptime of the last ${dates.length} days">${raw(bar(s, revision, dates))}</ol>`;
+}
+
+/** The announcements shown now, leading a page. */
+export const announcementsOf = (list: readonly AnnouncementView[]) => announcements(list, "Announcements", "now");
+
+function server(srv: ServerStatus, now: number, dates: readonly string[], revision: number, links: string): Html {
   return html`<section class="server" aria-labelledby="server-${srv.id}"><h2 id="server-${srv.id}">${srv.name} <span class="badge ${srv.status}">${label[srv.status]}</span></h2>
 <ul class="services">
-${srv.services.map((s) => service(s, now, dates, revision))}</ul></section>
+${srv.services.map((s) => service(s, now, dates, revision, links))}</ul></section>
 `;
 }
 
-/** The part the refresh replaces. */
-function content(model: StatusModel): Html {
+/** The part the refresh replaces. `links`: where the services' own pages are (/status, or a named page's path). */
+function content(model: StatusModel, links: string, description: string | null): Html {
   const now = Date.parse(model.generatedAt);
   const first = model.servers[0]?.services[0];
   const dates = first ? historyDates(first.history) : [];
   const { overall } = model;
   const state = worst(overall);
-  return html`<div id="content"><p class="overall ${state}" role="status">${overall.summary}</p>
+  return html`<div id="content">${description && html`<div class="description">${markdown(description)}</div>`}
+${announcements(model.announcements, "Announcements", "now")}
+<p class="overall ${state}" role="status">${overall.summary}</p>
 <p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time></p>
+${scheduled(model.scheduled)}
 ${
   model.incidents.length > 0 &&
   html`<section class="incidents" aria-labelledby="incidents"><h2 id="incidents">Open incidents</h2><ul>
@@ -112,7 +126,8 @@ ${model.incidents.map(
 `,
 )}</ul></section>`
 }
-${model.servers.map((srv) => server(srv, now, dates, model.historyRevision))}${model.servers.length === 0 && html`<p>No services are monitored yet.</p>`}</div>`;
+${model.servers.map((srv) => server(srv, now, dates, model.historyRevision, links))}${model.servers.length === 0 && html`<p>No services are monitored yet.</p>`}
+${past(model.past)}</div>`;
 }
 
 /**
@@ -120,20 +135,85 @@ ${model.servers.map((srv) => server(srv, now, dates, model.historyRevision))}${m
  * React's render alone took 63 ms (median) of the page's 50 ms budget, the templates a few; what React gave,
  * escaping by default, html.ts gives too.
  */
-export function renderStatusPage(model: StatusModel, options: { title: string; version: string }): string {
+export function renderStatusPage(model: StatusModel, options: { title: string; version: string; links?: string; description?: string | null }): string {
+  return layout(`${options.title}: ${model.overall.summary}`, options.title, content(model, options.links ?? "/status", options.description ?? null), options.version, "/status.json");
+}
+
+/** Every page's frame: head, style, heading, footer and the refresh script. `json`: where its data is as JSON. */
+export function layout(title: string, heading: string | Html, main: Html, version: string, json?: string): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
-<link rel="icon" href="/favicon.ico" type="image/svg+xml"><title>${options.title}: ${model.overall.summary}</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml"><title>${title}</title>
 <style>${raw(css)}</style></head>
-<body><header><h1>${options.title}</h1></header>
-<main>${content(model)}</main>
-<footer>healthd ${options.version} &middot; <a href="/status.json">as JSON</a> &middot; refreshed every 30 s</footer>
+<body><header><h1>${heading}</h1></header>
+<main>${main}</main>
+<footer>healthd ${version}${json && html` &middot; <a href="${json}">as JSON</a>`} &middot; refreshed every 30 s</footer>
 <script>${raw(script)}</script></body></html>
 `.text;
 }
 
+const severityLabel: Record<Severity, string> = { info: "Information", maintenance: "Maintenance", degraded: "Degraded", outage: "Outage" };
 
-const at = (time: string) => time.replace("T", " ").slice(0, 19) + " UTC";
+/** Rendered messages, by announcement and version: Markdown is rendered once, not once a second. */
+const rendered = new Map<string, Html>();
+function message(key: string, text: string): Html {
+  let done = rendered.get(key);
+  if (!done) {
+    if (rendered.size >= 1000) rendered.clear();
+    rendered.set(key, (done = markdown(text)));
+  }
+  return done;
+}
+
+function announcement(a: AnnouncementView, when: "now" | "ahead" | "past"): Html {
+  const id = `announcement-${a.id}-${when}`;
+  const span =
+    when === "ahead"
+      ? html`From <time datetime="${a.startsAt}">${at(a.startsAt)}</time>`
+      : html`Since <time datetime="${a.startsAt}">${at(a.startsAt)}</time>`;
+  const end = a.endsAt && html`, ${when === "past" ? "ended" : "until"} <time datetime="${a.endsAt}">${at(a.endsAt)}</time>`;
+  return html`<article class="announcement ${a.severity}" aria-labelledby="${id}"><h3 id="${id}"><span class="badge ${a.severity}">${severityLabel[a.severity]}</span> ${a.title}</h3>
+<p class="when">${span}${end}</p>
+<div class="md">${message(`${a.id}:${a.updatedAt}`, a.message)}</div>
+${
+  a.updates.length > 0 &&
+  html`<ol class="updates" aria-label="Updates, newest first">${a.updates.map(
+    (u, i) => html`<li><p class="when"><time datetime="${u.at}">${at(u.at)}</time>${u.severity && html` &middot; ${severityLabel[u.severity]}`}</p><div class="md">${message(`${a.id}:${a.updatedAt}:${i}`, u.message)}</div></li>`,
+  )}</ol>`
+}</article>
+`;
+}
+
+function announcements(list: readonly AnnouncementView[], heading: string, when: "now" | "ahead" | "past"): Html | false {
+  return list.length > 0 && html`<section class="announcements" aria-label="${heading}">${list.map((a) => announcement(a, when))}</section>`;
+}
+
+function scheduled(model: StatusModel["scheduled"]): Html | false {
+  if (model.announcements.length === 0 && model.maintenance.length === 0) return false;
+  return html`<section class="scheduled" aria-labelledby="scheduled"><h2 id="scheduled">Scheduled maintenance</h2>
+${announcements(model.announcements, "Scheduled announcements", "ahead")}${
+    model.maintenance.length > 0 &&
+    html`<ul>${model.maintenance.map(
+      (m) => html`<li><strong>${m.serverName}</strong>${m.services && html` (${m.services.join(", ")})`}: <time datetime="${m.startsAt}">${at(m.startsAt)}</time> to <time datetime="${m.endsAt}">${at(m.endsAt)}</time>${m.reason && html`: ${m.reason}`} <span class="when">(repeats: <code>${m.repeats}</code> ${m.timezone})</span></li>
+`,
+    )}</ul>`
+  }</section>`;
+}
+
+function past(model: StatusModel["past"]): Html {
+  const items = [
+    ...model.announcements.map((a) => ({ at: a.endsAt!, html: announcement(a, "past") })),
+    ...model.incidents.map((i) => ({
+      at: i.closedAt,
+      html: html`<p class="past-incident"><strong>${i.serverId}/${i.name}</strong> was down for ${duration(i.durationMs)}, from <time datetime="${i.openedAt}">${at(i.openedAt)}</time> to <time datetime="${i.closedAt}">${at(i.closedAt)}</time></p>
+`,
+    })),
+  ].sort((a, b) => b.at.localeCompare(a.at));
+  return html`<section class="past" aria-labelledby="past"><h2 id="past">Past incidents</h2>
+${items.length === 0 ? html`<p class="quiet-note">None in the last ${pastDays} days.</p>` : html`<ol class="past-list">${items.map((i) => html`<li>${i.html}</li>`)}</ol>`}</section>`;
+}
+
+export const at = (time: string) => time.replace("T", " ").slice(0, 19) + " UTC";
 
 /**
  * Every 30 s: fetch this page again and put its content in place of the current one (focus and scroll stay).
@@ -221,7 +301,33 @@ h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
 .bar li:hover::after, .bar li:focus::after { content: attr(aria-label); position: absolute; left: 0; top: 2rem; z-index: 1; padding: .2rem .5rem;
   background: var(--fg); color: var(--bg); border-radius: .25rem; font-size: .8rem; white-space: nowrap; }
 a { color: var(--focus); }
+h3 a { color: inherit; }
 footer { margin-top: 2rem; }
+.announcement { border: 1px solid var(--line); border-left: .35rem solid var(--muted); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 .75rem; background: var(--card); }
+.announcement.outage { border-left-color: var(--down); } .announcement.degraded { border-left-color: var(--blocked); }
+.announcement.maintenance, .announcement.info { border-left-color: var(--focus); }
+.announcement h3 { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
+.badge.outage { background: var(--down-bg); color: var(--down); } .badge.degraded { background: var(--blocked-bg); color: var(--blocked); }
+.badge.info, .badge.maintenance { background: var(--unknown-bg); color: var(--fg); }
+.when, .quiet-note { color: var(--muted); font-size: .875rem; margin: .25rem 0; }
+.md { overflow-wrap: anywhere; } .md p { margin: .25rem 0; } .md ul, .md ol { margin: .25rem 0; padding-left: 1.5rem; }
+.updates { list-style: none; padding: 0; margin: .5rem 0 0; border-top: 1px solid var(--line); }
+.updates li { padding: .25rem 0; border-bottom: 1px solid var(--line); }
+.past-list { list-style: none; padding: 0; } .past-list li { margin: 0 0 .5rem; }
+.scheduled ul { padding-left: 1.25rem; }
+.description { margin: 0 0 1rem; }
+.chart { margin: .5rem 0; } .chart svg { width: 100%; height: auto; display: block; }
+.chart .axis { stroke: var(--line); } .chart text { fill: var(--muted); font-size: 11px; }
+.chart path { stroke-linecap: round; stroke-linejoin: round; } .chart .p50 { fill: none; stroke: var(--focus); stroke-width: 2; } .chart .p95 { fill: none; stroke: var(--mid); stroke-width: 2; stroke-dasharray: 5 3; }
+.legend { display: flex; gap: 1rem; list-style: none; padding: 0; margin: .25rem 0; font-size: .875rem; }
+.legend .p50::before, .legend .p95::before { content: ""; display: inline-block; width: 1.5rem; height: 0; margin-right: .35rem; vertical-align: middle; border-top: 2px solid var(--focus); }
+.legend .p95::before { border-top: 2px dashed var(--mid); }
+.ranges { display: flex; gap: .75rem; list-style: none; padding: 0; margin: .5rem 0; }
+.ranges [aria-current] { font-weight: 700; color: var(--fg); text-decoration: none; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: .875rem; }
+th, td { text-align: right; padding: .15rem .6rem; border-bottom: 1px solid var(--line); } th:first-child, td:first-child { text-align: left; }
+details { margin: .5rem 0; } summary { cursor: pointer; color: var(--focus); }
+.crumbs { margin: 0 0 .5rem; font-size: .875rem; }
 `;
 
 /**

@@ -7,6 +7,7 @@ import { targetOf, type Sketch } from "../model.ts";
 import { hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
 import type { Store, StoredService } from "../store/store.ts";
+import { telling, type Telling } from "./telling.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Quieting, type Shown, type ShownStatus } from "./shown.ts";
 
 export const dayMs = 86_400_000;
@@ -82,10 +83,18 @@ export interface StatusModel {
   /** Services with an open incident, the longest first. */
   readonly incidents: readonly ServiceStatus[];
   readonly servers: readonly ServerStatus[];
+  /** Announcements shown now, the latest first (src/status/telling.ts). */
+  readonly announcements: Telling["announcements"];
+  /** Announcements not begun, and maintenance windows of the next week. */
+  readonly scheduled: Telling["scheduled"];
+  /** Announcements ended and incidents closed in the last 30 days. */
+  readonly past: Telling["past"];
 }
 
 export interface StatusOptions {
   readonly serverId?: string;
+  /** A named page's servers, in the order it shows them. */
+  readonly servers?: readonly string[];
   /** For anyone: no URLs, headers, bodies or error texts. */
   readonly public: boolean;
 }
@@ -203,7 +212,9 @@ function add(map: Map<number, Map<number, Counts>>, key: number, at: number, cou
 export async function statusModel(store: Store, history: History, now: number, options: StatusOptions): Promise<StatusModel> {
   const today = dayOf(now);
   const since24h = Math.floor(now / hourMs) * hourMs - 23 * hourMs;
-  const [services, snapshot] = await Promise.all([store.services({ serverId: options.serverId }), history.snapshot(store, now)]);
+  const chosen = options.servers && new Map(options.servers.map((id, i) => [id, i]));
+  const [all, snapshot] = await Promise.all([store.services({ serverId: options.serverId }), history.snapshot(store, now)]);
+  const services = chosen ? all.filter((s) => chosen.has(s.serverId)).sort((a, b) => chosen.get(a.serverId)! - chosen.get(b.serverId)!) : all;
   const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now, options.serverId)]);
   // The dates of the history, once for all services.
   const dates = Array.from({ length: historyDays }, (_, i) => today - (historyDays - 1 - i) * dayMs);
@@ -225,12 +236,19 @@ export async function statusModel(store: Store, history: History, now: number, o
     services: orderServices(server.services),
   }));
   const overall = counts(statuses);
+  const told = await telling(store, now, {
+    servers: chosen ? quiet.servers.filter((s) => chosen.has(s.id)).sort((a, b) => chosen.get(a.id)! - chosen.get(b.id)!) : quiet.servers,
+    all: !options.serverId && !chosen,
+    names: new Map(services.map((s) => [`${s.serverId}/${s.id}`, s.name])),
+    public: options.public,
+  });
   return {
     generatedAt: iso(now),
     historyRevision: snapshot.revision,
     overall: { ...overall, summary: summary(overall) },
     incidents: statuses.filter((s) => s.incident).sort((a, b) => b.incident!.durationMs - a.incident!.durationMs),
     servers,
+    ...told,
   };
 }
 

@@ -32,6 +32,8 @@ export interface Shown {
 export interface Quieting {
   readonly silences: readonly Silence[];
   readonly windows: (serverId: string) => readonly MaintenanceWindow[];
+  /** The servers read for their windows. */
+  readonly servers: readonly { readonly id: string; readonly name: string; readonly maintenance: readonly MaintenanceWindow[] }[];
 }
 
 /**
@@ -80,11 +82,11 @@ export function upstreamRefs(services: readonly StoredService[]): string[] {
 
 /** The silences and maintenance windows of the store (of one server, or all) as of `now`, for shown(). */
 export async function quieting(
-  store: { silences(now: number): Promise<Silence[]>; servers(serverId?: string): Promise<{ id: string; maintenance: readonly MaintenanceWindow[] }[]> },
+  store: { silences(now: number): Promise<Silence[]>; servers(serverId?: string): Promise<{ id: string; name: string; maintenance: readonly MaintenanceWindow[] }[]> },
   now: number,
   serverId?: string,
 ): Promise<Quieting> {
   const [silences, servers] = await Promise.all([store.silences(now), store.servers(serverId)]);
   const windows = new Map(servers.map((s) => [s.id, s.maintenance]));
-  return { silences, windows: (serverId) => windows.get(serverId) ?? [] };
+  return { silences, windows: (serverId) => windows.get(serverId) ?? [], servers };
 }

@@ -1,0 +1,109 @@
+/**
+ * A page for one service, GET /status/{serverId}/{serviceId}: what the status page says of it, its latency
+ * (p50 and p95 per hour over 24 hours, per day over 30 or 90 days, from the rollups) as a chart and a table,
+ * its uptime per day, and its incidents with their durations.
+ */
+import { z } from "zod";
+import { quantile } from "../policy/sketch.ts";
+import { duration } from "../policy/message.ts";
+import type { Store } from "../store/store.ts";
+import { latencyChart, type LatencyPoint } from "./chart.ts";
+import { html, type Html } from "./html.ts";
+import { announcementsOf, at, barOf, layout, label, percent } from "./page.ts";
+import { dayMs, type ServiceStatus, type StatusModel } from "./read-model.ts";
+
+const hourMs = 3_600_000;
+export const ranges = { "24h": { per: "hour", count: 24, words: "last 24 hours" }, "30d": { per: "day", count: 30, words: "last 30 days" }, "90d": { per: "day", count: 90, words: "last 90 days" } } as const;
+export type Range = keyof typeof ranges;
+export const rangeQuery = z.strictObject({
+  range: z.enum(Object.keys(ranges) as [Range, ...Range[]], 'must be "24h", "30d" or "90d"').default("24h").describe("The chart's span"),
+});
+
+export interface ServicePageModel {
+  readonly generatedAt: string;
+  readonly serverName: string;
+  readonly service: ServiceStatus;
+  readonly range: Range;
+  readonly latency: readonly LatencyPoint[];
+  /** Its incidents open or closed in the last 90 days, the latest first. */
+  readonly incidents: readonly { readonly openedAt: string; readonly closedAt: string | null; readonly durationMs: number; readonly failures: number; readonly error: string | null }[];
+  readonly announcements: StatusModel["announcements"];
+  readonly historyRevision: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** `server`: the read model of the service's server (shared with its page); undefined when it has no such service. */
+export async function servicePageModel(store: Store, server: StatusModel, key: number, serviceId: string, range: Range, now: number, isPublic: boolean): Promise<ServicePageModel | undefined> {
+  const service = server.servers[0]?.services.find((s) => s.id === serviceId);
+  if (!service) return undefined;
+  const { per, count } = ranges[range];
+  const size = per === "hour" ? hourMs : dayMs;
+  const last = Math.floor(now / size) * size;
+  const since = last - (count - 1) * size;
+  const [sums, incidents] = await Promise.all([
+    store.rollupSums({ since, until: last + size, per, serviceKey: key }),
+    store.incidents({ serverId: service.serverId, serviceId, limit: 100, endedAfter: now - 90 * dayMs }),
+  ]);
+  const byTime = new Map(sums.map((s) => [s.at, s]));
+  const latency = Array.from({ length: count }, (_, i): LatencyPoint => {
+    const start = since + i * size;
+    const sum = byTime.get(start);
+    const counted = sum ? sum.checks - sum.silencedChecks : 0;
+    return {
+      at: iso(start),
+      checks: sum?.checks ?? 0,
+      uptime: sum && counted > 0 ? (counted - (sum.failures - sum.silencedFailures)) / counted : null,
+      p50: sum ? quantile(sum.sketch, 0.5) : null,
+      p95: sum ? quantile(sum.sketch, 0.95) : null,
+    };
+  });
+  return {
+    generatedAt: server.generatedAt,
+    serverName: server.servers[0]!.name,
+    service,
+    range,
+    latency,
+    incidents: incidents.incidents.map((i) => ({
+      openedAt: iso(i.openedAt),
+      closedAt: i.closedAt === null ? null : iso(i.closedAt),
+      durationMs: (i.closedAt ?? now) - i.openedAt,
+      failures: i.failures,
+      error: isPublic ? null : i.firstError,
+    })),
+    announcements: server.announcements,
+    historyRevision: server.historyRevision,
+  };
+}
+
+/** The page. `base`: the path of the service page (/status/web-01/home, or under a named page). */
+export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; version: string }): string {
+  const s = model.service;
+  const { words, per } = ranges[model.range];
+  const rangeLinks = (Object.keys(ranges) as Range[]).map(
+    (r) => html`<li><a href="${options.base}?range=${r}"${r === model.range ? html` aria-current="page"` : ""}>${ranges[r].words}</a></li>`,
+  );
+  const main: Html = html`<div id="content"><p class="crumbs"><a href="${options.back.href}">${options.back.text}</a> / ${model.serverName}</p>
+${announcementsOf(model.announcements)}
+<p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${at(s.quiet.until)})`}</p>
+<p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time>${s.lastCheckedAt && html`; checked <time datetime="${s.lastCheckedAt}">${at(s.lastCheckedAt)}</time>`}</p>
+<dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div><div><dt>Last latency</dt><dd>${s.latencyMs === null ? "no data" : `${Math.round(s.latencyMs)} ms`}</dd></div></dl>
+${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
+<section aria-labelledby="latency"><h2 id="latency">Latency, ${words}</h2>
+<nav aria-label="Chart span"><ul class="ranges">${rangeLinks}</ul></nav>
+${latencyChart(model.latency, { title: `Latency, ${words}`, per, id: "chart" })}</section>
+<section aria-labelledby="uptime"><h2 id="uptime">Uptime per day</h2>
+${barOf(s, model.historyRevision)}</section>
+<section aria-labelledby="incidents"><h2 id="incidents">Incidents</h2>
+${
+  model.incidents.length === 0
+    ? html`<p class="quiet-note">None in the last 90 days.</p>`
+    : html`<table><caption class="when">The last 90 days, the latest first</caption><thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Lasted</th><th scope="col">Failed checks</th></tr></thead><tbody>
+${model.incidents.map(
+  (i) =>
+    html`<tr><td><time datetime="${i.openedAt}">${at(i.openedAt)}</time></td><td>${i.closedAt ? html`<time datetime="${i.closedAt}">${at(i.closedAt)}</time>` : "still open"}</td><td>${duration(i.durationMs)}</td><td>${i.failures}</td></tr>
+`,
+)}</tbody></table>`
+}</section></div>`;
+  return layout(`${s.name}: ${label[s.status]}`, s.name, main, options.version);
+}
