@@ -12,6 +12,8 @@ import { ClusterNode } from "./cluster/node.ts";
 import { defaults, UsageError } from "./config.ts";
 import { authenticator, isLoopback, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
+import { announcementRoutes } from "./http/announcements.ts";
+import { reportRoutes } from "./http/reports.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { pingRoutes } from "./http/ping.ts";
@@ -360,6 +362,8 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     ...pushRoutes(publisher, version),
     ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), pingKeyOf: (server, service) => checking.pingKeyOf(server, service), clock }),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
+    ...announcementRoutes({ store, now, changed: () => views.changed() }),
+    ...reportRoutes({ store, now }),
     ...clusterRoutes({ store, cluster, now }),
     ...tokenRoutes({ store, now }),
     ...channelRoutes({

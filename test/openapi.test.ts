@@ -26,6 +26,9 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
 
   assert.deepEqual(Object.keys(doc.paths).sort(), [
     "/",
+    "/announcements",
+    "/announcements/{id}",
+    "/announcements/{id}/updates",
     "/badges/{serverId}/status.svg",
     "/badges/{serverId}/{serviceId}/latency.svg",
     "/badges/{serverId}/{serviceId}/status.svg",
@@ -45,6 +48,7 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/ping/{key}/{signal}",
     "/ping/{serverId}/{serviceId}/{signal}",
     "/push/topics/{topic}",
+    "/reports",
     "/services",
     "/services/{serverId}",
     "/services/{serverId}/{serviceId}",
@@ -55,8 +59,13 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/silences",
     "/silences/{id}",
     "/status",
+    "/status-pages",
+    "/status-pages/{slug}",
     "/status.json",
+    "/status/p/{slug}",
+    "/status/p/{slug}/{serverId}/{serviceId}",
     "/status/{serverId}",
+    "/status/{serverId}/{serviceId}",
     "/tokens",
     "/tokens/{id}",
   ]);

@@ -16,6 +16,8 @@ import { pingCommand } from "./ping.ts";
 import { runCommand } from "./run.ts";
 import { serveCommand } from "./serve.ts";
 import { silenceCommand } from "./silence.ts";
+import { announceCommand } from "./announce.ts";
+import { reportCommand } from "./report.ts";
 import { tailCommand } from "./tail.ts";
 import { tokenCommand } from "./token.ts";
 import { channelCommand } from "./channel.ts";
@@ -35,6 +37,8 @@ export function program(): Command {
     .addCommand(checkCommand())
     .addCommand(applyCommand())
     .addCommand(silenceCommand())
+    .addCommand(announceCommand())
+    .addCommand(reportCommand())
     .addCommand(exportCommand())
     .addCommand(importCommand())
     .addCommand(tailCommand())

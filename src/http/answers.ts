@@ -206,3 +206,34 @@ export const channelAnswer = z
 export const channelListAnswer = z.strictObject({ channels: z.array(channelAnswer) });
 
 export const channelTestAnswer = z.strictObject({ channel: z.string(), ok: z.literal(true), id: z.string().describe("What the destination calls the message") });
+
+const severity = z.enum(["info", "maintenance", "degraded", "outage"]);
+
+export const announcementAnswer = z.strictObject({
+  id: z.string(),
+  title: z.string(),
+  message: z.string().describe("Markdown, as written"),
+  severity,
+  servers: z.array(z.string()).nullable().describe("null: all servers"),
+  startsAt: time,
+  endsAt: time.nullable(),
+  active: z.boolean().describe("Shown now: begun and not ended"),
+  createdAt: time,
+  updatedAt: time,
+  updates: z
+    .array(z.strictObject({ id: z.string(), message: z.string(), severity: severity.nullable().describe("The severity it set; null: unchanged"), createdAt: time }))
+    .describe("Newest first"),
+});
+export const announcementsAnswer = z.strictObject({ announcements: z.array(announcementAnswer) });
+
+export const statusPageAnswer = z.strictObject({
+  slug: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  servers: z.array(z.string()),
+  public: z.boolean(),
+  url: z.string().describe("Its path: /status/p/{slug}"),
+  createdAt: time,
+  updatedAt: time,
+});
+export const statusPagesAnswer = z.strictObject({ pages: z.array(statusPageAnswer) });

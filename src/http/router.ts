@@ -103,7 +103,7 @@ export interface Operation {
 export interface Route {
   /** Segments; a segment starting with ':' captures a parameter. */
   readonly path: string;
-  readonly methods: Readonly<Partial<Record<"GET" | "PUT" | "POST" | "DELETE", Operation>>>;
+  readonly methods: Readonly<Partial<Record<"GET" | "PUT" | "POST" | "PATCH" | "DELETE", Operation>>>;
 }
 
 /** Answers larger than this are compressed for clients that accept it. */

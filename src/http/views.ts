@@ -4,7 +4,7 @@
  */
 import type { Entry } from "../model.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
-import type { Incident, Silence, Store, StoredService, TokenRecord } from "../store/store.ts";
+import type { Announcement, Incident, Silence, StatusPage, Store, StoredService, TokenRecord } from "../store/store.ts";
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
@@ -140,4 +140,33 @@ export function incidentJson(i: Incident, now: number) {
 
 export function tokenJson(t: TokenRecord) {
   return { id: String(t.id), name: t.name, scope: t.scope, servers: t.servers, createdAt: iso(t.createdAt) };
+}
+
+export function announcementJson(a: Announcement, now: number) {
+  return {
+    id: String(a.id),
+    title: a.title,
+    message: a.message,
+    severity: a.severity,
+    servers: a.servers,
+    startsAt: iso(a.startsAt),
+    endsAt: a.endsAt === null ? null : iso(a.endsAt),
+    active: a.startsAt <= now && (a.endsAt === null || a.endsAt > now),
+    createdAt: iso(a.createdAt),
+    updatedAt: iso(a.updatedAt),
+    updates: a.updates.map((u) => ({ id: String(u.id), message: u.message, severity: u.severity, createdAt: iso(u.createdAt) })),
+  };
+}
+
+export function statusPageJson(p: StatusPage) {
+  return {
+    slug: p.slug,
+    title: p.title,
+    description: p.description,
+    servers: p.servers,
+    public: p.public,
+    url: `/status/p/${encodeURIComponent(p.slug)}`,
+    createdAt: iso(p.createdAt),
+    updatedAt: iso(p.updatedAt),
+  };
 }
