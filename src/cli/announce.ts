@@ -67,6 +67,9 @@ Examples:
     .action(async (title: string | undefined, flags: Flags) => {
       const modes = [flags.list, flags.update !== undefined, flags.end !== undefined, flags.delete !== undefined, title !== undefined].filter(Boolean).length;
       if (modes !== 1) throw new UsageError("give a TITLE with --message, or --update ID, or --end ID, or --delete ID, or --list (one of them); see healthd announce --help");
+      if ((title !== undefined || flags.update !== undefined) && flags.message === undefined) {
+        throw new UsageError("--message is required: what people should know (Markdown; --message - reads it from stdin)");
+      }
       const message = flags.message === "-" ? await text(process.stdin) : flags.message;
       await withStore(openForWriting(flags.db), async (store) => {
         const now = systemClock.now();
