@@ -1,7 +1,8 @@
 /**
- * npm run screenshot — docs/status-page.png (and docs/status-page-phone.png): the status page of a small demo,
- * rendered by the built executable and photographed in Chromium. The demo's 90 days of history are a fixture
- * written in the database; today's checks are real, against a local target (one service answers 503).
+ * npm run screenshot — docs/status-page.png (and docs/status-page-phone.png): the status page of a small demo
+ * with an announcement, and docs/service-page.png: one service's page with its latency chart; rendered by the
+ * built executable and photographed in Chromium. The demo's 90 days of history are a fixture written in the
+ * database; today's checks are real, against a local target (one service answers 503).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -46,7 +47,9 @@ try {
     store,
     `INSERT INTO service_rollups (service_key, hour, checks, failures, latency_sum, sketch)
      SELECT s.key, ${from} + h.n * ${hourMs} - ${24 * hourMs}, 720,
-       CASE WHEN (s.key * 7 + h.n / 24) % 23 = 0 THEN 40 WHEN (s.key * 5 + h.n / 24) % 31 = 0 THEN 2 ELSE 0 END, 720 * 40.0, '{}'
+       CASE WHEN (s.key * 7 + h.n / 24) % 23 = 0 THEN 40 WHEN (s.key * 5 + h.n / 24) % 31 = 0 THEN 2 ELSE 0 END, 720 * 40.0,
+       -- Latencies that move with the hour of the day and the day of the week: a median near 30 ms, a tail near 70.
+       '{"' || (140 + ((h.n % 24) * (24 - h.n % 24)) / 24 + (h.n / 24) % 7) || '":620,"' || (160 + ((h.n % 24) * (24 - h.n % 24)) / 12 + (h.n / 24) % 5) || '":100}'
      FROM services AS s CROSS JOIN (WITH RECURSIVE h(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM h WHERE n < ${89 * 24}) SELECT n FROM h) AS h`,
   );
   await store.close();
@@ -68,6 +71,14 @@ try {
       if (model.overall.unknown === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    const post = (path: string, body: object) => fetch(url + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
+    const slow = await post("/announcements", {
+      title: "Checkout is failing for some card payments",
+      message: "Payments by card fail for about one in ten customers. PayPal and invoices work.\n\nWe are working with our payment provider; see [their status page](https://status.payments.example).",
+      severity: "degraded",
+      servers: ["web-01"],
+    });
+    await post(`/announcements/${slow.id}/updates`, { message: "The provider found the cause and is rolling out a fix. **Next update in 30 minutes.**" });
     const browser = await chromium.launch({
       executablePath: "/usr/bin/chromium",
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
@@ -80,6 +91,11 @@ try {
         console.log(`wrote docs/${file}`);
         await page.close();
       }
+      const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, colorScheme: "light" });
+      await page.goto(url + "/status/api-01/v2?range=30d");
+      await page.screenshot({ path: join(root, "docs", "service-page.png"), fullPage: true });
+      console.log("wrote docs/service-page.png");
+      await page.close();
     } finally {
       await browser.close();
     }

@@ -51,7 +51,7 @@ test("in Chromium, with and without JavaScript: every service and its status, no
       assert.equal(await card.locator(".bar li").count(), 90, name);
     }
     const headings = (await page.locator("h2").allTextContents()).map((h) => h.replace(/\s+/g, " ").trim());
-    assert.deepEqual(headings, ["db-01 Up", "Web 01 Up"], "servers by id");
+    assert.deepEqual(headings, ["db-01 Up", "Web 01 Up", "Past incidents"], "servers by id");
     if (javaScriptEnabled) {
       await page.evaluate(axeSource);
       const result = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }).axe.run());
