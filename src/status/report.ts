@@ -52,10 +52,10 @@ export function monthSpan(month: string): { from: number; until: number } {
 export async function monthlyReport(store: Store, month: string, now: number, serverId?: string): Promise<Report> {
   const span = monthSpan(month);
   const until = Math.min(span.until, now);
-  const [services, servers, sums, incidents, silences] = await Promise.all([
-    store.services(serverId === undefined ? {} : { serverId }),
+  const services = await store.services(serverId === undefined ? {} : { serverId });
+  const [servers, sums, incidents, silences] = await Promise.all([
     store.servers(serverId),
-    store.rollupSums({ since: span.from, until, per: "span" }),
+    store.rollupSums({ since: span.from, until, per: "span", serviceKeys: services.map((s) => s.key) }),
     store.incidents({ ...(serverId === undefined ? {} : { serverId }), openedBefore: until, endedAfter: span.from, limit: 1_000_000 }),
     store.silencesBetween(span.from, until),
   ]);

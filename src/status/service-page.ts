@@ -42,7 +42,7 @@ export async function servicePageModel(store: Store, server: StatusModel, key: n
   const last = Math.floor(now / size) * size;
   const since = last - (count - 1) * size;
   const [sums, incidents] = await Promise.all([
-    store.rollupSums({ since, until: last + size, per, serviceKey: key }),
+    store.rollupSums({ since, until: last + size, per, serviceKeys: [key] }),
     store.incidents({ serverId: service.serverId, serviceId, limit: 100, endedAfter: now - 90 * dayMs }),
   ]);
   const byTime = new Map(sums.map((s) => [s.at, s]));

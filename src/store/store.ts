@@ -100,10 +100,10 @@ export interface ReadModelStore {
    */
   rollupRevision(): Promise<number>;
   /**
-   * Rollups summed per service and UTC day or hour, or over the whole span, from `since` to before `until`
-   * (Unix ms), with their sketches merged: a service page's chart, the monthly reports.
+   * Rollups of `serviceKeys` summed per service and UTC day or hour, or over the whole span, from `since` to
+   * before `until` (Unix ms), with their sketches merged: a service page's chart, the monthly reports.
    */
-  rollupSums(query: { readonly since: number; readonly until: number; readonly per: "day" | "hour" | "span"; readonly serviceKey?: number }): Promise<RollupSum[]>;
+  rollupSums(query: { readonly since: number; readonly until: number; readonly per: "day" | "hour" | "span"; readonly serviceKeys: readonly number[] }): Promise<RollupSum[]>;
 }
 
 /** What people are told: announcements with their updates, and named status pages. */

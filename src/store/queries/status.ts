@@ -77,7 +77,8 @@ export async function uptimeCounts(db: Db, since: number, until: number, per: "d
  * text, which is scanned once (rows.ts, sketchesFromText): a month of 1,000 services is 720,000 hourly rows,
  * which read one by one took 3.5 s, and 0.6 s so.
  */
-export async function rollupSums(db: Db, q: { since: number; until: number; per: "day" | "hour" | "span"; serviceKey?: number }): Promise<RollupSum[]> {
+export async function rollupSums(db: Db, q: { since: number; until: number; per: "day" | "hour" | "span"; serviceKeys: readonly number[] }): Promise<RollupSum[]> {
+  if (q.serviceKeys.length === 0) return [];
   const concat = db.getExecutor().adapter instanceof SqliteAdapter ? sql<string>`group_concat(sketch, ',')` : sql<string>`string_agg(sketch, ',')`;
   const bucket = q.per === "day" ? sql<number>`hour - (hour % ${sql.lit(86_400_000)})` : q.per === "hour" ? sql<number>`hour` : sql<number>`${sql.lit(q.since)}`;
   let query = db
@@ -95,7 +96,9 @@ export async function rollupSums(db: Db, q: { since: number; until: number; per:
     ])
     .where("hour", ">=", q.since)
     .where("hour", "<", q.until);
-  if (q.serviceKey !== undefined) query = query.where("service_key", "=", q.serviceKey);
+  // The keys lead the primary key (service_key, hour): each is a seek to its span, where a range on hour
+  // alone read every service's whole year (a month's report on SQLite: 1.2 s).
+  query = query.where("service_key", "in", q.serviceKeys);
   const rows = await query.groupBy(q.per === "span" ? ["service_key"] : ["service_key", bucket]).orderBy("service_key").orderBy("at").execute();
   return rows.map((r) => ({
     serviceKey: r.service_key,
