@@ -42,7 +42,7 @@ async function told(t: Parameters<typeof testDaemon>[0]): Promise<TestDaemon> {
   });
   await d.api("PUT", "/services/api-01", { name: "Public API", services: [{ id: "v2", name: "API v2", check: { url: target.url, intervalSeconds: 60 } }] });
   await checked;
-  const [{ key }] = await rawQuery(d.store, "SELECT key FROM services WHERE id = 'checkout'");
+  const key = (await rawQuery(d.store, "SELECT key FROM services WHERE id = 'checkout'"))[0]!.key;
   const hourMs = 3_600_000;
   const now = Math.floor(Date.now() / hourMs) * hourMs;
   const rows = Array.from({ length: 90 * 24 }, (_, i) => `(${key}, ${now - (i + 1) * hourMs}, 60, ${i % 97 === 0 ? 2 : 0}, 600, '{"${60 + (i % 7)}":50,"${90 + (i % 5)}":10}')`);

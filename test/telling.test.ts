@@ -147,7 +147,7 @@ for (const engine of engines) {
   test(`${engine}: a service's page: latency chart and table per hour and per day from the rollups, incidents with durations`, async (t) => {
     const d = await testDaemon(t, { engine });
     await d.api("PUT", "/services/web-01", { services: [{ id: "home", name: "Homepage", check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } }] });
-    const [{ key }] = await rawQuery(d.store, "SELECT key FROM services WHERE id = 'home'");
+    const key = (await rawQuery(d.store, "SELECT key FROM services WHERE id = 'home'"))[0]!.key;
     const hourMs = 3_600_000;
     const thisHour = Math.floor(Date.now() / hourMs) * hourMs;
     // Two hours ago: 60 checks, 3 failures, all at bucket 60; five days ago: 10 checks at bucket 100.
