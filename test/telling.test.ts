@@ -140,8 +140,16 @@ for (const engine of engines) {
     assert.ok(insideHtml.indexOf('id="server-db-01"') < insideHtml.indexOf('id="server-web-01"'), "servers in the page's order");
     assert.equal((await fetch(`${d.url}/status/p/nothing-here`, { headers: admin })).status, 404);
 
+    assert.equal((await fetch(`${d.url}/status/p/inside/web-01/home`)).status, 401, "a private page's service pages need a token too");
+    assert.equal((await fetch(`${d.url}/status/p/inside/web-01/home`, { headers: admin })).status, 200);
+    // A server called p keeps its service pages where no named page has the slug.
+    await d.api("PUT", "/services/p", { services: [heartbeat("shop"), heartbeat("job")] }, admin);
+    assert.match(await (await fetch(`${d.url}/status/p/job`, { headers: admin })).text(), /<h1>job<\/h1>/);
+    assert.match(await (await fetch(`${d.url}/status/p/shop`)).text(), /<h1>Shop status<\/h1>/, "the named page comes first");
+
     assert.equal((await d.api("DELETE", "/status-pages/shop", undefined, admin)).status, 204);
     assert.equal((await fetch(`${d.url}/status/p/shop`)).status, 401, "gone: now it reads as any missing page");
+    assert.match(await (await fetch(`${d.url}/status/p/shop`, { headers: admin })).text(), /<h1>shop<\/h1>/, "and server p's service of that id shows");
   });
 
   test(`${engine}: a service's page: latency chart and table per hour and per day from the rollups, incidents with durations`, async (t) => {
@@ -245,7 +253,7 @@ for (const engine of engines) {
     assert.equal(csv.headers.get("content-disposition"), 'attachment; filename="healthd-2026-10.csv"');
     const lines = (await csv.text()).trim().split("\n");
     assert.equal(lines[0], "server,service,name,uptime_percent,checks,failures,incidents,downtime_seconds,p50_ms,p95_ms,sla_target_percent,sla_met,excluded_checks,excluded_seconds");
-    assert.equal(lines[2], `web-01,b,Search,${((58 / 60) * 100).toFixed(3)},${counted},${(744 - 31) * 2},1,3600,${Math.round(valueOf(70) * 10) / 10},${Math.round(valueOf(70) * 10) / 10},99,no,${31 * 60},${33 * 3600}`);
+    assert.equal(lines[2], `web-01,b,Search,${(Math.floor((58 / 60) * 100_000) / 1000).toFixed(3)},${counted},${(744 - 31) * 2},1,3600,${Math.round(valueOf(70) * 10) / 10},${Math.round(valueOf(70) * 10) / 10},99,no,${31 * 60},${33 * 3600}`);
     for (const [query, field] of [["month=2026-1", "/month"], ["month=2099-01", "/month"], ["month=2026-10&format=xml", "/format"], ["month=2026-10&servers=x", "/servers"]]) {
       const refused = await d.api("GET", `/reports?${query}`);
       assert.equal(refused.status, 400, query);

@@ -5,7 +5,7 @@
 import { Command } from "commander";
 import { systemClock } from "../clock.ts";
 import { UsageError } from "../config.ts";
-import { monthPattern, monthSpan, monthlyReport, reportCsv, type Report } from "../status/report.ts";
+import { monthPattern, monthSpan, monthlyReport, reportCsv, uptimePercent, type Report } from "../status/report.ts";
 import { duration } from "../policy/message.ts";
 import { openForReading, withStore } from "./database.ts";
 import { dbOption } from "./options.ts";
@@ -56,7 +56,7 @@ function lastMonth(now: number): string {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
 }
 
-const pct = (uptime: number | null) => (uptime === null ? "no data" : `${(Math.floor(uptime * 100_000) / 1000).toFixed(3)} %`);
+const pct = (uptime: number | null) => (uptime === null ? "no data" : `${uptimePercent(uptime)} %`);
 const ms = (value: number | null) => (value === null ? "-" : `${Math.round(value)} ms`);
 
 function text(report: Report): string {

@@ -41,7 +41,10 @@ export interface Report {
 }
 
 export const monthPattern = /^(\d{4})-(0[1-9]|1[0-2])$/;
-const note = "Checks made while a service was silenced or in maintenance are left out of its uptime, and that time is left out of its downtime (see excluded).";
+const note = "Checks made while a service was silenced or in maintenance are left out of its uptime, and that time is left out of its downtime.";
+
+/** Uptime as a percentage to three places, rounded down: a report never says 99.9 % for 99.8996. */
+export const uptimePercent = (uptime: number) => (Math.floor(uptime * 100_000) / 1000).toFixed(3);
 
 /** The month's first moment and the next month's, Unix ms (UTC). */
 export function monthSpan(month: string): { from: number; until: number } {
@@ -112,7 +115,7 @@ export function reportCsv(report: Report): string {
       s.server,
       s.service,
       s.name,
-      s.uptime === null ? "" : (s.uptime * 100).toFixed(3),
+      s.uptime === null ? "" : uptimePercent(s.uptime),
       s.checks,
       s.failures,
       s.incidents,
