@@ -23,9 +23,9 @@ export interface StatusContext {
   readonly views: StatusViews;
 }
 
-/** A view of the status (every server, or one) as built at one moment, and its page once asked for. */
-interface View {
-  readonly model: StatusModel;
+/** A view (of every server, one, a named page's, or a service's page) as built at one moment, and its page once asked for. */
+interface View<M = StatusModel> {
+  readonly model: M;
   page?: SharedBody;
 }
 
@@ -39,18 +39,18 @@ interface View {
 export class StatusViews {
   static readonly maxAgeMs = 1000;
   #mark = 0;
-  readonly #views = new Map<string, { readonly mark: number; readonly at: number; readonly view: Promise<View> }>();
+  readonly #views = new Map<string, { readonly mark: number; readonly at: number; readonly view: Promise<View<unknown>> }>();
 
   /** What the views show has changed: the next reader builds them anew. */
   changed(): void {
     this.#mark++;
   }
 
-  get(key: string, now: number, build: () => Promise<StatusModel>): Promise<View> {
+  get<M>(key: string, now: number, build: () => Promise<M>): Promise<View<M>> {
     for (const [k, made] of this.#views) if (now - made.at >= StatusViews.maxAgeMs) this.#views.delete(k);
     const made = this.#views.get(key);
-    if (made && made.mark === this.#mark) return made.view;
-    const view = build().then((model): View => ({ model }));
+    if (made && made.mark === this.#mark) return made.view as Promise<View<M>>;
+    const view = build().then((model): View<M> => ({ model }));
     this.#views.set(key, { mark: this.#mark, at: now, view });
     // A failed build is not kept: the next reader tries again.
     view.catch(() => this.#views.get(key)?.view === view && this.#views.delete(key));
@@ -115,14 +115,22 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     const { page: p, isPublic } = named;
     return ctx.views.get(`page:${p.slug}:${p.updatedAt}`, now, () => statusModel(store, history, now, { servers: p.servers, public: isPublic }));
   };
-  /** A service's own page; `server`: its server's view, `base` and `back`: where the page is and where it leads back to. */
-  const servicePage = async (server: View, serverId: string, serviceId: string, req: Request, base: string, back: { href: string; text: string }, isPublic: boolean): Promise<Response> => {
+  /**
+   * A service's own page, shared like the others: built from its server's view (as the daemon shows it, or
+   * public), at `base`, leading `back` to the page it is part of.
+   */
+  const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string } }, isPublic = ctx.public): Promise<Response> => {
     const key = await serviceKey(store, serverId, serviceId);
     const { range } = req.query as z.output<typeof rangeQuery>;
-    const one = { ...server.model, servers: server.model.servers.filter((s) => s.id === serverId) };
-    const m = await servicePageModel(store, one, key, serviceId, range, ctx.now(), isPublic);
-    if (!m) throw noService(serverId, serviceId);
-    return { status: 200, text: renderServicePage(m, { base, back, version: ctx.version }), headers: pageHeaders };
+    const server = (await view(serverId, isPublic)).model;
+    const now = ctx.now();
+    const v = await ctx.views.get(`service:${isPublic}:${at.base}:${range}`, now, async () => {
+      const m = await servicePageModel(store, server, key, serviceId, range, now, isPublic);
+      if (!m) throw noService(serverId, serviceId);
+      return m;
+    });
+    v.page ??= new SharedBody(renderServicePage(v.model, { ...at, version: ctx.version }));
+    return { status: 200, shared: v.page, headers: pageHeaders };
   };
   const html = (description: string) => ({ 200: { description, contentType: "text/html" }, 404: { description: "No such server" } });
   /** One badge: SVG in the flat style, answered like the page (without the token with --public-status). */
@@ -216,7 +224,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
               // Without a token, a slug that names no page reads as a private one would: nothing said of what exists.
               if (!ctx.public) permitScope(await req.principal(), "read", `GET /status/p/${slug}`);
               if ((await store.servers("p")).length === 0) throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
-              return servicePage(await view("p"), "p", slug, req, `/status/p/${encodeURIComponent(slug)}`, { href: "/status", text: "Status" }, ctx.public);
+              return servicePage(req, "p", slug, { base: `/status/p/${encodeURIComponent(slug)}`, back: { href: "/status", text: "Status" } });
             }
             const v = await namedView(named);
             v.page ??= new SharedBody(
@@ -240,10 +248,14 @@ export function statusRoutes(ctx: StatusContext): Route[] {
           handle: async (req) => {
             const { slug, serverId, serviceId } = req.params as { slug: string; serverId: string; serviceId: string };
             const named = await namedPage(req, slug);
-            if (!named) throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
+            if (!named) {
+              if (!ctx.public) permitScope(await req.principal(), "read", `GET /status/p/${slug}`); // as /status/p/{slug}
+              throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
+            }
             if (!named.page.servers.includes(serverId)) throw new HttpError(404, `status page ${JSON.stringify(slug)} does not show server ${JSON.stringify(serverId)}`);
-            const base = `/status/p/${encodeURIComponent(slug)}`;
-            return servicePage(await view(serverId, named.isPublic), serverId, serviceId, req, `${base}/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`, { href: base, text: named.page.title }, named.isPublic);
+            const page = `/status/p/${encodeURIComponent(slug)}`;
+            const base = `${page}/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`;
+            return servicePage(req, serverId, serviceId, { base, back: { href: page, text: named.page.title } }, named.isPublic);
           },
         },
       },
@@ -260,7 +272,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
           handle: async (req) => {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
             const base = `/status/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`;
-            return servicePage(await view(serverId), serverId, serviceId, req, base, { href: "/status", text: "Status" }, ctx.public);
+            return servicePage(req, serverId, serviceId, { base, back: { href: "/status", text: "Status" } });
           },
         },
       },
