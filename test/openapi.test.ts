@@ -102,6 +102,14 @@ test("real answers match the schemas the document gives them", async (t) => {
   conforms(answers.channelAnswer, (await d.api("PUT", "/channels/hook", { type: "webhook", url: `${target.url}/ok`, secret: "s" })).body, "PUT /channels/hook");
   conforms(answers.channelListAnswer, (await d.api("GET", "/channels")).body, "GET /channels");
   conforms(answers.channelTestAnswer, (await d.api("POST", "/channels/hook/test")).body, "POST /channels/hook/test");
+  const announced = await d.api("POST", "/announcements", { title: "Slow", message: "We are *on it*.", severity: "degraded", servers: ["web"] });
+  conforms(answers.announcementAnswer, announced.body, "POST /announcements");
+  conforms(answers.announcementAnswer, (await d.api("POST", `/announcements/${announced.body.id}/updates`, { message: "Fixed" })).body, "POST …/updates");
+  conforms(answers.announcementAnswer, (await d.api("PATCH", `/announcements/${announced.body.id}`, { ended: true })).body, "PATCH /announcements/{id}");
+  conforms(answers.announcementsAnswer, (await d.api("GET", "/announcements")).body, "GET /announcements");
+  conforms(answers.statusPageAnswer, (await d.api("PUT", "/status-pages/shop", { title: "Shop", servers: ["web"], public: true })).body, "PUT /status-pages/shop");
+  conforms(answers.statusPagesAnswer, (await d.api("GET", "/status-pages")).body, "GET /status-pages");
+  conforms(answers.reportAnswer, (await d.api("GET", `/reports?month=${new Date().toISOString().slice(0, 7)}`)).body, "GET /reports");
   conforms(answers.problemAnswer, (await d.api("GET", "/services/nope")).body, "a 404");
   conforms(answers.problemAnswer, (await d.api("PUT", "/services/web", { services: 3 })).body, "a 400");
 });

@@ -237,3 +237,26 @@ export const statusPageAnswer = z.strictObject({
   updatedAt: time,
 });
 export const statusPagesAnswer = z.strictObject({ pages: z.array(statusPageAnswer) });
+
+const serviceReport = z.strictObject({
+  server: z.string(),
+  service: z.string(),
+  name: z.string(),
+  uptime: z.number().nullable().describe("0 to 1; checks made while silenced or in maintenance left out; null without checks"),
+  checks: z.int(),
+  failures: z.int(),
+  incidents: z.int().describe("Incidents open at any time in the month"),
+  downtimeMs: z.number().describe("Time in incidents within the month, less the time silenced or in maintenance"),
+  latencyMs: z.strictObject({ p50: z.number().nullable(), p95: z.number().nullable() }),
+  slaTarget: z.number().nullable().describe("The check's slaTarget, percent"),
+  slaMet: z.boolean().nullable().describe("null: no target, or no checks"),
+  excluded: z.strictObject({ checks: z.int(), quietMs: z.number() }).describe("What was left out: checks made while silenced or in maintenance, and how long that was"),
+});
+export const reportAnswer = z.strictObject({
+  month: z.string(),
+  from: time,
+  until: time.describe("The month's end, or now while it lasts"),
+  complete: z.boolean().describe("The month is over"),
+  note: z.string(),
+  services: z.array(serviceReport),
+});

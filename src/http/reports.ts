@@ -4,6 +4,7 @@ import { id } from "../schema/index.ts";
 import { monthPattern, monthSpan, monthlyReport, reportCsv } from "../status/report.ts";
 import type { Store } from "../store/store.ts";
 import { permitServer } from "./access.ts";
+import { reportAnswer } from "./answers.ts";
 import { invalid } from "./problem.ts";
 import type { Route } from "./router.ts";
 import { noServer } from "./services.ts";
@@ -17,29 +18,6 @@ export const reportQuery = z.strictObject({
   month: z.string().regex(monthPattern, "must be a month as YYYY-MM, for example 2026-10").describe("The calendar month (UTC), YYYY-MM"),
   server: id.optional().describe("Only this server's services"),
   format: z.enum(["json", "csv"], 'must be "json" or "csv"').default("json"),
-});
-
-const serviceReport = z.strictObject({
-  server: z.string(),
-  service: z.string(),
-  name: z.string(),
-  uptime: z.number().nullable().describe("0 to 1; checks made while silenced or in maintenance left out; null without checks"),
-  checks: z.int(),
-  failures: z.int(),
-  incidents: z.int().describe("Incidents open at any time in the month"),
-  downtimeMs: z.number().describe("Time in incidents within the month, less the time silenced or in maintenance"),
-  latencyMs: z.strictObject({ p50: z.number().nullable(), p95: z.number().nullable() }),
-  slaTarget: z.number().nullable().describe("The check's slaTarget, percent"),
-  slaMet: z.boolean().nullable().describe("null: no target, or no checks"),
-  excluded: z.strictObject({ checks: z.int(), quietMs: z.number() }).describe("What was left out: checks made while silenced or in maintenance, and how long that was"),
-});
-export const reportAnswer = z.strictObject({
-  month: z.string(),
-  from: z.iso.datetime(),
-  until: z.iso.datetime().describe("The month's end, or now while it lasts"),
-  complete: z.boolean().describe("The month is over"),
-  note: z.string(),
-  services: z.array(serviceReport),
 });
 
 export function reportRoutes(ctx: ReportsContext): Route[] {
