@@ -361,7 +361,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     ...alertingRoutes({ store, now }),
     ...pushRoutes(publisher, version),
     ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), pingKeyOf: (server, service) => checking.pingKeyOf(server, service), clock }),
-    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views }),
+    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
     ...announcementRoutes({ store, now, changed: () => views.changed() }),
     ...reportRoutes({ store, now }),
     ...clusterRoutes({ store, cluster, now }),

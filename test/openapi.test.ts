@@ -61,6 +61,7 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/status",
     "/status-pages",
     "/status-pages/{slug}",
+    "/status.atom",
     "/status.json",
     "/status/p/{slug}",
     "/status/p/{slug}/{serverId}/{serviceId}",

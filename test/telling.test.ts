@@ -308,3 +308,31 @@ test("healthd announce: announce, update, list, end and delete from the shell; b
   assert.equal((await run("--delete", id)).stdout, `deleted announcement ${id}\n`);
   assert.equal((await run("--list")).stdout, "no announcements\n");
 });
+
+test("GET /status.atom: the announcements as an Atom feed, escaped; the daemon's pages link it, a named page does not", async (t) => {
+  const d = await testDaemon(t, { publicUrl: "http://127.0.0.1:8080/" });
+  await d.api("PUT", "/services/web-01", { services: [heartbeat("backup")] });
+  const slow = await d.api("POST", "/announcements", { title: "Checkout <slow> & failing", message: "<script>alert(1)</script> *on it*", severity: "degraded" });
+  await d.api("POST", `/announcements/${slow.body.id}/updates`, { message: "Fixed; [details](https://runbooks.example/x)", severity: "info" });
+  const done = await d.api("POST", "/announcements", { title: "Payments were down", message: "All fine.", severity: "outage", startsAt: "2026-11-01" });
+  await d.api("PATCH", `/announcements/${done.body.id}`, { ended: true });
+
+  const feed = await fetch(`${d.url}/status.atom`);
+  const xml = await feed.text();
+  assert.equal(feed.headers.get("content-type"), "application/atom+xml; charset=utf-8");
+  assert.match(xml, /^<\?xml version="1.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www.w3.org\/2005\/Atom"><id>http:\/\/127.0.0.1:8080\/status.atom<\/id>/);
+  const entries = [...xml.matchAll(/<entry>([\s\S]*?)<\/entry>/g)].map((m) => m[1]!);
+  assert.equal(entries.length, 2);
+  assert.match(entries[0]!, /<title>Payments were down<\/title>/, "the latest changed first");
+  const first = entries[1]!;
+  assert.match(first, new RegExp(`<id>http://127.0.0.1:8080/announcements/${slow.body.id}</id><title>Checkout &lt;slow&gt; &amp; failing</title>`));
+  assert.match(first, /<category term="info"\/>/, "the severity an update set");
+  assert.match(first, /&lt;em&gt;on it&lt;\/em&gt;/, "the Markdown, as HTML escaped into the content");
+  assert.match(first, /&amp;lt;script&amp;gt;/, "HTML in a message stays text, escaped once more");
+  assert.ok(!/<script|<em>/.test(xml), "nothing in the feed is markup but the feed's own");
+  assert.equal((xml.match(/<entry>/g) ?? []).length, (xml.match(/<\/entry>/g) ?? []).length);
+
+  assert.match(await (await fetch(`${d.url}/status`)).text(), /<link rel="alternate" type="application\/atom\+xml" title="Announcements" href="\/status.atom">/);
+  await d.api("PUT", "/status-pages/shop", { title: "Shop", servers: ["web-01"], public: true });
+  assert.doesNotMatch(await (await fetch(`${d.url}/status/p/shop`)).text(), /status\.atom|status\.json/);
+});

@@ -6,6 +6,7 @@ import { makeBadge, type Format } from "badge-maker";
 import { z } from "zod";
 import { History, serviceStats, statusModel, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
 import { pagePolicy, renderStatusPage } from "../status/page.ts";
+import { announcementFeed } from "../status/feed.ts";
 import type { Store } from "../store/store.ts";
 import { noServer, noService, serviceKey, windowParameter } from "./services.ts";
 import { permitScope, permitServer } from "./access.ts";
@@ -21,6 +22,8 @@ export interface StatusContext {
   readonly public: boolean;
   readonly now: () => number;
   readonly views: StatusViews;
+  /** Where people reach the daemon (serve --public-url), for the feed's links; null: unknown. */
+  readonly publicUrl: string | null;
 }
 
 /** A view (of every server, one, a named page's, or a service's page) as built at one moment, and its page once asked for. */
@@ -119,7 +122,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
    * A service's own page, shared like the others: built from its server's view (as the daemon shows it, or
    * public), at `base`, leading `back` to the page it is part of.
    */
-  const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string } }, isPublic = ctx.public): Promise<Response> => {
+  const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string }; feed?: string }, isPublic = ctx.public): Promise<Response> => {
     const key = await serviceKey(store, serverId, serviceId);
     const { range } = req.query as z.output<typeof rangeQuery>;
     const server = (await view(serverId, isPublic)).model;
@@ -224,11 +227,11 @@ export function statusRoutes(ctx: StatusContext): Route[] {
               // Without a token, a slug that names no page reads as a private one would: nothing said of what exists.
               if (!ctx.public) permitScope(await req.principal(), "read", `GET /status/p/${slug}`);
               if ((await store.servers("p")).length === 0) throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
-              return servicePage(req, "p", slug, { base: `/status/p/${encodeURIComponent(slug)}`, back: { href: "/status", text: "Status" } });
+              return servicePage(req, "p", slug, { base: `/status/p/${encodeURIComponent(slug)}`, back: { href: "/status", text: "Status" }, feed: "/status.atom" });
             }
             const v = await namedView(named);
             v.page ??= new SharedBody(
-              renderStatusPage(v.model, { title: named.page.title, version: ctx.version, links: `/status/p/${encodeURIComponent(slug)}`, description: named.page.description }),
+              renderStatusPage(v.model, { title: named.page.title, version: ctx.version, links: `/status/p/${encodeURIComponent(slug)}`, description: named.page.description, named: true }),
             );
             return { status: 200, shared: v.page, headers: pageHeaders };
           },
@@ -272,7 +275,27 @@ export function statusRoutes(ctx: StatusContext): Route[] {
           handle: async (req) => {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
             const base = `/status/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`;
-            return servicePage(req, serverId, serviceId, { base, back: { href: "/status", text: "Status" } });
+            return servicePage(req, serverId, serviceId, { base, back: { href: "/status", text: "Status" }, feed: "/status.atom" });
+          },
+        },
+      },
+    },
+    {
+      path: "/status.atom",
+      methods: {
+        GET: {
+          summary: "The announcements as an Atom feed: shown now, scheduled, and ended in the last 30 days",
+          operationId: "getAnnouncementFeed",
+          ...(open ? { open } : {}),
+          responses: { 200: { description: "Atom (RFC 4287)", contentType: "application/atom+xml" } },
+          handle: async () => {
+            const { announcements, scheduled, past, generatedAt } = await model();
+            const text = announcementFeed([...announcements, ...scheduled.announcements, ...past.announcements], {
+              title: "Status announcements",
+              generatedAt,
+              base: ctx.publicUrl?.replace(/\/+$/, "") ?? null,
+            });
+            return { status: 200, text, headers: { "content-type": "application/atom+xml; charset=utf-8", "cache-control": "max-age=60", "x-content-type-options": "nosniff" } };
           },
         },
       },

@@ -137,19 +137,24 @@ ${past(model.past)}</div>`;
  * React's render alone took 63 ms (median) of the page's 50 ms budget, the templates a few; what React gave,
  * escaping by default, html.ts gives too.
  */
-export function renderStatusPage(model: StatusModel, options: { title: string; version: string; links?: string; description?: string | null }): string {
-  return layout(`${options.title}: ${model.overall.summary}`, options.title, content(model, options.links ?? "/status", options.description ?? null), options.version, "/status.json");
+export function renderStatusPage(model: StatusModel, options: { title: string; version: string; links?: string; description?: string | null; named?: boolean }): string {
+  // A named page is for its own readers: the daemon's JSON and feed cover every server, and may need a token.
+  const also = options.named ? {} : { json: "/status.json", feed: "/status.atom" };
+  return layout(`${options.title}: ${model.overall.summary}`, options.title, content(model, options.links ?? "/status", options.description ?? null), options.version, also);
 }
 
-/** Every page's frame: head, style, heading, footer and the refresh script. `json`: where its data is as JSON. */
-export function layout(title: string, heading: string | Html, main: Html, version: string, json?: string): string {
+/**
+ * Every page's frame: head, style, heading, footer and the refresh script. `also`: where its data is as JSON,
+ * and the announcements' feed.
+ */
+export function layout(title: string, heading: string | Html, main: Html, version: string, also: { json?: string; feed?: string } = {}): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
-<link rel="icon" href="/favicon.ico" type="image/svg+xml"><title>${title}</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">${also.feed && html`<link rel="alternate" type="application/atom+xml" title="Announcements" href="${also.feed}">`}<title>${title}</title>
 <style>${raw(css)}</style></head>
 <body><header><h1>${heading}</h1></header>
 <main>${main}</main>
-<footer>healthd ${version}${json && html` &middot; <a href="${json}">as JSON</a>`} &middot; refreshed every 30 s</footer>
+<footer>healthd ${version}${also.json && html` &middot; <a href="${also.json}">as JSON</a>`}${also.feed && html` &middot; <a href="${also.feed}">announcements as a feed</a>`} &middot; refreshed every 30 s</footer>
 <script>${raw(script)}</script></body></html>
 `.text;
 }

@@ -76,8 +76,8 @@ export async function servicePageModel(store: Store, server: StatusModel, key: n
   };
 }
 
-/** The page. `base`: the path of the service page (/status/web-01/home, or under a named page). */
-export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; version: string }): string {
+/** The page. `base`: the path of the service page (/status/web-01/home, or under a named page); `feed`: the announcements' feed to link to. */
+export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; feed?: string; version: string }): string {
   const s = model.service;
   const { words, per } = ranges[model.range];
   const rangeLinks = (Object.keys(ranges) as Range[]).map(
@@ -105,5 +105,5 @@ ${model.incidents.map(
 `,
 )}</tbody></table>`
 }</section></div>`;
-  return layout(`${s.name}: ${label[s.status]}`, s.name, main, options.version);
+  return layout(`${s.name}: ${label[s.status]}`, s.name, main, options.version, options.feed ? { feed: options.feed } : {});
 }

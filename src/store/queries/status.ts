@@ -81,7 +81,7 @@ export async function rollupSums(db: Db, q: { since: number; until: number; per:
   if (q.serviceKeys.length === 0) return [];
   const concat = db.getExecutor().adapter instanceof SqliteAdapter ? sql<string>`group_concat(sketch, ',')` : sql<string>`string_agg(sketch, ',')`;
   const bucket = q.per === "day" ? sql<number>`hour - (hour % ${sql.lit(86_400_000)})` : q.per === "hour" ? sql<number>`hour` : sql<number>`${sql.lit(q.since)}`;
-  let query = db
+  const rows = await db
     .selectFrom("service_rollups")
     .select((eb) => [
       "service_key",
@@ -94,12 +94,15 @@ export async function rollupSums(db: Db, q: { since: number; until: number; per:
       eb.fn.sum<number>("latency_sum").as("latency_sum"),
       concat.as("sketches"),
     ])
+    // The keys lead the primary key (service_key, hour): each is a seek to its span, where a range on hour
+    // alone read every service's whole year (a month's report on SQLite: 1.2 s).
+    .where("service_key", "in", q.serviceKeys)
     .where("hour", ">=", q.since)
-    .where("hour", "<", q.until);
-  // The keys lead the primary key (service_key, hour): each is a seek to its span, where a range on hour
-  // alone read every service's whole year (a month's report on SQLite: 1.2 s).
-  query = query.where("service_key", "in", q.serviceKeys);
-  const rows = await query.groupBy(q.per === "span" ? ["service_key"] : ["service_key", bucket]).orderBy("service_key").orderBy("at").execute();
+    .where("hour", "<", q.until)
+    .groupBy(q.per === "span" ? ["service_key"] : ["service_key", bucket])
+    .orderBy("service_key")
+    .orderBy("at")
+    .execute();
   return rows.map((r) => ({
     serviceKey: r.service_key,
     at: Number(r.at),
