@@ -5,6 +5,7 @@ import type { Rollup, Sketch } from "../model.ts";
 import { add } from "./sketch.ts";
 
 export const hourMs = 3_600_000;
+export const dayMs = 24 * hourMs;
 
 /** An hour is settled this long after it ends: results added later move the rollup revision. */
 export const settleMs = 2 * 60_000;

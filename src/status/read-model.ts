@@ -4,13 +4,13 @@
  * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
  */
 import { targetOf, type Sketch } from "../model.ts";
-import { hourMs, settleMs } from "../policy/rollup.ts";
+import { dayMs, hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
 import type { Store, StoredService } from "../store/store.ts";
 import { telling, type Telling } from "./telling.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Quieting, type Shown, type ShownStatus } from "./shown.ts";
 
-export const dayMs = 86_400_000;
+export { dayMs };
 /** Days in a service's history bar, today included. */
 export const historyDays = 90;
 

@@ -4,6 +4,7 @@
  * its uptime per day, and its incidents with their durations.
  */
 import { z } from "zod";
+import { hourMs } from "../policy/rollup.ts";
 import { quantile } from "../policy/sketch.ts";
 import { duration } from "../policy/message.ts";
 import type { Store } from "../store/store.ts";
@@ -12,7 +13,6 @@ import { html, type Html } from "./html.ts";
 import { announcementsOf, at, barOf, layout, label, percent } from "./page.ts";
 import { dayMs, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
-const hourMs = 3_600_000;
 export const ranges = { "24h": { per: "hour", count: 24, words: "last 24 hours" }, "30d": { per: "day", count: 30, words: "last 30 days" }, "90d": { per: "day", count: 90, words: "last 90 days" } } as const;
 export type Range = keyof typeof ranges;
 export const rangeQuery = z.strictObject({

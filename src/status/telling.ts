@@ -5,11 +5,11 @@
  * JSON alike.
  */
 import type { MaintenanceWindow } from "../model.ts";
+import { dayMs } from "../policy/rollup.ts";
 import { upcomingWindows } from "../policy/silence.ts";
 import type { Severity } from "../schema/announcement.ts";
 import type { Announcement, Store } from "../store/store.ts";
 
-const dayMs = 86_400_000;
 /** How far back "Past incidents" goes. */
 export const pastDays = 30;
 /** How far ahead maintenance windows are listed. */
