@@ -10,7 +10,7 @@ import { incidentsAnswer, silenceAnswer, silencesAnswer } from "./answers.ts";
 import { permitServer } from "./access.ts";
 import { HttpError, invalid } from "./problem.ts";
 import { validBody, type Route } from "./router.ts";
-import { noServer, noService, pageCursor, pageLimit, serviceKey } from "./services.ts";
+import { badInput, noServer, noService, pageCursor, pageLimit, serviceKey } from "./services.ts";
 import { incidentJson, silenceJson } from "./views.ts";
 
 export interface AlertingContext {
@@ -42,8 +42,6 @@ const incidentsQuery = z.strictObject({
   open: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional().describe("Only open ones, or only closed ones"),
 });
 const allIncidentsQuery = incidentsQuery.extend({ server: id.optional(), service: id.optional() });
-
-const badInput = { description: "Invalid input; every problem is listed in `errors`, and nothing was changed" };
 
 export function alertingRoutes(ctx: AlertingContext): Route[] {
   const { store } = ctx;

@@ -12,7 +12,7 @@ import { permitServer, type Principal } from "./access.ts";
 import { announcementAnswer, announcementsAnswer, statusPageAnswer, statusPagesAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import { validBody, type Route } from "./router.ts";
-import { pageLimit } from "./services.ts";
+import { badBody, badInput, pageLimit } from "./services.ts";
 import { announcementJson, statusPageJson } from "./views.ts";
 
 export interface AnnouncementsContext {
@@ -22,8 +22,6 @@ export interface AnnouncementsContext {
   readonly changed: () => void;
 }
 
-const badInput = { description: "Invalid input; every problem is listed in `errors`, and nothing was changed" };
-const bodyErrors = { 400: badInput, 413: { description: "Body over 1 MiB" }, 415: { description: "Body is not JSON" } };
 
 const listQuery = z.strictObject({
   active: z.enum(["true", "false"], 'must be "true" or "false"').transform((v) => v === "true").optional().describe("true: shown now; false: ended or not begun"),
@@ -50,10 +48,15 @@ function permitServers(who: Principal, servers: readonly string[] | null, what: 
 
 export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
   const { store } = ctx;
-  /** The announcement of that id, after checking the token may write about it. */
-  const existing = async (text: string, who: Principal, what: string): Promise<Announcement> => {
+  /** The announcement of that id, or a 404. */
+  const find = async (text: string): Promise<Announcement> => {
     const [found] = await store.announcements({ id: announcementId(text), now: ctx.now(), limit: 1 });
     if (!found) throw noAnnouncement(text);
+    return found;
+  };
+  /** The announcement of that id, after checking the token may write about it. */
+  const existing = async (text: string, who: Principal, what: string): Promise<Announcement> => {
+    const found = await find(text);
     permitServers(who, found.servers, what);
     return found;
   };
@@ -78,7 +81,7 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           operationId: "addAnnouncement",
           server: "handler",
           body: { schema: announcementBody, required: true },
-          responses: { 201: { description: "Added", schema: announcementAnswer }, ...bodyErrors },
+          responses: { 201: { description: "Added", schema: announcementAnswer }, ...badBody },
           handle: async (req) => {
             const a = await validBody(req, announcementBody, "the announcement", '{"title": "Checkout is slow", "message": "We are looking into it.", "severity": "degraded"}');
             permitServers(await req.principal(), a.servers, "POST /announcements");
@@ -101,18 +104,14 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           operationId: "getAnnouncement",
           server: "handler",
           responses: { 200: { description: "The announcement", schema: announcementAnswer }, 404: { description: "No such announcement" } },
-          handle: async (req) => {
-            const [found] = await store.announcements({ id: announcementId(req.params.id!), now: ctx.now(), limit: 1 });
-            if (!found) throw noAnnouncement(req.params.id!);
-            return { status: 200, body: announcementJson(found, ctx.now()) };
-          },
+          handle: async (req) => ({ status: 200, body: announcementJson(await find(req.params.id!), ctx.now()) }),
         },
         PATCH: {
           summary: 'Change an announcement, or end it ({"ended": true})',
           operationId: "patchAnnouncement",
           server: "handler",
           body: { schema: patchBody, required: true },
-          responses: { 200: { description: "Changed", schema: announcementAnswer }, 404: { description: "No such announcement" }, ...bodyErrors },
+          responses: { 200: { description: "Changed", schema: announcementAnswer }, 404: { description: "No such announcement" }, ...badBody },
           handle: async (req) => {
             const what = `PATCH /announcements/${req.params.id}`;
             const who = await req.principal();
@@ -157,7 +156,7 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           operationId: "addAnnouncementUpdate",
           server: "handler",
           body: { schema: updateBody, required: true },
-          responses: { 201: { description: "Added; the whole announcement", schema: announcementAnswer }, 404: { description: "No such announcement" }, 409: { description: "It has as many updates as it may" }, ...bodyErrors },
+          responses: { 201: { description: "Added; the whole announcement", schema: announcementAnswer }, 404: { description: "No such announcement" }, 409: { description: "It has as many updates as it may" }, ...badBody },
           handle: async (req) => {
             const found = await existing(req.params.id!, await req.principal(), `POST /announcements/${req.params.id}/updates`);
             const u = await validBody(req, updateBody, "the update", '{"message": "Fixed; watching it.", "severity": "info"}');
@@ -203,7 +202,7 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           scope: "admin",
           server: "handler",
           body: { schema: statusPageBody, required: true },
-          responses: { 200: { description: "Replaced", schema: statusPageAnswer }, 201: { description: "Created", schema: statusPageAnswer }, ...bodyErrors },
+          responses: { 200: { description: "Replaced", schema: statusPageAnswer }, 201: { description: "Created", schema: statusPageAnswer }, ...badBody },
           handle: async (req) => {
             const slug = req.params.slug!;
             const valid = idSchema.safeParse(slug);
@@ -232,4 +231,4 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
   ];
 }
 
-const noPage = (slug: string) => new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
+export const noPage = (slug: string) => new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);

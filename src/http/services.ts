@@ -23,8 +23,9 @@ export interface ServicesContext {
 }
 
 const notFound = (what: string): Answer => ({ description: `No such ${what}` });
-const badInput: Answer = { description: "Invalid input; every problem is listed in `errors`, and nothing was changed" };
-const badBody: Record<number, Answer> = { 400: badInput, 413: { description: "Body over 1 MiB" }, 415: { description: "Body is not JSON" } };
+/** The answers of a refused input, as the OpenAPI document describes them (every route that validates says so). */
+export const badInput: Answer = { description: "Invalid input; every problem is listed in `errors`, and nothing was changed" };
+export const badBody: Record<number, Answer> = { 400: badInput, 413: { description: "Body over 1 MiB" }, 415: { description: "Body is not JSON" } };
 
 export function serviceRoutes(ctx: ServicesContext): Route[] {
   const { store } = ctx;
