@@ -11,6 +11,7 @@ import type { Store } from "../store/store.ts";
 import { noServer, noService, serviceKey, windowParameter } from "./services.ts";
 import { permitScope, permitServer } from "./access.ts";
 import { HttpError } from "./problem.ts";
+import { noPage } from "./announcements.ts";
 import { rangeQuery, renderServicePage, servicePageModel } from "../status/service-page.ts";
 import type { StatusPage } from "../store/store.ts";
 import { SharedBody, type Answer, type Operation, type Request, type Response, type Route } from "./router.ts";
@@ -123,12 +124,12 @@ export function statusRoutes(ctx: StatusContext): Route[] {
    * public), at `base`, leading `back` to the page it is part of.
    */
   const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string }; feed?: string }, isPublic = ctx.public): Promise<Response> => {
-    const key = await serviceKey(store, serverId, serviceId);
     const { range } = req.query as z.output<typeof rangeQuery>;
-    const server = (await view(serverId, isPublic)).model;
     const now = ctx.now();
+    // Everything read inside the build: a reader of a page built less than a second ago asks the store nothing.
     const v = await ctx.views.get(`service:${isPublic}:${at.base}:${range}`, now, async () => {
-      const m = await servicePageModel(store, server, key, serviceId, range, now, isPublic);
+      const [key, server] = await Promise.all([serviceKey(store, serverId, serviceId), view(serverId, isPublic)]);
+      const m = await servicePageModel(store, server.model, key, serviceId, range, now, isPublic);
       if (!m) throw noService(serverId, serviceId);
       return m;
     });
@@ -226,7 +227,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
             if (!named) {
               // Without a token, a slug that names no page reads as a private one would: nothing said of what exists.
               if (!ctx.public) permitScope(await req.principal(), "read", `GET /status/p/${slug}`);
-              if ((await store.servers("p")).length === 0) throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
+              if ((await store.servers("p")).length === 0) throw noPage(slug);
               return servicePage(req, "p", slug, { base: `/status/p/${encodeURIComponent(slug)}`, back: { href: "/status", text: "Status" }, feed: "/status.atom" });
             }
             const v = await namedView(named);
@@ -253,7 +254,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
             const named = await namedPage(req, slug);
             if (!named) {
               if (!ctx.public) permitScope(await req.principal(), "read", `GET /status/p/${slug}`); // as /status/p/{slug}
-              throw new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);
+              throw noPage(slug);
             }
             if (!named.page.servers.includes(serverId)) throw new HttpError(404, `status page ${JSON.stringify(slug)} does not show server ${JSON.stringify(serverId)}`);
             const page = `/status/p/${encodeURIComponent(slug)}`;
