@@ -61,6 +61,17 @@ export const routes: Record<string, Handler> = {
     };
     pump();
   },
+  // A gzip body that never ends and decompresses to nothing: a gzip header, then empty stored blocks.
+  "/gzip-endless": (_req, res) => {
+    res.writeHead(200, { "content-encoding": "gzip" });
+    res.write(Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]));
+    const chunk = Buffer.concat(Array.from({ length: 3000 }, () => Buffer.from([0, 0, 0, 0xff, 0xff])));
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once("drain", pump);
+    };
+    pump();
+  },
   "/dribble": (_req, res) => {
     res.writeHead(200, { "content-type": "text/plain" });
     const timer = setInterval(() => res.write("."), 100);
