@@ -74,4 +74,18 @@ for (const engine of engines) {
     assert.equal(first.state.consecutiveFailures, 1, "a new service starts from nothing");
     assert.deepEqual(first.notices, ["down"], "with the new service's threshold of 0");
   });
+
+  test(`${engine}: a batch follows silences another connection added and ended`, async (t) => {
+    const { target, store: daemon, key } = await withService(t, engine, 5);
+    const other = await opened(t, target);
+    // A silence of another server, read (and, on SQLite, kept) by the first batch.
+    await daemon.applyServers(new Map([["t", serverDocument.parse({ services: [] })]]), { now: t0, prune: false });
+    await daemon.addSilence({ serverId: "t", serviceId: null, startsAt: t0, endsAt: t0 + 3_600_000, reason: null }, t0);
+    assert.equal((await fail(daemon, key, 10))!.silenced, false);
+    const silence = await other.addSilence({ serverId: "s", serviceId: "web", startsAt: t0 + 15_000, endsAt: t0 + 3_600_000, reason: "deploy" }, t0 + 15_000);
+    assert.equal((await fail(daemon, key, 20))!.silenced, true, "the silence another connection added counts at once");
+    assert.equal((await fail(daemon, key, 25))!.silenced, true);
+    assert.ok(typeof silence === "object" && (await other.endSilence(silence.id, t0 + 28_000)));
+    assert.equal((await fail(daemon, key, 30))!.silenced, false, "and its early end too");
+  });
 }

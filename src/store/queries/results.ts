@@ -96,6 +96,14 @@ export interface Left {
   /** The rollups written. */
   readonly rollups: readonly LeftRollup[];
   readonly routes: Routes;
+  /** Every server's silences that had not ended at `from`, when the batch read them all (see readBatch). */
+  readonly silences?: SilencesSince | undefined;
+}
+
+/** Every server's silences that had not ended at `from`, by server. */
+export interface SilencesSince {
+  readonly from: number;
+  readonly byServer: ReadonlyMap<string, readonly SilenceSpan[]>;
 }
 
 /** What a batch may start from instead of reading: services by key, and each one's latest rollup. */
@@ -103,12 +111,15 @@ export interface Remembered {
   readonly services: ReadonlyMap<number, LeftService>;
   readonly rollups: ReadonlyMap<number, LeftRollup>;
   readonly routes?: Routes | undefined;
+  readonly silences?: SilencesSince | undefined;
 }
 
 /** A batch's facts as the policy takes them, with the ids of the services' last entries, which it does not need. */
 export interface ReadBatch {
   readonly facts: BatchFacts;
   readonly lastEntryIds: ReadonlyMap<number, number | null>;
+  /** Every server's silences, when the batch had a memo to keep them in. */
+  readonly silencesSince?: SilencesSince | undefined;
 }
 
 export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckRun[], remembered?: Remembered): Promise<ReadBatch> {
@@ -146,7 +157,13 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
     for (const r of found) stored.set(`${r.service_key}:${r.hour}`, rollupFromRow(r));
   }
   const records = [...services.values()].map((s) => s.record);
-  const silences = await readSilences(trx, [...new Set(records.map((r) => r.serverId))], Math.min(...times), Math.max(...times));
+  const servers = [...new Set(records.map((r) => r.serverId))];
+  const from = Math.min(...times);
+  // With a memo (one writer), every server's silences are read once and kept until something writes: a
+  // silence written moves the change mark. The policy looks at each one's span, so one ended since is harmless.
+  let kept = remembered?.silences;
+  if (remembered && !(kept && kept.from <= from)) kept = await silencesSince(trx, from);
+  const silences = kept ? servers.flatMap((server) => kept.byServer.get(server) ?? []) : await readSilences(trx, servers, from, Math.max(...times));
   const upstream = await upstreamOf(trx, records.flatMap((r) => r.dependsOn));
   const latest = await locationResults(trx, records.filter((r) => r.locations !== null).map((r) => r.key));
   const domains = await registrationExpiries(trx, [...new Set(records.flatMap((r) => (r.domainWarnDays !== null && r.domain !== null ? [r.domain] : [])))]);
@@ -154,7 +171,7 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   const none = new Map();
   const facts = new Map<number, ServiceFacts>();
   for (const [key, s] of services) facts.set(key, { ...s, latest: latest.get(key) ?? none });
-  return { facts: { runs, services: facts, silences, upstream, rollups: stored, domains, routes }, lastEntryIds };
+  return { facts: { runs, services: facts, silences, upstream, rollups: stored, domains, routes }, lastEntryIds, silencesSince: kept };
 }
 
 const hourOf = (at: number) => Math.floor(at / hourMs) * hourMs;
@@ -243,7 +260,7 @@ export async function writeDecision(
     const incident: IncidentChange | null = d.incident && { ...d.incident, id: idOf(d.incident.id)! };
     return { entry, state: d.state, notices: d.notices, incident, silenced: d.silenced, blockedBy: d.blockedBy, wakeAt: d.wakeAt };
   });
-  return { recorded, left: { services: left, rollups: decision.rollups, routes: batch.facts.routes } };
+  return { recorded, left: { services: left, rollups: decision.rollups, routes: batch.facts.routes, silences: batch.silencesSince } };
 }
 
 /**
@@ -273,6 +290,18 @@ async function readServices(trx: Db, backend: Backend, keys: number[], hour: num
     .where(backend.keyIn("s.key", keys))
     .orderBy("s.key")
     .execute();
+}
+
+async function silencesSince(trx: Db, from: number): Promise<SilencesSince> {
+  const rows = await trx.selectFrom("silences").select(["server_id", "service_id", "starts_at", "ends_at"]).where("ends_at", ">", from).execute();
+  const byServer = new Map<string, SilenceSpan[]>();
+  for (const r of rows) {
+    const span = { serverId: r.server_id, serviceId: r.service_id, startsAt: r.starts_at, endsAt: r.ends_at };
+    const spans = byServer.get(r.server_id);
+    if (spans) spans.push(span);
+    else byServer.set(r.server_id, [span]);
+  }
+  return { from, byServer };
 }
 
 async function readSilences(trx: Db, servers: string[], from: number, until: number): Promise<SilenceSpan[]> {
