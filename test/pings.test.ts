@@ -289,6 +289,10 @@ test("a late heartbeat: amber on the status page with when it was due, in its ba
   assert.equal(checked.code, 1, checked.stderr);
   assert.match(checked.stdout, /^LATE db1\/backup {2}heartbeat: never pinged, was due /);
 
+  // A period of an hour from here: pinged, the job is up until then, however long `healthd check` takes to start.
+  const hourly = await d.api("PUT", "/services/db1", heartbeat({ graceSeconds: 3600 }));
+  assert.equal(hourly.status, 200, JSON.stringify(hourly.body));
+  assert.equal(hourly.body.services[0].check.pingKey, key, "the job's URL stays");
   assert.equal((await fetch(`${d.url}/ping/${key}/start`)).status, 200);
   assert.equal((await fetch(`${d.url}/ping/${key}`)).status, 200);
   await nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "success");
