@@ -1,6 +1,6 @@
 /**
  * npm run bench:first-checks — what a daemon's first checks cost, phase by phase, in a minute rather than
- * bench:everyday's hour: a fresh process makes CHECKS (3,000) HTTP checks against a local target, PER (5)
+ * bench:everyday's hour: a fresh process makes 3,000 HTTP checks against a local target, PER (5)
  * started together and then stored as one batch through the write path (a SQLite file), as a daemon with
  * 100 services at 20 s does every second, back to back. CPU (the process's, all threads) is split into the
  * check (from start to the last answer) and the record (storing the batch), per range of checks: 0-300 (cold),
@@ -15,11 +15,10 @@
 import { fork } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "undici";
+import { floorExchange, floorRequest, undiciExchange } from "./exchanges.ts";
 import { fixed, median } from "./stats.ts";
 
 const modes = ["healthd", "undici", "floor"] as const;
@@ -86,8 +85,10 @@ async function measure(mode: Mode, port: number): Promise<Report> {
   const { serverDocument } = await import(`${root}/src/schema/index.ts`);
   const { open } = await import(`${root}/test/support/raw.ts`);
   const per = Number(process.env.PER ?? 5);
-  const checks = Number(process.env.CHECKS ?? 3000);
+  const checks = ranges.at(-1)![1];
   const url = `http://127.0.0.1:${port}/first-checks`;
+  const target = new URL(url);
+  const request = floorRequest(target, target.pathname);
   const dir = mkdtempSync(join(tmpdir(), "healthd-bench-first-"));
   const store = await open(join(dir, "bench.db"), { mode: "serve" });
   try {
@@ -96,8 +97,8 @@ async function measure(mode: Mode, port: number): Promise<Report> {
     const scheduled = await store.scheduledServices();
     const check = async (service: { check: unknown }) => {
       if (mode === "healthd") return probe(service.check, { userAgent: "bench", clock: systemClock });
-      if (mode === "undici") await bareUndici(url);
-      else await floor(port);
+      if (mode === "undici") await undiciExchange(target, target.pathname);
+      else await floorExchange(target, request);
       return { ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: systemClock.now() };
     };
     const cpu = () => {
@@ -123,25 +124,4 @@ async function measure(mode: Mode, port: number): Promise<Report> {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-async function bareUndici(url: string): Promise<void> {
-  const client = new Client(new URL(url).origin);
-  try {
-    const response = await client.request({ path: "/first-checks", method: "GET" });
-    await response.body.text();
-  } finally {
-    await client.destroy();
-  }
-}
-
-/** bench/naive.ts's floor: a fresh connection, a fixed request, the answer read until the target closes. */
-function floor(port: number): Promise<void> {
-  const request = Buffer.from(`GET /first-checks HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nconnection: close\r\n\r\n`);
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1", () => socket.end(request));
-    socket.on("data", () => {});
-    socket.on("close", () => resolve());
-    socket.on("error", () => {});
-  });
 }

@@ -7,8 +7,7 @@
  * {requests, cpuMs} of its own process over the window to its parent.
  */
 import { request } from "node:http";
-import { connect } from "node:net";
-import { Client } from "undici";
+import { floorExchange, floorRequest, undiciExchange } from "./exchanges.ts";
 
 const [mode, target, rate, seconds, warmup] = [process.env.MODE!, process.env.TARGET!, Number(process.env.RATE), Number(process.env.SECONDS), Number(process.env.WARMUP)];
 const url = new URL(target);
@@ -24,26 +23,9 @@ function viaHttp(): Promise<void> {
   });
 }
 
-async function viaUndici(): Promise<void> {
-  const client = new Client(url.origin);
-  try {
-    const response = await client.request({ path: "/naive", method: "GET", headers: { "user-agent": "naive" } });
-    await response.body.text();
-  } finally {
-    await client.close();
-  }
-}
-
-const raw = Buffer.from(`GET /naive HTTP/1.1\r\nhost: ${url.host}\r\nuser-agent: naive\r\nconnection: close\r\n\r\n`);
-
-function viaSocket(): Promise<void> {
-  return new Promise((resolve) => {
-    const socket = connect(Number(url.port), url.hostname, () => socket.end(raw));
-    socket.on("data", () => {});
-    socket.on("close", () => resolve());
-    socket.on("error", () => {});
-  });
-}
+const viaUndici = () => undiciExchange(url, "/naive");
+const raw = floorRequest(url, "/naive");
+const viaSocket = () => floorExchange(url, raw);
 
 const once = mode === "undici" ? viaUndici : mode === "floor" ? viaSocket : viaHttp;
 // The floor starts a second's requests together; the others one per timer.

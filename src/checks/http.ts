@@ -74,9 +74,10 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   // A redirect the check follows is answered without its body: closing the connection discards it.
   const follows = (status: number, headers: IncomingHttpHeaders) =>
     check.followRedirects && isRedirect(status) && typeof headers.location === "string";
+  const hooks: Hooks = { onClient: exchangeOn, onStage: setStage, follows, maxBody };
   try {
     for (;;) {
-      const answer = await send(url, method, headersFor(check, options.userAgent), body, check, { onClient: exchangeOn, onStage: setStage, follows, maxBody });
+      const answer = await send(url, method, headersFor(check, options.userAgent), body, check, hooks);
       const { status: statusCode, headers } = answer;
       const location = headers.location;
       if (answer.body === null && typeof location === "string") {
@@ -288,9 +289,8 @@ class Reader implements Dispatcher.DispatchHandler {
     if (!this.#decoder) return this.#take(chunk, controller);
     // A compressed body is bounded too: gzip's empty blocks can make one endless that decompresses to nothing.
     this.#received += chunk.length;
-    if (this.#received > this.#hooks.maxBody) {
-      this.#fail(new CheckFailure("size", `body is larger than ${this.#hooks.maxBody} bytes`, this.#status), controller);
-    } else if (!this.#decoder.write(chunk)) controller.pause();
+    if (this.#received > this.#hooks.maxBody) this.#fail(this.#tooLarge("body"), controller);
+    else if (!this.#decoder.write(chunk)) controller.pause();
   }
 
   onResponseEnd(): void {
@@ -299,16 +299,17 @@ class Reader implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#decoder?.destroy();
     this.#fail(error);
   }
 
   #take(chunk: Buffer, controller: Dispatcher.DispatchController): void {
     this.#size += chunk.length;
-    if (this.#size > this.#hooks.maxBody) {
-      const what = this.#decoder ? "decompressed body" : "body";
-      this.#fail(new CheckFailure("size", `${what} is larger than ${this.#hooks.maxBody} bytes`, this.#status), controller);
-    } else this.#chunks.push(chunk);
+    if (this.#size > this.#hooks.maxBody) this.#fail(this.#tooLarge(this.#decoder ? "decompressed body" : "body"), controller);
+    else this.#chunks.push(chunk);
+  }
+
+  #tooLarge(what: string): CheckFailure {
+    return new CheckFailure("size", `${what} is larger than ${this.#hooks.maxBody} bytes`, this.#status);
   }
 
   #settle(body: Buffer | null): void {
