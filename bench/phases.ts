@@ -68,18 +68,23 @@ async function targetCount(): Promise<number> {
 async function daemon(flags: string[]): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "healthd-bench-phases-"));
   const child = spawn(process.execPath, [...flags, bin, "serve", "--db", join(dir, "bench.db"), "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
-  const url = await listening(child);
-  const doc = { services: Array.from({ length: services }, (_, i) => ({ id: `svc-${i}`, check: { url: `${origin}/svc/${i}`, intervalSeconds: interval, notify: false } })) };
-  const answer = await fetch(`${url}/services/server-0`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(doc) });
-  if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status} ${await answer.text()}`);
-  return {
-    child,
-    stop: async () => {
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGINT");
       await once(child, "exit");
-      rmSync(dir, { recursive: true, force: true });
-    },
+    }
+    rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    const url = await listening(child);
+    const doc = { services: Array.from({ length: services }, (_, i) => ({ id: `svc-${i}`, check: { url: `${origin}/svc/${i}`, intervalSeconds: interval, notify: false } })) };
+    const answer = await fetch(`${url}/services/server-0`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(doc) });
+    if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status} ${await answer.text()}`);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { child, stop };
 }
 
 /** CPU ms of each of the process's threads so far, by thread id: [user, system]. */
