@@ -17,13 +17,10 @@
  * BIN measures another build (e.g. a worktree of an older commit) for before/after numbers; LOADS (100,1000)
  * picks the loads.
  */
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { fork } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cpuSeconds, listening, rssMb, wakeUps } from "./proc.ts";
+import { cpuSeconds, putServices, rssMb, serveHealthd, wakeUps } from "./proc.ts";
 import { fixed, median } from "./stats.ts";
 
 const runs = Number(process.env.RUNS ?? 3);
@@ -54,13 +51,6 @@ async function targetCount(): Promise<number> {
 
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
-async function serve(): Promise<{ child: ChildProcess; url: string; dir: string }> {
-  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-everyday-"));
-  const child = spawn(process.execPath, [bin, "serve", "--db", join(dir, "bench.db"), "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
-  const url = await listening(child);
-  return { child, url, dir };
-}
-
 interface Window {
   /** CPU ms per check, or NaN with no checks. */
   cpuMsPerCheck: number;
@@ -82,16 +72,9 @@ async function measure(pid: number, window: number): Promise<Window> {
 
 /** healthd with `services` services: idle, or in its first minutes and settled (see the top of this file). */
 async function healthd(services: number): Promise<{ first: Window; settled: Window }> {
-  const served = await serve();
+  const served = await serveHealthd(bin);
   try {
-    for (let s = 0; s * 1000 < services; s++) {
-      const count = Math.min(1000, services - s * 1000);
-      const doc = {
-        services: Array.from({ length: count }, (_, i) => ({ id: `svc-${i}`, check: { url: `${origin}/svc/server-${s}/svc-${i}?i=${interval}`, intervalSeconds: interval, notify: false } })),
-      };
-      const answer = await fetch(`${served.url}/services/server-${s}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(doc) });
-      if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status}`);
-    }
+    await putServices(served.url, origin, services, interval);
     const started = Date.now();
     // Past the first checks (all within a second of the PUT) and the daemon's start-up work, which a daemon
     // that runs for weeks pays once: in its first minute V8's memory reducer runs major GCs (perf shows them as
@@ -108,9 +91,7 @@ async function healthd(services: number): Promise<{ first: Window; settled: Wind
     if (made() < warmupChecks) await sleep(((warmupChecks - made()) / (services / interval)) * 1000);
     return { first, settled: await measure(pid, settledSeconds) };
   } finally {
-    served.child.kill("SIGTERM");
-    await once(served.child, "exit");
-    rmSync(served.dir, { recursive: true, force: true });
+    await served.stop();
   }
 }
 

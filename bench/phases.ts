@@ -15,13 +15,13 @@
  * SECONDS (180) is each run's length. BIN measures another build (a worktree's dist/main.js). Load goes to
  * 127.0.0.1 only, and stops with the run.
  */
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { listening } from "./proc.ts";
+import { putServices, serveHealthd, threadCpuMs } from "./proc.ts";
 import { fixed } from "./stats.ts";
 
 const services = Number(process.env.SERVICES ?? 100);
@@ -64,45 +64,20 @@ async function targetCount(): Promise<number> {
   return message.count;
 }
 
-/** A daemon with the services, running; stopped (SIGINT, so that --cpu-prof writes its profile) by `stop`. */
-async function daemon(flags: string[]): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), "healthd-bench-phases-"));
-  const child = spawn(process.execPath, [...flags, bin, "serve", "--db", join(dir, "bench.db"), "--port", "0", "--ntfy-url", "http://127.0.0.1:9"]);
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGINT");
-      await once(child, "exit");
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
+/** A daemon with the services, running, under node's `flags`. */
+async function daemon(flags: string[] = []): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
+  const served = await serveHealthd(bin, flags);
   try {
-    const url = await listening(child);
-    const doc = { services: Array.from({ length: services }, (_, i) => ({ id: `svc-${i}`, check: { url: `${origin}/svc/${i}`, intervalSeconds: interval, notify: false } })) };
-    const answer = await fetch(`${url}/services/server-0`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(doc) });
-    if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status} ${await answer.text()}`);
+    await putServices(served.url, origin, services, interval);
   } catch (error) {
-    await stop();
+    await served.stop();
     throw error;
   }
-  return { child, stop };
-}
-
-/** CPU ms of each of the process's threads so far, by thread id: [user, system]. */
-function threadCpuMs(pid: number): Map<number, readonly [number, number]> {
-  const cpu = new Map<number, readonly [number, number]>();
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8").split(") ")[1]!.split(" ");
-      cpu.set(Number(task), [Number(fields[11]) * 10, Number(fields[12]) * 10]);
-    } catch {
-      // The thread ended between the listing and the read: it counts in neither window's end.
-    }
-  }
-  return cpu;
+  return served;
 }
 
 async function perThread(): Promise<void> {
-  const { child, stop } = await daemon([]);
+  const { child, stop } = await daemon();
   try {
     const pid = child.pid!;
     await sleep(skip * 1000);
