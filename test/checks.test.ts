@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { test } from "node:test";
 import { runCheck, type CheckRequest } from "../src/checks/http.ts";
 import { expired, selfSigned } from "./support/certs.ts";
-import { httpsTarget, httpTarget, notTlsUrl, refusedUrl } from "./support/targets.ts";
+import { httpsTarget, httpTarget, notTlsUrl, refusedUrl, silentTlsUrl } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
 
 const check = (url: string, more: Partial<CheckRequest> = {}): CheckRequest => ({
@@ -69,8 +69,12 @@ test("a name that does not resolve fails with kind dns", async () => {
   assert.match(result.error!, /could not resolve healthd-test\.invalid/);
 });
 
-test("no answer in time, and a body that never ends, fail with kind timeout", async (t) => {
+test("no answer in time, a handshake that never ends and a body that never ends fail with kind timeout", async (t) => {
+  // The check's one deadline covers every stage: undici's own connect, head and body timeouts are off.
   const target = await httpTarget(t);
+  const handshake = await runCheck(check(await silentTlsUrl(t), { timeoutMs: 300 }));
+  assert.equal(handshake.errorKind, "timeout");
+  assert.match(handshake.error!, /no complete answer within 300 ms \(timed out connecting\)/);
   const silent = await runCheck(check(`${target.url}/slow-headers`, { timeoutMs: 300 }));
   assert.equal(silent.errorKind, "timeout");
   assert.match(silent.error!, /no complete answer within 300 ms \(timed out waiting for the response\)/);

@@ -189,13 +189,13 @@ export async function refusedUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/`;
 }
 
-/** A TCP server that accepts and speaks something other than TLS to a TLS client. */
-export async function notTlsUrl(t: TestContext): Promise<string> {
+/** An https URL on a plain TCP server that does `greet` to each connection: a TLS client gets no TLS. */
+async function plainTcpUrl(t: TestContext, greet: (socket: Socket) => void): Promise<string> {
   const sockets = new Set<Socket>();
   const server = createNetServer((socket) => {
     sockets.add(socket);
     socket.on("error", () => {});
-    socket.end("HTTP/1.1 400 Bad Request\r\n\r\n");
+    greet(socket);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.after(() => {
@@ -204,6 +204,12 @@ export async function notTlsUrl(t: TestContext): Promise<string> {
   });
   return `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
+
+/** A TCP server that accepts and speaks something other than TLS to a TLS client. */
+export const notTlsUrl = (t: TestContext) => plainTcpUrl(t, (socket) => socket.end("HTTP/1.1 400 Bad Request\r\n\r\n"));
+
+/** A TCP server that accepts and never says a word: a TLS handshake with it never ends. */
+export const silentTlsUrl = (t: TestContext) => plainTcpUrl(t, () => {});
 
 /** A target whose answer the test switches between 200 and 500; it emits "hit" on every request. */
 export async function switchableTarget(t: TestContext): Promise<{ url: string; setUp(up: boolean): void; events: EventEmitter; hits(): number }> {
