@@ -162,8 +162,10 @@ test("a deadline fires on its own: missed once per period, one DOWN with thresho
   const [first] = await nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "missed");
   assert.equal(first.state.status, "down");
   await nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "missed");
+  // Each wait listens before what it waits for is sent: the result may be stored before the answer is read.
+  const upAgain = nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "success" && done.state.status === "up");
   assert.equal((await fetch(`${d.url}/ping/${key}`)).status, 200);
-  await nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "success" && done.state.status === "up");
+  await upAgain;
   const missed = (await d.api("GET", "/services/db1/backup/data?limit=50")).body.entries.filter((e: any) => e.kind === "missed");
   const times = missed.map((e: any) => Date.parse(e.checkedAt)).sort();
   for (let i = 1; i < times.length; i++) assert.ok(times[i] - times[i - 1] >= 900, `one missed entry per period (${times.join(", ")})`);
@@ -240,16 +242,19 @@ test("healthd run and healthd ping, the built executable: exit codes, output as 
 
 test("healthd run passes SIGTERM on to the command and reports the code it exits with", async (t) => {
   const { d } = await daemonWithHeartbeat(t, "sqlite");
+  // Listening before the run starts: its start ping may be stored before or after the command says "started".
+  const startStored = nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "start");
   const child = spawn(process.execPath, [healthdBin, "run", "db1/backup", "--", "sh", "-c", "trap 'echo stopping; exit 7' TERM; echo started; while :; do sleep 0.1; done"], {
     env: { ...process.env, HEALTHD_URL: d.url },
   });
   t.after(() => child.kill("SIGKILL"));
   await nextEvent<[Buffer]>(child.stdout, "data", (chunk) => String(chunk).includes("started"));
-  await nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "start");
+  await startStored;
+  const exitStored = nextEvent<[CheckDone]>(d.events, "check:done", (e) => e.entry.kind === "exit");
   child.kill("SIGTERM");
   const [code] = await once(child, "close");
   assert.equal(code, 7);
-  const [done] = await nextEvent<[CheckDone]>(d.events, "check:done", (e) => e.entry.kind === "exit");
+  const [done] = await exitStored;
   assert.deepEqual([done.entry.exitCode, done.entry.body], [7, "started\nstopping\n"]);
 });
 
@@ -293,9 +298,10 @@ test("a late heartbeat: amber on the status page with when it was due, in its ba
   const hourly = await d.api("PUT", "/services/db1", heartbeat({ graceSeconds: 3600 }));
   assert.equal(hourly.status, 200, JSON.stringify(hourly.body));
   assert.equal(hourly.body.services[0].check.pingKey, key, "the job's URL stays");
+  const succeeded = nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "success");
   assert.equal((await fetch(`${d.url}/ping/${key}/start`)).status, 200);
   assert.equal((await fetch(`${d.url}/ping/${key}`)).status, 200);
-  await nextEvent<[CheckDone]>(d.events, "check:done", (done) => done.entry.kind === "success");
+  await succeeded;
   const metrics = (await d.api("GET", "/metrics")).body as string;
   assert.match(metrics, /^healthd_heartbeat_last_ping_timestamp_seconds\{server="db1",service="backup",type="heartbeat"\} \d+(\.\d+)?$/m);
   assert.match(metrics, /^healthd_heartbeat_last_run_duration_seconds\{server="db1",service="backup",type="heartbeat"\} \d+(\.\d+)?(e-\d+)?$/m);
