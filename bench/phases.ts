@@ -6,7 +6,9 @@
  * 1. Per thread, from /proc/PID/task: CPU per check the target received, in WINDOW (60) s windows after the
  *    first SKIP (30) s, split into the main thread (healthd's own code, undici, SQLite's statements), in user
  *    and system time (the kernel's part: connect, close, the WAL's writes), and the rest (V8's compiler and
- *    collector threads, libuv's pool, the checkpoint worker: Node does not name them).
+ *    collector threads, libuv's pool, the checkpoint worker: Node does not name them); and, of the main
+ *    thread's, the time spent storing results as the daemon counts it (healthd_store_batch_seconds: on SQLite
+ *    a batch's statements run synchronously, so that time is CPU).
  * 2. Per phase: the same daemon under V8's sampling profiler (--cpu-prof, a sample a millisecond), each busy
  *    sample of the main thread after SKIP s given to the phase of the frame nearest its leaf that names one
  *    (the table below; the first pattern that matches a frame wins). The profiler itself costs several times
@@ -65,7 +67,7 @@ async function targetCount(): Promise<number> {
 }
 
 /** A daemon with the services, running, under node's `flags`. */
-async function daemon(flags: string[] = []): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
+async function daemon(flags: string[] = []): Promise<{ child: ChildProcess; url: string; stop: () => Promise<void> }> {
   const served = await serveHealthd(bin, flags);
   try {
     await putServices(served.url, origin, services, interval);
@@ -77,17 +79,23 @@ async function daemon(flags: string[] = []): Promise<{ child: ChildProcess; stop
 }
 
 async function perThread(): Promise<void> {
-  const { child, stop } = await daemon();
+  const { child, url, stop } = await daemon();
   try {
     const pid = child.pid!;
     await sleep(skip * 1000);
+    // Read before a window's CPU and after it: the scrape's own CPU falls outside every window.
+    let stored = await storeBatches(url);
     for (let from = skip; from + windowSeconds <= seconds; from += windowSeconds) {
       await targetCount();
       const before = threadCpuMs(pid);
       await sleep(windowSeconds * 1000);
       const checks = await targetCount();
+      const after = threadCpuMs(pid);
+      const now = await storeBatches(url);
+      const [batches, runs, writeMs] = [now.batches - stored.batches, now.runs - stored.runs, now.ms - stored.ms];
+      stored = now;
       let [user, system, rest] = [0, 0, 0];
-      for (const [tid, [u, s]] of threadCpuMs(pid)) {
+      for (const [tid, [u, s]] of after) {
         const [u0, s0] = before.get(tid) ?? [0, 0];
         if (tid === pid) (user += u - u0), (system += s - s0);
         else rest += u - u0 + s - s0;
@@ -95,12 +103,23 @@ async function perThread(): Promise<void> {
       const per = (ms: number) => fixed(ms / checks, 3);
       console.log(
         `per thread, ${from}-${from + windowSeconds} s: ${per(user + system + rest)} ms CPU per check: main thread ${per(user + system)} ` +
-          `(user ${per(user)}, system ${per(system)}), other threads ${per(rest)}; ${checks} checks`,
+          `(user ${per(user)}, system ${per(system)}), other threads ${per(rest)}; ${checks} checks; ` +
+          `of the main thread's, storing results ${per(writeMs)} (${fixed(writeMs / batches, 2)} ms a batch of ${fixed(runs / batches, 1)})`,
       );
     }
   } finally {
     await stop();
   }
+}
+
+/**
+ * The daemon's own account of storing results (healthd_store_batch_seconds): on SQLite a batch's statements
+ * run synchronously, so its time is main-thread CPU.
+ */
+async function storeBatches(url: string): Promise<{ batches: number; runs: number; ms: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+  return { batches: value("healthd_store_batch_seconds_count"), runs: value("healthd_store_batch_results_total"), ms: value("healthd_store_batch_seconds_sum") * 1000 };
 }
 
 interface Profile {

@@ -33,6 +33,8 @@ export interface CheckingEvents {
   "check:shortage": [string];
   /** A batch of results is committed to the store; `changed`: a service of it changed state, or an incident opened or closed. */
   recorded: [readonly Recorded[], boolean];
+  /** A batch of `runs` results was stored in `ms` (its transaction, from the call to the commit). */
+  "store:written": [number, number];
   /** A batch could not be stored; it waits for a retry. */
   "store:failed": [Error];
   /** Results that could not be kept as entries. */
@@ -73,6 +75,7 @@ export class Checking {
       log: log.child({ part: "recorder" }),
       clock,
       location: cluster.location,
+      onWritten: (ms, runs) => this.events.emit("store:written", ms, runs),
       onWriteFailed: (error) => this.events.emit("store:failed", error),
       onDropped: (count) => this.events.emit("results:dropped", count),
       onRecorded: (batch) => {

@@ -35,6 +35,8 @@ export interface RecorderOptions {
   readonly maxBatch?: number;
   /** Finished checks kept while the store cannot be written; beyond it the oldest are folded. Default 50,000. */
   readonly maxPending?: number;
+  /** Told how long each batch stored whole took, from the store's call to its commit, and of how many runs. */
+  readonly onWritten?: (ms: number, runs: number) => void;
   /** Told of each failed write, and of results that could not be kept as entries. */
   readonly onWriteFailed?: (error: Error) => void;
   readonly onDropped?: (count: number) => void;
@@ -128,7 +130,9 @@ export class Recorder {
     let recorded: (RecordedRun | undefined)[];
     let complete = true;
     try {
+      const started = performance.now();
       recorded = await this.#store.recordResults(batch.map((p) => p.run), this.#options.clock.now());
+      this.#options.onWritten?.(performance.now() - started, batch.length);
     } catch (error) {
       if (error instanceof StoreUnavailable) return this.#failed(error, batch);
       // Perhaps something in the batch (a value the database refuses): each result alone, so that one refused
