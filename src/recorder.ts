@@ -129,10 +129,11 @@ export class Recorder {
     if (batch.length === 0) return;
     let recorded: (RecordedRun | undefined)[];
     let complete = true;
+    let writtenMs: number | undefined;
     try {
       const started = performance.now();
       recorded = await this.#store.recordResults(batch.map((p) => p.run), this.#options.clock.now());
-      this.#options.onWritten?.(performance.now() - started, batch.length);
+      writtenMs = performance.now() - started;
     } catch (error) {
       if (error instanceof StoreUnavailable) return this.#failed(error, batch);
       // Perhaps something in the batch (a value the database refuses): each result alone, so that one refused
@@ -150,8 +151,15 @@ export class Recorder {
       const r = recorded[i];
       if (r) done.push({ ...r, service: p.service });
     });
+    // Told outside the write's try, each on its own: a listener that throws must not make a stored batch look
+    // refused (it would be stored again, one result at a time), nor keep the other from hearing of it.
+    this.#tell(() => this.#options.onRecorded?.(done));
+    if (writtenMs !== undefined) this.#tell(() => this.#options.onWritten?.(writtenMs, batch.length));
+  }
+
+  #tell(listener: () => void): void {
     try {
-      this.#options.onRecorded?.(done);
+      listener();
     } catch (error) {
       this.#options.log.error("a listener of stored results failed", { error });
     }

@@ -124,7 +124,7 @@ test("GET /metrics exposes checks, latency, per-service up and the scheduler", a
   assert.match(text, /^healthd_services_scheduled 1$/m);
   // The check's result was stored in one batch, whose time is in the histogram.
   assert.match(text, /^healthd_store_batch_seconds_count 1$/m);
-  assert.match(text, /^healthd_store_batch_seconds_sum 0\.\d*[1-9]/m);
+  assert.ok(Number(/^healthd_store_batch_seconds_sum (\S+)$/m.exec(text)?.[1]) > 0, "the batch's time is counted");
   assert.match(text, /^healthd_store_batch_results_total 1$/m);
   assert.match(text, /^process_cpu_seconds_total /m);
 });

@@ -77,6 +77,30 @@ for (const engine of engines) {
     assert.equal((await store.readEntries(service.key, { limit: 100 })).entries.length, 3);
   });
 
+  test(`${engine}: listeners that throw do not make a stored batch look refused: each result is stored once`, async (t) => {
+    const { store, service } = await setup(t, engine);
+    const told: string[] = [];
+    const recorder = new Recorder(store, {
+      log: silentLogger,
+      clock: systemClock,
+      flushMs: 60_000,
+      onRecorded: (batch) => {
+        told.push(`recorded ${batch.length}`);
+        throw new Error("a listener that fails");
+      },
+      onWritten: (ms, runs) => {
+        told.push(`written ${runs} in ${ms > 0 ? "some" : "no"} time`);
+        throw new Error("another");
+      },
+    });
+    recorder.push(service, failure(1_000));
+    recorder.push(service, failure(1_001));
+    await recorder.flushAll();
+    assert.deepEqual(told, ["recorded 2", "written 2 in some time"]);
+    assert.equal(recorder.writeError, null);
+    assert.equal((await store.readEntries(service.key, { limit: 100 })).entries.length, 2);
+  });
+
   test(`${engine}: a flapping service's folded runs keep every DOWN and RECOVERED, in order`, async (t) => {
     const { store, service, recorder } = await setup(t, engine);
     // The store refuses writes, as a full disk or a lost database would.
