@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "undici";
-import { cpuSeconds, listening, rssMb } from "./proc.ts";
+import { cpuSeconds, listening, lagBucketsIn, metricIn, rssMb, scrape } from "./proc.ts";
 import { fixed, median, percentile } from "./stats.ts";
 
 const runs = Number(process.env.RUNS ?? 3);
@@ -90,23 +90,6 @@ async function put(served: Served, services: number, intervalSeconds: number): P
   }
 }
 
-async function metric(served: Served, name: string): Promise<number> {
-  const text = await (await fetch(`${served.url}/metrics`)).text();
-  let sum = 0;
-  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "gm"))) sum += Number(m[1]);
-  return sum;
-}
-
-/** The lag histogram's cumulative bucket counts, by upper bound in ms. */
-async function lagBuckets(served: Served): Promise<Map<number, number>> {
-  const text = await (await fetch(`${served.url}/metrics`)).text();
-  const buckets = new Map<number, number>();
-  for (const m of text.matchAll(/^healthd_scheduler_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) {
-    buckets.set(m[1] === "+Inf" ? Infinity : Number(m[1]) * 1000, Number(m[2]));
-  }
-  return buckets;
-}
-
 /** Percentiles of the runs started between two scrapes, as the upper bounds of their buckets. */
 function bucketPercentiles(before: Map<number, number>, after: Map<number, number>) {
   const bounds = [...after.keys()].sort((a, b) => a - b);
@@ -142,21 +125,21 @@ async function measure(services: number, intervalSeconds: number, maxInFlight: n
     await sleep((intervalSeconds + 2) * 1000);
     await lagsAtTarget();
     const pid = served.child.pid!;
-    const checks0 = await metric(served, "healthd_checks_total");
-    const skipped0 = await metric(served, "healthd_scheduler_skipped_runs_total");
-    const buckets0 = await lagBuckets(served);
+    const checks0 = metricIn(await scrape(served.url), "healthd_checks_total");
+    const skipped0 = metricIn(await scrape(served.url), "healthd_scheduler_skipped_runs_total");
+    const buckets0 = lagBucketsIn(await scrape(served.url));
     const cpu0 = cpuSeconds(pid);
     let rss = 0;
     const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 250);
     await sleep(runSeconds * 1000);
     clearInterval(sampler);
-    const checks = (await metric(served, "healthd_checks_total")) - checks0;
+    const checks = metricIn(await scrape(served.url), "healthd_checks_total") - checks0;
     const cpu = cpuSeconds(pid) - cpu0;
     return {
       checksPerSecond: checks / runSeconds,
-      startLag: bucketPercentiles(buckets0, await lagBuckets(served)),
+      startLag: bucketPercentiles(buckets0, lagBucketsIn(await scrape(served.url))),
       lags: await lagsAtTarget(),
-      skipped: (await metric(served, "healthd_scheduler_skipped_runs_total")) - skipped0,
+      skipped: metricIn(await scrape(served.url), "healthd_scheduler_skipped_runs_total") - skipped0,
       rssMb: rss,
       cpuMsPer1000: (cpu * 1000 * 1000) / Math.max(1, checks),
     };

@@ -22,7 +22,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { tcpProxy, throughProxy, type TcpProxy } from "../test/support/tcp-proxy.ts";
-import { listening } from "./proc.ts";
+import { lagBucketsIn, listening, metricIn, scrape } from "./proc.ts";
 import { fixed, median } from "./stats.ts";
 
 const services = Number(process.env.SERVICES ?? 3000);
@@ -80,22 +80,6 @@ async function start(name: string): Promise<Node> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function metric(node: Node, name: string): Promise<number> {
-  const text = await (await fetch(`${node.url}/metrics`)).text();
-  let sum = 0;
-  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "gm"))) sum += Number(m[1]);
-  return sum;
-}
-
-async function lagBuckets(node: Node): Promise<Map<number, number>> {
-  const text = await (await fetch(`${node.url}/metrics`)).text();
-  const buckets = new Map<number, number>();
-  for (const m of text.matchAll(/^healthd_scheduler_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) {
-    buckets.set(m[1] === "+Inf" ? Infinity : Number(m[1]) * 1000, Number(m[2]));
-  }
-  return buckets;
-}
-
 /** p99 of the runs started between two scrapes of several nodes, as a bucket's upper bound (ms). */
 function p99(before: Map<number, number>[], after: Map<number, number>[]): number {
   const bounds = [...after[0]!.keys()].sort((a, b) => a - b);
@@ -144,13 +128,13 @@ try {
   const results: { spread: number; lagP99: number; steadyDup: number; steadyMissed: number; takeoverS: number; takeoverDupMax: number; takeoverMissed: number }[] = [];
   for (let round = 0; round < rounds; round++) {
     const live = [...nodes.values()];
-    const checks0 = await Promise.all(live.map((n) => metric(n, "healthd_checks_total")));
-    const buckets0 = await Promise.all(live.map(lagBuckets));
+    const checks0 = await Promise.all(live.map(async (n) => metricIn(await scrape(n.url), "healthd_checks_total")));
+    const buckets0 = await Promise.all(live.map(async (n) => lagBucketsIn(await scrape(n.url))));
     const steadyFrom = Date.now();
     await sleep(steady * 1000);
     const steadyUntil = Date.now();
-    const perNode = (await Promise.all(live.map((n) => metric(n, "healthd_checks_total")))).map((c, i) => (c - checks0[i]!) / steady);
-    const lagP99 = p99(buckets0, await Promise.all(live.map(lagBuckets)));
+    const perNode = (await Promise.all(live.map(async (n) => metricIn(await scrape(n.url), "healthd_checks_total")))).map((c, i) => (c - checks0[i]!) / steady);
+    const lagP99 = p99(buckets0, await Promise.all(live.map(async (n) => lagBucketsIn(await scrape(n.url)))));
     const share = perNode.reduce((a, b) => a + b, 0) / perNode.length;
     const spread = Math.max(...perNode.map((c) => Math.abs(c - share) / share));
     const steadyRuns = runs(paths, steadyFrom + interval * 1000, steadyUntil);

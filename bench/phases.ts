@@ -23,7 +23,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { putServices, serveHealthd, threadCpuMs } from "./proc.ts";
+import { metricIn, putServices, scrape, serveHealthd, threadCpuMs } from "./proc.ts";
 import { fixed } from "./stats.ts";
 
 const services = Number(process.env.SERVICES ?? 100);
@@ -117,8 +117,8 @@ async function perThread(): Promise<void> {
  * run synchronously, so its time is main-thread CPU.
  */
 async function storeBatches(url: string): Promise<{ batches: number; runs: number; ms: number }> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+  const text = await scrape(url);
+  const value = (name: string) => metricIn(text, name);
   return { batches: value("healthd_store_batch_seconds_count"), runs: value("healthd_store_batch_results_total"), ms: value("healthd_store_batch_seconds_sum") * 1000 };
 }
 

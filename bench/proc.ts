@@ -79,6 +79,27 @@ export async function putServices(url: string, origin: string, count: number, in
   }
 }
 
+/** A daemon's /metrics exposition, to read values from with metricIn. */
+export async function scrape(url: string): Promise<string> {
+  return (await fetch(`${url}/metrics`)).text();
+}
+
+/** The value of `name` in an exposition, summed over its series whatever their labels; 0 when it has none. */
+export function metricIn(text: string, name: string): number {
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, "gm"))) sum += Number(m[1]);
+  return sum;
+}
+
+/** The scheduler's lag histogram in an exposition: cumulative counts by upper bound in ms. */
+export function lagBucketsIn(text: string): Map<number, number> {
+  const buckets = new Map<number, number>();
+  for (const m of text.matchAll(/^healthd_scheduler_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) {
+    buckets.set(m[1] === "+Inf" ? Infinity : Number(m[1]) * 1000, Number(m[2]));
+  }
+  return buckets;
+}
+
 export function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
 }
