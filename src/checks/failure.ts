@@ -43,7 +43,7 @@ export interface RootCause {
 
 /**
  * The failure of reaching `where` (host:port) while `stage`. `own` classifies what only one kind of check
- * throws (undici's codes, say) before the common causes are tried.
+ * throws (a reader's own codes, say) before the common causes are tried.
  */
 export function classify(error: unknown, host: string, where: string, stage: string, own?: (root: RootCause) => CheckFailure | undefined): CheckFailure {
   if (error instanceof CheckFailure) return error;
@@ -78,9 +78,9 @@ interface Cause {
 
 function rootCause(error: unknown): RootCause {
   let current = error as Cause | undefined;
-  // Happy-eyeballs connects throw an AggregateError; undici may wrap the socket's error in `cause`.
+  // Happy-eyeballs connects throw an AggregateError; a wrapped error carries the socket's in `cause`.
   for (let depth = 0; current && depth < 5; depth++) {
-    if (current.code && current.code !== "UND_ERR_ABORTED") return { code: current.code, message: current.message ?? "" };
+    if (current.code) return { code: current.code, message: current.message ?? "" };
     current = (current.errors?.[0] ?? current.cause) as Cause | undefined;
   }
   const e = error as Cause | undefined;

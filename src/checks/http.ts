@@ -1,21 +1,20 @@
 /**
- * The check controller: runs one HTTP check with undici and returns a result value.
+ * The check controller: runs one HTTP check and returns a result value.
  *
  * Each exchange opens a fresh connection (and a fresh TLS handshake) and closes it after, so that a check
  * measures what a new visitor meets (DNS, connect, TLS, first byte, body) and a stale keep-alive socket can
  * never hide an outage. One deadline, `timeoutMs`, covers the whole exchange: every redirect and the body.
  */
-import type { IncomingHttpHeaders } from "node:http";
-import { TLSSocket } from "node:tls";
+import { connect as netConnect, isIP, type Socket } from "node:net";
 import type { Transform } from "node:stream";
+import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { buildConnector, Client, type Dispatcher } from "undici";
 import { systemClock, type Clock } from "../clock.ts";
 import type { HttpCheck, Outcome } from "../model.ts";
 import { version } from "../version.ts";
+import { AnswerError, AnswerReader, type AnswerEvents, type Head } from "./answer.ts";
 import { evaluate } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
-import { guardHeads, headLimits } from "./head-guard.ts";
 
 export interface ControllerOptions {
   /** Bodies beyond this many bytes, before or after decompression, fail the check (errorKind size). Default 1 MiB. */
@@ -48,18 +47,18 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   const checkedAt = clock.now();
   const started = clock.monotonic();
   // The deadline, or the daemon stopping, ends the exchange going on by closing its connection: the request,
-  // the body and any pipeline fail with it. (Not an AbortController per check: making its signal and undici's
+  // the body and any decompression fail with it. (Not an AbortController per check: making its signal and a
   // listener on it cost several per cent of the daemon's main thread at everyday loads, profiled.)
   let ended = false;
-  let exchanging: Client | undefined;
+  let exchanging: Socket | undefined;
   const end = () => {
     ended = true;
-    void exchanging?.destroy(finished);
+    exchanging?.destroy();
   };
-  // Each hop of a redirect chain registers its connection here; once the check has ended, none starts.
-  const exchangeOn = (client: Client) => {
+  // Each hop of a redirect chain opens its connection here; once the check has ended, none starts.
+  const open = (connect: () => Socket) => {
     if (ended) throw new CheckFailure("timeout", "the check ended between two hops"); // reported as the timeout below
-    exchanging = client;
+    return (exchanging = connect());
   };
   const timer = setTimeout(end, check.timeoutMs);
   options.signal?.addEventListener("abort", end, { once: true });
@@ -72,15 +71,13 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   let stage: Stage = "connecting";
   const setStage = (s: Stage) => (stage = s);
   // A redirect the check follows is answered without its body: closing the connection discards it.
-  const follows = (status: number, headers: IncomingHttpHeaders) =>
-    check.followRedirects && isRedirect(status) && typeof headers.location === "string";
-  const hooks: Hooks = { onClient: exchangeOn, onStage: setStage, follows, maxBody };
+  const follows = (head: Head) => check.followRedirects && isRedirect(head.status) && head.location !== undefined;
+  const hooks: Hooks = { open, onStage: setStage, follows, maxBody };
   try {
     for (;;) {
       const answer = await send(url, method, headersFor(check, options.userAgent), body, check, hooks);
-      const { status: statusCode, headers } = answer;
-      const location = headers.location;
-      if (answer.body === null && typeof location === "string") {
+      const { status: statusCode, location } = answer;
+      if (answer.body === null && location !== undefined) {
         if (location.length > maxRedirectUrl) {
           throw new CheckFailure("redirect", `redirect to a location longer than ${maxRedirectUrl} characters (${short(location)})`, statusCode);
         }
@@ -113,7 +110,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
       const certValidTo = answer.certValidTo;
       const verdict = evaluate(check.expect, {
         status: statusCode,
-        headers: flattenHeaders(headers),
+        headers: answer.headers,
         body: utf8.decode(answer.body!),
         latencyMs,
         certValidTo,
@@ -144,18 +141,13 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   }
 }
 
-/**
- * Handed to undici when a check's connection is closed. Without it undici makes a new ClientDestroyedError,
- * stack trace and all, for every check: about a tenth of the daemon's CPU at 1,000 checks/s.
- */
-const finished = Object.freeze(new Error("healthd closed the connection: the check is over"));
-
 const utf8 = new TextDecoder("utf-8");
 
 /** One hop of a check: the answer's status and head, and its body unless it is a redirect the check follows. */
 interface Answer {
   readonly status: number;
-  readonly headers: IncomingHttpHeaders;
+  readonly headers: Record<string, string>;
+  readonly location: string | undefined;
   /** The body, decompressed; null for a redirect the check follows (not read). */
   readonly body: Buffer | null;
   /** When the server's certificate expires (Unix ms), or null over plain HTTP. */
@@ -163,171 +155,161 @@ interface Answer {
 }
 
 interface Hooks {
-  /** Each hop's connection is registered here, so that the check's deadline can close it. */
-  readonly onClient: (client: Client) => void;
+  /** Opens each hop's connection, so that the check's deadline can close it (and none opens after it). */
+  readonly open: (connect: () => Socket) => Socket;
   readonly onStage: (stage: Stage) => void;
   /** Whether an answer is a redirect the check follows, whose body is not wanted. */
-  readonly follows: (status: number, headers: IncomingHttpHeaders) => boolean;
+  readonly follows: (head: Head) => boolean;
   readonly maxBody: number;
 }
 
 /**
- * The connectors, one per TLS setting (a connector is a function with no state of its own once sessions are
- * not cached; making one per check cost a FinalizationRegistry each). No TLS session reuse: each check pays the
- * full handshake, as a new visitor does.
- *
- * No timeouts of undici's, here or in the Client: the check's deadline (runCheck) already ends the whole
- * exchange, and undici's timers would only keep each finished check reachable: they are "fast timers", swept
- * every half second, each holding a WeakRef to its socket or parser, which a scavenge does not clear. At 10,000
- * services at 10 s, --trace-gc-nvp counted 7.8 and 8.0 kB promoted a check with them, 6.9 and 7.1 without.
+ * One hop: a fresh connection (TLS without session reuse, so each check pays the full handshake, as a new
+ * visitor does), one request, the answer read by AnswerReader, the connection closed.
  */
-const connectors = new Map<boolean, buildConnector.connector>();
-
-function connectorFor(verifyTls: boolean): buildConnector.connector {
-  let connect = connectors.get(verifyTls);
-  if (!connect) connectors.set(verifyTls, (connect = buildConnector({ rejectUnauthorized: verifyTls, timeout: 0, maxCachedSessions: 0 })));
-  return connect;
+function send(url: URL, method: string, headers: Record<string, string>, body: string | null, check: CheckRequest, hooks: Hooks): Promise<Answer> {
+  const secure = url.protocol === "https:";
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = Number(url.port) || (secure ? 443 : 80);
+  const socket = hooks.open(() =>
+    secure ? tlsConnect({ host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: check.verifyTls }) : netConnect({ host, port }),
+  );
+  return new Promise<Answer>((resolve, reject) => {
+    let certValidTo: number | null = null;
+    const answer = new BodyReader(hooks, socket, (head, read) => resolve({ ...head, body: read, certValidTo }), reject);
+    const reader = new AnswerReader(answer, method === "HEAD");
+    const fail = (error: unknown) => {
+      reader.stop();
+      answer.fail(error);
+    };
+    socket.once(secure ? "secureConnect" : "connect", () => {
+      if (secure) {
+        // OpenSSL prints "Bad time value" for a date it cannot read: no expiry then, rather than NaN, which
+        // PostgreSQL's bigint refuses.
+        const validTo = Date.parse((socket as TLSSocket).getPeerCertificate().valid_to ?? "");
+        certValidTo = Number.isFinite(validTo) ? validTo : null;
+      }
+      hooks.onStage("waiting for the response");
+      socket.write(request(url, method, headers, body));
+    });
+    socket.on("data", (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch (error) {
+        fail(error);
+      }
+    });
+    socket.on("end", () => {
+      try {
+        reader.close();
+      } catch (error) {
+        fail(error);
+      }
+    });
+    socket.on("error", fail);
+    // Closed by the deadline or by the server before the answer was read. (Once it has been, a compressed
+    // body may still be decompressing: that ends by itself, within the body's bounds.)
+    socket.on("close", () => {
+      if (!reader.complete) fail(new AnswerError("HEALTHD_CLOSED_EARLY", "the connection closed before the answer was complete"));
+    });
+  }).finally(() => socket.destroy());
 }
 
-async function send(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body: string | null,
-  check: CheckRequest,
-  hooks: Hooks,
-): Promise<Answer> {
-  let certValidTo: number | null = null;
-  const connect = connectorFor(check.verifyTls);
-  const client = new Client(url.origin, {
-    connect: (opts, callback) =>
-      connect(opts, (...args) => {
-        const socket = args[1];
-        if (socket instanceof TLSSocket) {
-          // OpenSSL prints "Bad time value" for a date it cannot read: no expiry then, rather than NaN, which
-          // PostgreSQL's bigint refuses.
-          const validTo = Date.parse(socket.getPeerCertificate().valid_to ?? "");
-          certValidTo = Number.isFinite(validTo) ? validTo : null;
-        }
-        if (socket) {
-          guardHeads(socket);
-          hooks.onStage("waiting for the response");
-        }
-        callback(...args);
-      }),
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    // The connection is never reused (the check destroys it), so undici need not allow for the server closing
-    // it: by default a Keep-Alive timeout under 2 s makes undici end the socket with an InformationalError
-    // whose stack Node formats, about 6 % of the daemon's CPU at 50 checks/s (profiled).
-    keepAliveTimeoutThreshold: 0,
-    // The head guard cuts a head at its own bounds first; undici's limit only backs it up.
-    maxHeaderSize: headLimits.maxBytes + 1024,
-  });
-  try {
-    hooks.onClient(client);
-    const answer = await new Promise<Omit<Answer, "certValidTo">>((resolve, reject) => {
-      client.dispatch({ path: url.pathname + url.search, method, headers, body: body ?? undefined }, new Reader(hooks, resolve, reject));
-    });
-    return { ...answer, certValidTo };
-  } finally {
-    await client.destroy(finished);
-  }
+/** The request's bytes: its head in Latin-1 (the most a field value may hold), its body in UTF-8. */
+function request(url: URL, method: string, headers: Record<string, string>, body: string | null): Buffer {
+  let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\n`;
+  if (headers.host === undefined) head += `host: ${url.host}\r\n`;
+  for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
+  const payload = body === null ? null : Buffer.from(body, "utf8");
+  // A method that carries a body says how long it is, even when it is empty (RFC 9110 8.6).
+  if (payload !== null || method === "POST" || method === "PUT" || method === "PATCH") head += `content-length: ${payload?.length ?? 0}\r\n`;
+  head += "connection: close\r\n\r\n";
+  return payload === null ? Buffer.from(head, "latin1") : Buffer.concat([Buffer.from(head, "latin1"), payload]);
 }
 
 /**
- * Reads one answer as undici's parser hands it over, at most `maxBody` bytes before and after decompressing
- * gzip, deflate or br. A handler rather than `client.request()`, which wraps each body in a stream and each
- * request in an AsyncResource that a check does not need (about 5 % of a check's CPU in its first minutes).
+ * Takes one answer from AnswerReader: at most `maxBody` bytes before and after decompressing gzip, deflate or
+ * br. Settles the hop once, with the answer or the first failure.
  */
-class Reader implements Dispatcher.DispatchHandler {
-  #status = 0;
-  #headers: IncomingHttpHeaders = {};
+class BodyReader implements AnswerEvents {
+  #head: Head | undefined;
   #chunks: Buffer[] = [];
   #size = 0;
   #received = 0;
   #decoder: Transform | undefined;
   #settled = false;
   readonly #hooks: Hooks;
-  readonly #resolve: (answer: Omit<Answer, "certValidTo">) => void;
+  readonly #socket: Socket;
+  readonly #resolve: (head: Head, body: Buffer | null) => void;
   readonly #reject: (error: unknown) => void;
 
-  constructor(hooks: Hooks, resolve: (answer: Omit<Answer, "certValidTo">) => void, reject: (error: unknown) => void) {
+  constructor(hooks: Hooks, socket: Socket, resolve: (head: Head, body: Buffer | null) => void, reject: (error: unknown) => void) {
     this.#hooks = hooks;
+    this.#socket = socket;
     this.#resolve = resolve;
     this.#reject = reject;
   }
 
-  // undici takes a handler for its current interface by this method; there is nothing to do at the start.
-  onRequestStart(): void {}
-
-  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
-    if (status < 200) return; // an interim answer: the final one follows
-    this.#status = status;
-    this.#headers = headers;
-    if (this.#hooks.follows(status, headers)) {
+  head(head: Head): boolean {
+    this.#head = head;
+    if (this.#hooks.follows(head)) {
       this.#settle(null);
-      controller.abort(finished);
-      return;
+      return false;
     }
     this.#hooks.onStage("reading the body");
-    const encoding = headers["content-encoding"];
-    const decoder = decoderFor(typeof encoding === "string" ? encoding.trim().toLowerCase() : "");
-    if (!decoder) return;
-    this.#decoder = decoder;
-    decoder.on("data", (chunk: Buffer) => this.#take(chunk, controller));
-    decoder.on("drain", () => controller.resume());
-    decoder.on("end", () => this.#settle(Buffer.concat(this.#chunks)));
-    decoder.on("error", (error: NodeJS.ErrnoException) => {
-      this.#fail(
-        error.code?.startsWith("Z_")
-          ? new CheckFailure("body", `the ${String(encoding)} body could not be decompressed: ${error.message}`, status)
-          : error,
-        controller,
-      );
-    });
+    const encoding = head.headers["content-encoding"];
+    const decoder = decoderFor(encoding?.trim().toLowerCase() ?? "");
+    if (decoder) {
+      this.#decoder = decoder;
+      decoder.on("data", (chunk: Buffer) => this.#take(chunk));
+      decoder.on("drain", () => this.#socket.resume());
+      decoder.on("end", () => this.#settle(Buffer.concat(this.#chunks)));
+      decoder.on("error", (error: NodeJS.ErrnoException) => {
+        this.fail(
+          error.code?.startsWith("Z_")
+            ? new CheckFailure("body", `the ${String(encoding)} body could not be decompressed: ${error.message}`, head.status)
+            : error,
+        );
+      });
+    }
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  data(chunk: Buffer): void {
     if (this.#settled) return;
-    if (!this.#decoder) return this.#take(chunk, controller);
+    if (!this.#decoder) return this.#take(chunk);
     // A compressed body is bounded too: gzip's empty blocks can make one endless that decompresses to nothing.
     this.#received += chunk.length;
-    if (this.#received > this.#hooks.maxBody) this.#fail(this.#tooLarge("body"), controller);
-    else if (!this.#decoder.write(chunk)) controller.pause();
+    if (this.#received > this.#hooks.maxBody) this.fail(this.#tooLarge("body"));
+    else if (!this.#decoder.write(chunk)) this.#socket.pause();
   }
 
-  onResponseEnd(): void {
+  end(): void {
     if (this.#decoder) this.#decoder.end();
     else this.#settle(Buffer.concat(this.#chunks));
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#fail(error);
+  fail(error: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#decoder?.destroy();
+    this.#reject(error);
   }
 
-  #take(chunk: Buffer, controller: Dispatcher.DispatchController): void {
+  #take(chunk: Buffer): void {
     this.#size += chunk.length;
-    if (this.#size > this.#hooks.maxBody) this.#fail(this.#tooLarge(this.#decoder ? "decompressed body" : "body"), controller);
+    if (this.#size > this.#hooks.maxBody) this.fail(this.#tooLarge(this.#decoder ? "decompressed body" : "body"));
     else this.#chunks.push(chunk);
   }
 
   #tooLarge(what: string): CheckFailure {
-    return new CheckFailure("size", `${what} is larger than ${this.#hooks.maxBody} bytes`, this.#status);
+    return new CheckFailure("size", `${what} is larger than ${this.#hooks.maxBody} bytes`, this.#head?.status ?? null);
   }
 
   #settle(body: Buffer | null): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#resolve({ status: this.#status, headers: this.#headers, body });
-  }
-
-  #fail(error: unknown, controller?: Dispatcher.DispatchController): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#decoder?.destroy();
-    this.#reject(error);
-    controller?.abort(finished);
+    this.#resolve(this.#head!, body);
   }
 }
 
@@ -348,32 +330,18 @@ function decoderFor(encoding: string): Transform | undefined {
   return undefined;
 }
 
-function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return flat;
-}
-
-/** Turn what undici or the socket threw into an error kind and a sentence a sysadmin can act on. */
+/** Turn what the reader, the socket or TLS threw into an error kind and a sentence a sysadmin can act on. */
 function classifyHttp(error: unknown, url: URL, stage: Stage): CheckFailure {
   const where = `${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
-  return classify(error, url.hostname, where, stage, ({ code = "", name, message }) => {
-    if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
-      return new CheckFailure("timeout", `timed out ${stage} (${code})`);
-    }
-    if (code === "UND_ERR_SOCKET" || code === "UND_ERR_CLOSED") {
+  if (!(error instanceof AnswerError)) return classify(error, url.hostname, where, stage);
+  switch (error.code) {
+    case "HEALTHD_HEAD_TOO_LARGE":
+      return new CheckFailure("size", `${where} answered with too large a head: ${error.message}`);
+    case "HEALTHD_INVALID_ANSWER":
+      return new CheckFailure("connect", `${where} sent an invalid HTTP response: ${error.message}`);
+    case "HEALTHD_CLOSED_EARLY":
       return new CheckFailure("connect", `connection to ${where} was closed by the server while ${stage}`);
-    }
-    if (code === "HEALTHD_HEAD_TOO_LARGE" || code === "UND_ERR_HEADERS_OVERFLOW") {
-      return new CheckFailure("size", `${where} answered with too large a head: ${message}`);
-    }
-    if (code.startsWith("HPE_") || name === "HTTPParserError" || code === "UND_ERR_INFO") {
-      return new CheckFailure("connect", `${where} sent an invalid HTTP response: ${message}`);
-    }
-    return undefined;
-  });
+  }
 }
 
 /** A URL or location as an error message quotes it: a hostile site's 8 KiB locations are not stored whole. */

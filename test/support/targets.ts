@@ -254,3 +254,35 @@ export async function recordingTarget(t: TestContext): Promise<{ url: string; hi
   target.url = `http://127.0.0.1:${await serveOnLoopback(t, server)}`;
   return target;
 }
+
+/**
+ * A TCP server that speaks HTTP/1.1 by hand, for answers node:http will not write (chunk extensions, trailers,
+ * interim heads, broken framing): each connection's request (head and body, as sent) is recorded, then
+ * `answer(request)` is written as given, piece by piece, and the connection ended.
+ */
+export async function rawTarget(t: TestContext, answer: (request: string) => readonly (string | Buffer)[]): Promise<{ url: string; requests: string[] }> {
+  const requests: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    let received = "";
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString("latin1");
+      const headEnd = received.indexOf("\r\n\r\n");
+      if (headEnd < 0) return;
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(received)?.[1] ?? 0);
+      if (received.length < headEnd + 4 + length) return;
+      requests.push(received);
+      received = "";
+      for (const piece of answer(requests.at(-1)!)) socket.write(piece);
+      socket.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    server.close();
+    for (const socket of sockets) socket.destroy();
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
