@@ -56,6 +56,8 @@ const statusLine = /^HTTP\/1\.[01] (\d{3})(?: |$)/;
 const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // What a field value may not hold (RFC 9110 5.5): control characters other than tab.
 const controls = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+// Optional whitespace around a field value is spaces and tabs only (String#trim would take Latin-1's NBSP too).
+const whitespace = /^[\t ]+|[\t ]+$/g;
 const chunkSize = /^([0-9A-Fa-f]{1,12})[\t ]*(?:;.*)?$/;
 
 export class AnswerReader {
@@ -204,7 +206,7 @@ export class AnswerReader {
     const colon = line.indexOf(":");
     const name = colon < 0 ? "" : line.slice(0, colon);
     if (!token.test(name)) throw new AnswerError("HEALTHD_INVALID_ANSWER", `a header line has no valid name: ${quote(line)}`);
-    const value = line.slice(colon + 1).trim();
+    const value = line.slice(colon + 1).replace(whitespace, "");
     if (controls.test(value)) throw new AnswerError("HEALTHD_INVALID_ANSWER", `header ${name} holds a control character`);
     const lower = name.toLowerCase();
     const prior = this.#headers[lower];
