@@ -4,7 +4,7 @@
  * against a local target, measured twice, each in a fresh process:
  *
  * 1. Per thread, from /proc/PID/task: CPU per check the target received, in WINDOW (60) s windows after the
- *    first SKIP (30) s, split into the main thread (healthd's own code, undici, SQLite's statements), in user
+ *    first SKIP (30) s, split into the main thread (healthd's own code, Node's sockets, SQLite's statements), in user
  *    and system time (the kernel's part: connect, close, the WAL's writes), and the rest (V8's compiler and
  *    collector threads, libuv's pool, the checkpoint worker: Node does not name them); and, of the main
  *    thread's, the time spent storing results as the daemon counts it (healthd_store_batch_seconds: on SQLite
@@ -41,8 +41,8 @@ const phases: readonly (readonly [string, RegExp])[] = [
   ["write path (the batch's statements, SQLite)", /^(recordResults|readBatch|writeDecision|bulkInsert|keep|changeMark) |kysely|better-sqlite3|sqlite/],
   ["connect", /connect/i],
   ["close", /destroy|^close |closeSocketHandle/],
-  ["parse (llhttp, the answer)", /llhttp|wasm|parser|onStreamRead|^answer |^(execute|onHeaders|onData|onComplete|onMessageComplete|onHeadersComplete|onBody|onStatus) /i],
-  ["the request, undici's bookkeeping and the check's own code", /^(probe|runCheck|send\d*|evaluate\w*) |undici|dispatcher/],
+  ["parse (the answer)", /onStreamRead|^(push|#readLine|#onLine|#onStatusLine|#onHeader|#onHeadEnd|#framing) /],
+  ["the request and the check's own code", /^(probe|runCheck|send\d*|request|evaluate\w*|#take|#settle) /],
   ["timers and scheduler", /processTimers|listOnTimeout|^#(fire|due|start) |scheduler/],
   ["module loading", /esm\/|cjs\/loader|bootstrap\/realm/],
 ];

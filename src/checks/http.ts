@@ -170,7 +170,7 @@ interface Hooks {
 function send(url: URL, method: string, headers: Record<string, string>, body: string | null, check: CheckRequest, hooks: Hooks): Promise<Answer> {
   const secure = url.protocol === "https:";
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const port = Number(url.port) || (secure ? 443 : 80);
+  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
   const socket = hooks.open(() =>
     secure ? tlsConnect({ host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: check.verifyTls }) : netConnect({ host, port }),
   );
