@@ -35,25 +35,21 @@ const tlsCodes = new Set([
   "EPROTO",
 ]);
 
-export interface RootCause {
+interface RootCause {
   readonly code?: string;
-  readonly name?: string;
   readonly message: string;
 }
 
 /**
- * The failure of reaching `where` (host:port) while `stage`. `own` classifies what only one kind of check
- * throws (a reader's own codes, say) before the common causes are tried.
+ * The failure of reaching `where` (host:port) while `stage`, from what the socket, the resolver or TLS threw.
  */
-export function classify(error: unknown, host: string, where: string, stage: string, own?: (root: RootCause) => CheckFailure | undefined): CheckFailure {
+export function classify(error: unknown, host: string, where: string, stage: string): CheckFailure {
   if (error instanceof CheckFailure) return error;
   const root = rootCause(error);
   const code = root.code ?? "";
   if (shortages.has(code)) {
     return new CheckFailure("internal", `the daemon could not make the check: ${code} (${root.message}); raise its limits (LimitNOFILE=, ulimit -n) or lower --max-in-flight`, null, code);
   }
-  const specific = own?.(root);
-  if (specific) return specific;
   if (["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA"].includes(code)) {
     return new CheckFailure("dns", `could not resolve ${host} (${code})`);
   }
@@ -70,7 +66,6 @@ export function classify(error: unknown, host: string, where: string, stage: str
 
 interface Cause {
   code?: string;
-  name?: string;
   message?: string;
   cause?: unknown;
   errors?: unknown[];
@@ -84,7 +79,7 @@ function rootCause(error: unknown): RootCause {
     current = (current.errors?.[0] ?? current.cause) as Cause | undefined;
   }
   const e = error as Cause | undefined;
-  return { name: e?.name, message: e?.message ?? String(error) };
+  return { message: e?.message ?? String(error) };
 }
 
 export const round = (ms: number) => Math.round(ms * 10) / 10;
