@@ -93,6 +93,7 @@ test("what is not HTTP, or breaks a bound, is refused at once with a code the co
   assert.match(refused("THIS IS NOT HTTP\r\n\r\n"), /^HEALTHD_INVALID_ANSWER: the status line is not HTTP\/1\.x: "THIS IS NOT HTTP"$/);
   assert.match(refused("HTTP/2 200\r\n\r\n"), /^HEALTHD_INVALID_ANSWER: the status line/);
   assert.match(refused("HTTP/1.1 099 Low\r\n\r\n"), /^HEALTHD_INVALID_ANSWER: the status line has no valid status/);
+  assert.equal(refused("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\r\n\x81\x05hello"), "HEALTHD_INVALID_ANSWER: 101 Switching Protocols to a request that asked for no upgrade");
   assert.match(refused("HTTP/1.1 200 OK\r\nno colon here\r\n\r\n"), /^HEALTHD_INVALID_ANSWER: a header line has no valid name/);
   assert.match(refused("HTTP/1.1 200 OK\r\n folded: x\r\n\r\n"), /^HEALTHD_INVALID_ANSWER: a header line has no valid name/);
   assert.match(refused("HTTP/1.1 200 OK\r\nx-a: b\rc\r\n\r\n"), /^HEALTHD_INVALID_ANSWER: header x-a holds a control character$/);

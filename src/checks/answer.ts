@@ -217,6 +217,10 @@ export class AnswerReader {
   #onHeadEnd(): void {
     const status = this.#status;
     const headers = this.#headers;
+    if (status === 101) {
+      // What follows a switch is another protocol, which a check never asks for (it sends no Upgrade).
+      throw new AnswerError("HEALTHD_INVALID_ANSWER", "101 Switching Protocols to a request that asked for no upgrade");
+    }
     if (status < 200) {
       // An interim answer (100 Continue, 103 Early Hints): the final one follows, with bounds of its own.
       this.#status = this.#headBytes = this.#headerLines = this.#locations = 0;
