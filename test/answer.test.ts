@@ -5,11 +5,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { AnswerReader, type Head, type HeadLimits } from "../src/checks/answer.ts";
-import { runCheck, type CheckRequest } from "../src/checks/http.ts";
-import { rawTarget } from "./support/targets.ts";
+import { runCheck } from "../src/checks/http.ts";
+import { httpCheck as check, rawTarget } from "./support/targets.ts";
 
 interface Read {
-  readonly head?: { status: number; headers: Record<string, string>; location: string | undefined };
+  readonly head?: Head;
   readonly body: string;
   readonly ended: boolean;
   readonly error?: string;
@@ -133,18 +133,6 @@ test("stop() ends reading: nothing more is handed over, not even the end", () =>
   reader.push(Buffer.from("cd"));
   reader.close();
   assert.deepEqual([data, ended, reader.complete], [1, false, true]);
-});
-
-const check = (url: string, more: Partial<CheckRequest> = {}): CheckRequest => ({
-  url,
-  method: "GET",
-  headers: {},
-  body: null,
-  timeoutMs: 2000,
-  followRedirects: true,
-  verifyTls: true,
-  expect: [{ status: "2xx" }],
-  ...more,
 });
 
 test("the request a check sends: its line, host, agent, encodings, connection: close, and a length for its body", async (t) => {

@@ -1,22 +1,10 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { test } from "node:test";
-import { runCheck, type CheckRequest } from "../src/checks/http.ts";
+import { runCheck } from "../src/checks/http.ts";
 import { expired, selfSigned } from "./support/certs.ts";
-import { httpsTarget, httpTarget, notTlsUrl, refusedUrl, silentTlsUrl } from "./support/targets.ts";
+import { httpCheck as check, httpsTarget, httpTarget, notTlsUrl, refusedUrl, silentTlsUrl } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
-
-const check = (url: string, more: Partial<CheckRequest> = {}): CheckRequest => ({
-  url,
-  method: "GET",
-  headers: {},
-  body: null,
-  timeoutMs: 2000,
-  followRedirects: true,
-  verifyTls: true,
-  expect: [{ status: "2xx" }],
-  ...more,
-});
 
 test("a passing check reports status, latency and the alternative that held", async (t) => {
   const target = await httpTarget(t);

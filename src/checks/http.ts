@@ -144,10 +144,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
 const utf8 = new TextDecoder("utf-8");
 
 /** One hop of a check: the answer's status and head, and its body unless it is a redirect the check follows. */
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly location: string | undefined;
+interface Answer extends Head {
   /** The body, decompressed; null for a redirect the check follows (not read). */
   readonly body: Buffer | null;
   /** When the server's certificate expires (Unix ms), or null over plain HTTP. */

@@ -8,6 +8,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import type { TestContext } from "node:test";
 import { gzipSync } from "node:zlib";
+import type { CheckRequest } from "../../src/checks/http.ts";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -18,6 +19,19 @@ export interface Target {
 
 const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
 const json = { status: "up", version: "1.2.3", load: 0.5, checks: [{ name: "db", ok: true }], "content-type": "x" };
+
+/** An HTTP check of `url` as the controller takes it: a GET expecting 2xx within 2 s, unless `more` says otherwise. */
+export const httpCheck = (url: string, more: Partial<CheckRequest> = {}): CheckRequest => ({
+  url,
+  method: "GET",
+  headers: {},
+  body: null,
+  timeoutMs: 2000,
+  followRedirects: true,
+  verifyTls: true,
+  expect: [{ status: "2xx" }],
+  ...more,
+});
 
 /** What the standard target answers, by path. */
 export const routes: Record<string, Handler> = {
