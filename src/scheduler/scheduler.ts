@@ -11,10 +11,12 @@
  * which name a time, never early): two runs of a service are never closer than nine tenths of its interval,
  * nothing starts late for it, and at two-second resolution the spread over an interval is unchanged. At 100
  * services at 20 s, two seconds rather than one carry 12 checks a wake-up rather than 6, for 14 to 32 % less
- * CPU a check (docs/benchmarks.md). A service new to this scheduler (handed over from another node, say) runs no sooner
- * than half an interval after its last check, which another node may have started early, and never at a
- * planned time within the early window from now: the node it comes from, stopping, may have started that run
- * early and been stopped before storing it (an interrupted check is not stored).
+ * CPU a check (docs/benchmarks.md).
+ *
+ * A service new to this scheduler (handed over from another node, say) runs no sooner than half an interval
+ * after its last check, which another node may have started early, and never at a planned time within the
+ * early window from now: the node it comes from, stopping, may have started that run early and been stopped
+ * before storing it (an interrupted check is not stored).
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
