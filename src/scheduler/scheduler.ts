@@ -5,8 +5,9 @@
  * free slot, and its lag shows it).
  *
  * A wake-up also starts the runs planned soon after, up to `batchSize` of them, a little early: at everyday
- * loads what a wake-up costs (the timer, cold caches, and the write batch its checks' results share) is most
- * of what a check costs, and checks started together share their turns of the event loop and one transaction.
+ * loads what a wake-up costs (the timer, the caches it finds cold, the write batch its checks' results share)
+ * is a large part of what a check costs, and checks started together share their turns of the event loop and
+ * one transaction.
  * A run starts at most a tenth of its interval early, and at most `batchWindowMs`, two seconds (cron runs,
  * which name a time, never early): two runs of a service are never closer than nine tenths of its interval,
  * nothing starts late for it, and at two-second resolution the spread over an interval is unchanged. At 100
