@@ -98,6 +98,18 @@ test("gzip bodies are decoded; a corrupt one fails with kind body", async (t) =>
   assert.match(bad.error!, /could not be decompressed/);
 });
 
+test("a body of many reads is read whole, plain, compressed and over TLS", async (t) => {
+  const target = await httpTarget(t);
+  const secure = await httpsTarget(t, selfSigned(tempDir(t), 10));
+  const expect = [{ json: { path: "$.last", equals: 3999 } }, { json: { path: "$.items[2999].i", equals: 2999 } }];
+  for (const url of [`${target.url}/large`, `${target.url}/large-gzip`, `${secure.url}/large`]) {
+    for (const alternative of expect) {
+      const result = await runCheck(check(url, { verifyTls: false, expect: [alternative] }));
+      assert.equal(result.ok, true, `${url}: ${result.error}`);
+    }
+  }
+});
+
 test("redirects are followed up to 10; a loop or more fail with kind redirect", async (t) => {
   const target = await httpTarget(t);
   assert.equal((await runCheck(check(`${target.url}/hops/10`, { expect: [{ bodyContains: "arrived" }] }))).ok, true);

@@ -34,6 +34,7 @@ export interface Head {
 export interface AnswerEvents {
   /** Answers whether the body is wanted; if not, reading stops here (a redirect the check follows). */
   head(head: Head): boolean;
+  /** A piece of the body: a view of the connection's read buffer, valid only during the call. */
   data(chunk: Buffer): void;
   end(): void;
 }
@@ -86,7 +87,7 @@ export class AnswerReader {
     return this.#state === "done";
   }
 
-  /** Reads `chunk`; throws an AnswerError at the first byte that breaks HTTP or a bound. */
+  /** Reads `chunk`, keeping nothing of it but copies; throws an AnswerError at the first byte that breaks HTTP or a bound. */
   push(chunk: Buffer): void {
     let at = 0;
     while (at < chunk.length) {

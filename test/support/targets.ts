@@ -19,6 +19,9 @@ export interface Target {
 
 const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
 const json = { status: "up", version: "1.2.3", load: 0.5, checks: [{ name: "db", ok: true }], "content-type": "x" };
+// A body several times a connection's read buffer (64 KiB), every item different: one read overwriting another
+// shows as JSON that does not parse or an item out of place.
+const large = JSON.stringify({ items: Array.from({ length: 4000 }, (_, i) => ({ i, pad: `${i}`.padStart(60, "-") })), last: 3999 });
 
 /** An HTTP check of `url` as the controller takes it: a GET expecting 2xx within 2 s, unless `more` says otherwise. */
 export const httpCheck = (url: string, more: Partial<CheckRequest> = {}): CheckRequest => ({
@@ -92,6 +95,14 @@ export const routes: Record<string, Handler> = {
     res.on("close", () => clearInterval(timer));
   },
   "/big": (_req, res) => res.end(Buffer.alloc(2 * 1024 * 1024, "b")),
+  "/large": (_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(large);
+  },
+  "/large-gzip": (_req, res) => {
+    res.writeHead(200, { "content-encoding": "gzip", "content-type": "application/json" });
+    res.end(gzipSync(large));
+  },
   "/gzip": (_req, res) => {
     res.writeHead(200, { "content-encoding": "gzip", "content-type": "application/json" });
     res.end(gzipSync(JSON.stringify(json)));
