@@ -73,6 +73,29 @@ for (const engine of engines) {
     assert.equal((await d.api("GET", "/services/s/zzz/stats")).status, 404);
   });
 
+  test(`${engine}: a batch of 45 results for 45 services stores each as its own entry and state (SQLite writes it in two statements)`, async (t) => {
+    const d = await testDaemon(t, { engine });
+    const ids = Array.from({ length: 45 }, (_, i) => `svc-${i}`);
+    await d.api("PUT", "/services/s", { services: ids.map((id) => ({ id, check: { url: "http://127.0.0.1:9/", intervalSeconds: 86400 } })) });
+    const keys = await Promise.all(ids.map(async (id) => (await d.store.findService("s", id)).key!));
+    const now = Date.now();
+    const runs = keys.map((serviceKey, i) => ({
+      serviceKey,
+      outcome: { ok: true as const, status: 200, latencyMs: 100 + i, matched: 0, errorKind: null, error: null, checkedAt: now },
+    }));
+    const recorded = await d.store.recordResults(runs, now);
+    const rows = await rawQuery(d.store, "SELECT id, service_key, latency_ms FROM health_check_data_entries");
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    assert.equal(byId.size, 45);
+    recorded.forEach((r, i) => {
+      const row = byId.get(r!.entry!.id)!;
+      assert.deepEqual([Number(row.service_key), Number(row.latency_ms)], [keys[i], 100 + i], `run ${i}`);
+    });
+    const states = await rawQuery(d.store, "SELECT service_key, last_entry_id FROM service_states");
+    assert.equal(states.length, 45);
+    for (const state of states) assert.equal(Number(byId.get(Number(state.last_entry_id))!.service_key), Number(state.service_key));
+  });
+
   test(`${engine}: the daemon's own checks feed the rollups`, async (t) => {
     const target = await httpTarget(t);
     const d = await testDaemon(t, { engine });

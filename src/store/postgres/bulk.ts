@@ -3,9 +3,10 @@
  * value, which it parses, binds and plans several times faster than a VALUES list of hundreds of rows; one
  * text for every row count.
  */
-import type { BulkDialect } from "../queries/bulk.ts";
+import { chunkSize, type BulkDialect } from "../queries/bulk.ts";
 
 export const postgresBulk: BulkDialect = {
+  take: (left) => Math.min(left, chunkSize),
   shape: () => "unnest",
   values: (spec) => `SELECT * FROM unnest(${spec.columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})`,
   parameters: (spec, rows) => spec.columns.map((_, i) => arrayLiteral(rows, i)),

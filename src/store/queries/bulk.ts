@@ -21,6 +21,8 @@ export const chunkSize = 1000;
 
 /** How an engine writes a chunk of rows: the statement for `count` rows (kept per shape), and its parameters. */
 export interface BulkDialect {
+  /** How many of the `left` rows to write the next statement takes (at most chunkSize). */
+  take(left: number): number;
   /** A name for the statement's text among the texts of one spec: the same for every count where the text is. */
   shape(count: number): string;
   values(spec: BulkInsert<keyof Tables>, count: number): string;
@@ -31,7 +33,7 @@ const quote = (name: string) => `"${name}"`;
 const texts = new WeakMap<object, Map<string, string>>();
 
 /**
- * Insert `rows` (each the values of `spec.columns`, in order), a statement per thousand; answers the
+ * Insert `rows` (each the values of `spec.columns`, in order), in statements of the sizes the dialect takes; answers the
  * RETURNING rows in row order (both engines answer a multi-row insert's in the order of its rows).
  */
 export async function bulkInsert<T extends keyof Tables, R>(
@@ -41,8 +43,10 @@ export async function bulkInsert<T extends keyof Tables, R>(
   rows: readonly (readonly unknown[])[],
 ): Promise<R[]> {
   const returned: R[] = [];
-  for (let i = 0; i < rows.length; i += chunkSize) {
-    const chunk = rows.length <= chunkSize ? rows : rows.slice(i, i + chunkSize);
+  for (let i = 0; i < rows.length; ) {
+    const count = dialect.take(rows.length - i);
+    const chunk = count === rows.length ? rows : rows.slice(i, i + count);
+    i += count;
     const general = spec as unknown as BulkInsert<keyof Tables>;
     let cache = texts.get(spec);
     if (!cache) texts.set(spec, (cache = new Map()));
