@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { readFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
 import { defaults, parseHttpUrl, parseName, parsePort, parsePositiveInt, parseTopic, UsageError } from "../config.ts";
 import type { Bootstrap } from "../domains/rdap.ts";
 import { createLogger } from "../log.ts";
@@ -145,6 +146,7 @@ Examples:
         process.once("SIGINT", () => resolve("SIGINT"));
         process.once("SIGTERM", () => resolve("SIGTERM"));
       });
+      keepChecksYoung();
       const { startDaemon } = await import("../daemon.ts"); // the daemon's modules load only for serve
       const daemon = await startDaemon({
         db: flags.db,
@@ -226,4 +228,17 @@ function readToken(flags: ServeFlags): string | undefined {
     );
   }
   return token;
+}
+
+/**
+ * V8 decides, for each object literal in the code, to allocate its objects in the old generation once nearly
+ * all of them outlive a scavenge, and does not go back. A check's objects all do whenever many checks are in
+ * flight at once (a thousand services added together, a site that stops answering); from then on the
+ * literals of every check, in the old generation, hold the rest of its objects (socket, reader, closures)
+ * through each scavenge until a full collection: 5 kB promoted a check instead of 0.8, and an old generation
+ * grown to match (docs/benchmarks.md). The daemon turns that decision off before its code runs; V8 reads the
+ * flag at each collection, and nothing else changes.
+ */
+function keepChecksYoung(): void {
+  setFlagsFromString("--no-allocation-site-pretenuring");
 }
