@@ -146,8 +146,8 @@ const utf8 = new TextDecoder("utf-8");
 /**
  * Every check's connection reads into this one buffer (the `onread` of net and of tls, which takes it too),
  * and the reader copies what it keeps before the next read. Without it Node mallocs 64 KiB a read and shrinks
- * it to what came, and a check's buffers are freed only by a major collection: at 10,000 services malloc's
- * heap fragmented and RSS was 380 to 430 MB against 330 to 350 with the shared buffer (docs/benchmarks.md).
+ * it to what came, freed when a collection finds its buffer dead: at 10,000 services malloc's heap was 96 to
+ * 105 MB against 76 to 80 with the shared buffer (docs/benchmarks.md).
  */
 const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
