@@ -87,6 +87,26 @@ test("tcp: send writes its text (escapes read as such) and the answer is the ban
   assert.ok(Date.now() - started < 2000, "it ended at its timeout");
 });
 
+test("tcp: a banner in several reads is read whole, a character split between two of them too", async (t) => {
+  // "café" ends in two bytes (C3 A9): the server sends the first with the greeting and the rest once the
+  // check has written, so that they come as two reads.
+  const greeting = Buffer.from("220 café ready\r\n");
+  const split = greeting.indexOf(0xa9);
+  const server = createServer((socket) => {
+    socket.write(greeting.subarray(0, split));
+    socket.once("data", () => socket.write(greeting.subarray(split)));
+    socket.on("error", () => {});
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  const port = (server.address() as { port: number }).port;
+  const read = await runTcpCheck(tcp(port, { send: "GO\\r\\n", expect: [{ banner: { contains: "café ready" } }] }));
+  assert.deepEqual([read.ok, read.error], [true, null]);
+  const wrong = await runTcpCheck(tcp(port, { send: "GO\\r\\n", timeoutMs: 300, expect: [{ banner: { contains: "cafe" } }] }));
+  assert.equal(wrong.error, 'banner "220 café ready\\r\\n" was expected to contain "cafe"');
+});
+
 test("tcp over TLS: the handshake, the certificate's days and verification", async (t) => {
   const cert = selfSigned(tempDir(t), 30);
   const server = createTlsServer(cert, (socket) => socket.end("hello over tls\n"));

@@ -6,11 +6,12 @@
 import { randomInt } from "node:crypto";
 import { createSocket } from "node:dgram";
 import { getServers } from "node:dns";
-import { connect, isIP } from "node:net";
+import { isIP } from "node:net";
 import dnsPacket, { type Answer, type DecodedPacket } from "dns-packet";
 import { systemClock } from "../clock.ts";
 import type { DnsCheck, Outcome } from "../model.ts";
 import { parseServer } from "../schema/dns.ts";
+import { connect } from "./connect.ts";
 import { firstHolding, latencyCondition, quote, tooSlow, type Condition, type Verdict } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
@@ -127,21 +128,22 @@ async function askUdp(server: Server, message: Buffer, id: number, deadline: Dea
 
 /** Ask over TCP (two bytes of length before each message). */
 async function askTcp(server: Server, message: Buffer, id: number, deadline: Deadline): Promise<Reply> {
-  const socket = connect({ host: server.host, port: server.port });
+  let take = (_view: Buffer): void => {};
+  const socket = connect({ host: server.host, port: server.port, tls: false, verifyTls: false }, () => take);
   try {
     return await deadline.until(
       new Promise<Reply>((resolve, reject) => {
         let received = Buffer.alloc(0);
         socket.on("error", reject);
         socket.on("connect", () => socket.write(message));
-        socket.on("data", (chunk: Buffer) => {
-          received = Buffer.concat([received, chunk]);
+        take = (view) => {
+          received = Buffer.concat([received, view]); // a copy: the view is of a buffer the next read overwrites
           if (received.length > 65_537) return reject(new CheckFailure("answer", `${server.host} sent more over TCP than a DNS message can hold`));
           if (received.length < 2 || received.length < 2 + received.readUInt16BE(0)) return;
           const read = readReply(received.subarray(2, 2 + received.readUInt16BE(0)), id);
           if (typeof read === "string") reject(new CheckFailure("answer", read === "truncated" ? "the answer over TCP was truncated too" : read));
           else resolve(read);
-        });
+        };
         socket.on("end", () => reject(new CheckFailure("answer", "the server closed the TCP connection without a whole answer")));
       }),
     );

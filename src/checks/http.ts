@@ -5,14 +5,15 @@
  * measures what a new visitor meets (DNS, connect, TLS, first byte, body) and a stale keep-alive socket can
  * never hide an outage. One deadline, `timeoutMs`, covers the whole exchange: every redirect and the body.
  */
-import { connect as netConnect, isIP, type OnReadOpts, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { Transform } from "node:stream";
-import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from "node:tls";
+import type { TLSSocket } from "node:tls";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { systemClock, type Clock } from "../clock.ts";
 import type { HttpCheck, Outcome } from "../model.ts";
 import { version } from "../version.ts";
 import { AnswerError, AnswerReader, type AnswerEvents, type Head } from "./answer.ts";
+import { certExpiry, connect } from "./connect.ts";
 import { evaluate } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 
@@ -143,14 +144,6 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
 
 const utf8 = new TextDecoder("utf-8");
 
-/**
- * Every check's connection reads into this one buffer (the `onread` of net and of tls, which takes it too),
- * and the reader copies what it keeps before the next read. Without it Node mallocs 64 KiB a read and shrinks
- * it to what came, freed when a collection finds its buffer dead: at 10,000 services malloc's heap was 96 to
- * 105 MB against 76 to 80 with the shared buffer (docs/benchmarks.md).
- */
-const readBuffer = Buffer.allocUnsafe(64 * 1024);
-
 /** One hop of a check: the answer's status and head, and its body unless it is a redirect the check follows. */
 interface Answer extends Head {
   /** The body, decompressed; null for a redirect the check follows (not read). */
@@ -177,9 +170,7 @@ function send(url: URL, method: string, headers: Record<string, string>, body: s
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
   let onData = (_chunk: Buffer): void => {}; // the reader's, once it exists
-  const callback = (bytes: number, buffer: Uint8Array) => (onData((buffer as Buffer).subarray(0, bytes)), true);
-  const onread = { buffer: readBuffer, callback };
-  const socket = hooks.open(() => (secure ? tlsConnect(tlsOptions(host, port, check.verifyTls, onread)) : netConnect({ host, port, onread })));
+  const socket = hooks.open(() => connect({ host, port, tls: secure, verifyTls: check.verifyTls }, () => onData));
   return new Promise<Answer>((resolve, reject) => {
     let certValidTo: number | null = null;
     const answer = new BodyReader(hooks, socket, (head, read) => resolve({ ...head, body: read, certValidTo }), reject);
@@ -196,12 +187,7 @@ function send(url: URL, method: string, headers: Record<string, string>, body: s
       }
     };
     socket.once(secure ? "secureConnect" : "connect", () => {
-      if (secure) {
-        // OpenSSL prints "Bad time value" for a date it cannot read: no expiry then, rather than NaN, which
-        // PostgreSQL's bigint refuses.
-        const validTo = Date.parse((socket as TLSSocket).getPeerCertificate().valid_to ?? "");
-        certValidTo = Number.isFinite(validTo) ? validTo : null;
-      }
+      if (secure) certValidTo = certExpiry(socket as TLSSocket);
       hooks.onStage("waiting for the response");
       socket.write(request(url, method, headers, body));
     });
@@ -219,11 +205,6 @@ function send(url: URL, method: string, headers: Record<string, string>, body: s
       if (!reader.complete) fail(new AnswerError("HEALTHD_CLOSED_EARLY", "the connection closed before the answer was complete"));
     });
   }).finally(() => socket.destroy());
-}
-
-/** A TLS connection's options: tls takes `onread` as net does, which @types/node does not say. */
-function tlsOptions(host: string, port: number, verify: boolean, onread: OnReadOpts): ConnectionOptions {
-  return { host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: verify, onread } as ConnectionOptions;
 }
 
 /** The request's bytes: its head in Latin-1 (the most a field value may hold), its body in UTF-8. */

@@ -2,10 +2,12 @@
  * A TCP check: connect (over TLS when asked), write `send` if any, read a banner while an alternative waits for
  * one, and judge. One deadline, `timeoutMs`, covers it all. What it judges is pure (evaluateTcp).
  */
-import { connect as connectPlain, isIP, type Socket } from "node:net";
-import { connect as connectTls, type TLSSocket } from "node:tls";
+import type { Socket } from "node:net";
+import { StringDecoder } from "node:string_decoder";
+import type { TLSSocket } from "node:tls";
 import { systemClock } from "../clock.ts";
 import type { ErrorKind, Outcome, TcpCheck } from "../model.ts";
+import { certExpiry, connect } from "./connect.ts";
 import { certCondition, firstHolding, latencyCondition, quote, tooSlow, type Condition, type Verdict } from "./expect.ts";
 import type { ControllerOptions } from "./http.ts";
 import { classify, printable, round } from "./failure.ts";
@@ -33,8 +35,8 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
   const checkedAt = clock.now();
   const started = clock.monotonic();
   const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
-  const wantsBanner = check.expect.some((a) => a.banner !== undefined);
-  let socket: Socket | TLSSocket | undefined;
+  const banner = check.expect.some((a) => a.banner !== undefined) ? new BannerReader() : undefined;
+  let socket: Socket | undefined;
   let stage = "connecting";
   let timer: NodeJS.Timeout | undefined;
   let stop = () => {};
@@ -48,11 +50,9 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
       timer = setTimeout(stop, check.timeoutMs);
       options.signal?.addEventListener("abort", stop, { once: true });
     });
-    const opened = new Promise<Socket | TLSSocket>((resolve, reject) => {
-      const s = check.tls
-        ? connectTls({ host: check.host, port: check.port, servername: isIP(check.host) ? undefined : check.host, rejectUnauthorized: check.verifyTls })
-        : connectPlain({ host: check.host, port: check.port });
-      socket = s;
+    const opened = new Promise<Socket>((resolve, reject) => {
+      const s = (socket = connect(check, () => banner?.take ?? drop));
+      banner?.watch(s);
       s.once(check.tls ? "secureConnect" : "connect", () => resolve(s));
       s.once("error", reject);
     });
@@ -62,14 +62,13 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
     const connectedMs = clock.monotonic() - started;
     const certValidTo = check.tls ? certExpiry(first as TLSSocket) : null;
     if (check.send !== null) first.write(unescape(check.send));
-    let banner = "";
-    let timedOut = false;
-    if (wantsBanner) {
+    let read = { text: "", timedOut: false };
+    if (banner) {
       stage = "reading the banner";
-      banner = await readBanner(first, check.expect, ended).then((read) => ((timedOut = read.timedOut), read.text));
+      read = await banner.until((text) => check.expect.some((a) => a.banner !== undefined && bannerHolds(a.banner, text) === true), ended);
     }
-    const latencyMs = round(wantsBanner ? clock.monotonic() - started : connectedMs);
-    const verdict = evaluateTcp(check.expect, { banner, latencyMs, certValidTo, checkedAt, timedOut });
+    const latencyMs = round(banner ? clock.monotonic() - started : connectedMs);
+    const verdict = evaluateTcp(check.expect, { banner: read.text, latencyMs, certValidTo, checkedAt, timedOut: read.timedOut });
     const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
     return verdict.ok
       ? { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
@@ -84,25 +83,49 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
   }
 }
 
-/** Read what the server sends until an alternative's banner holds, 4 KiB came, the server closed, or the deadline. */
-function readBanner(socket: Socket, expect: TcpRequest["expect"], ended: Promise<"timeout">): Promise<{ text: string; timedOut: boolean }> {
-  return new Promise((resolve) => {
-    let text = "";
-    const done = (timedOut: boolean) => {
-      socket.off("data", onData);
-      resolve({ text, timedOut });
+const drop = (_view: Buffer) => {};
+
+/**
+ * What a server sends, from the moment its connection opens (a greeting may come with the TLS handshake, before
+ * the check waits for it), decoded as it comes (a character split between two reads is decoded whole), up to
+ * 4 KiB.
+ */
+class BannerReader {
+  #text = "";
+  /** The server closed, or 4 KiB came: nothing more will be read. */
+  #over = false;
+  readonly #utf8 = new StringDecoder("utf8");
+  #changed = () => {};
+
+  /** Takes a read: a view of the shared buffer, decoded at once. */
+  readonly take = (view: Buffer): void => {
+    if (this.#over) return;
+    this.#text = (this.#text + this.#utf8.write(view)).slice(0, bannerBytes);
+    this.#over = this.#text.length >= bannerBytes;
+    this.#changed();
+  };
+
+  /** The banner is what came before the connection ends. */
+  watch(socket: Socket): void {
+    const over = () => {
+      this.#over = true;
+      this.#changed();
     };
-    const onData = (chunk: Buffer) => {
-      text = (text + chunk.toString("utf8")).slice(0, bannerBytes);
-      const held = expect.some((a) => a.banner !== undefined && bannerHolds(a.banner, text) === true);
-      if (held || text.length >= bannerBytes) done(false);
-    };
-    socket.on("data", onData);
-    socket.once("end", () => done(false));
-    socket.once("close", () => done(false));
-    socket.on("error", () => done(false));
-    void ended.then(() => done(true));
-  });
+    socket.once("end", over);
+    socket.once("close", over);
+    socket.on("error", over);
+  }
+
+  /** What came once `holds` it, the server closed or 4 KiB came; else what came by the deadline. */
+  until(holds: (text: string) => boolean, ended: Promise<"timeout">): Promise<{ text: string; timedOut: boolean }> {
+    return new Promise((resolve) => {
+      this.#changed = () => {
+        if (this.#over || holds(this.#text)) resolve({ text: this.#text, timedOut: false });
+      };
+      this.#changed();
+      void ended.then(() => resolve({ text: this.#text, timedOut: true }));
+    });
+  }
 }
 
 type Banner = NonNullable<TcpRequest["expect"][number]["banner"]>;
@@ -137,12 +160,6 @@ function conditionsOf(a: TcpRequest["expect"][number]): Condition<TcpObservation
   }
   built.set(a, list);
   return list;
-}
-
-function certExpiry(socket: TLSSocket): number | null {
-  const validTo = socket.getPeerCertificate()?.valid_to;
-  const ms = validTo ? Date.parse(validTo) : NaN;
-  return Number.isNaN(ms) ? null : ms;
 }
 
 /** `send` as written: \r \n \t and \\ read as the characters they name (JSON has decoded them already). */
