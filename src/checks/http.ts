@@ -168,7 +168,7 @@ interface Hooks {
 function send(url: URL, method: string, headers: Record<string, string>, body: string | null, check: CheckRequest, hooks: Hooks): Promise<Answer> {
   const secure = url.protocol === "https:";
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
+  const port = portOf(url);
   let onData = (_chunk: Buffer): void => {}; // the reader's, once it exists
   const socket = hooks.open(() => connect({ host, port, tls: secure, verifyTls: check.verifyTls }, () => onData));
   return new Promise<Answer>((resolve, reject) => {
@@ -323,9 +323,12 @@ function decoderFor(encoding: string): Transform | undefined {
   return undefined;
 }
 
+/** The port a URL names, or its scheme's. */
+const portOf = (url: URL) => (url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port));
+
 /** Turn what the reader, the socket or TLS threw into an error kind and a sentence a sysadmin can act on. */
 function classifyHttp(error: unknown, url: URL, stage: Stage): CheckFailure {
-  const where = `${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+  const where = `${url.hostname}:${portOf(url)}`;
   if (!(error instanceof AnswerError)) return classify(error, url.hostname, where, stage);
   switch (error.code) {
     case "HEALTHD_HEAD_TOO_LARGE":
