@@ -39,30 +39,38 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
       return "deleted";
     }
   };
+  // The transaction's own statements, prepared once on the raw connection. Through Kysely each was built,
+  // compiled and handed through its connection provider again for every batch of results: cold code that a
+  // daemon with 100 services runs about once a second, and so for minutes interpreted.
+  const begin = sqlite.prepare("BEGIN IMMEDIATE");
+  const commit = sqlite.prepare("COMMIT");
+  const rollback = sqlite.prepare("ROLLBACK");
+  // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves it)
+  // but for those of writeAside, and data_version (moves with every commit of another connection).
+  const counts = sqlite.prepare("SELECT total_changes(), data_version FROM pragma_data_version").raw(true);
+  const changes = () => {
+    const [rows, version] = counts.get() as [number, number];
+    return { rows, version };
+  };
+  // Each runs inside write's callback, which holds Kysely's one connection: no other statement runs between.
   const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>, urgent = true) =>
     db.connection().execute(async (conn) => {
       // A write to a file nobody can open any more would be lost: refuse it ("not now"), so that a PUT is 503
       // and results wait, rather than answer 201 for nothing.
       const lost = gone();
       if (lost) throw new StoreUnavailable(`the database file ${path} was ${lost === "deleted" ? "deleted" : "replaced by another file"}`, `FILE_${lost.toUpperCase()}`);
-      await sql`begin immediate`.execute(conn);
+      guard.check(); // the look every statement outside a transaction takes (connection.ts)
+      begin.run();
       try {
         const result = await fn(conn);
-        await sql`commit`.execute(conn);
+        commit.run();
         checkpointer?.written(urgent);
         return result;
       } catch (error) {
-        if (sqlite.inTransaction) await sql`rollback`.execute(conn);
+        if (sqlite.inTransaction) rollback.run();
         throw error;
       }
     });
-  // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves it)
-  // but for those of writeAside, and data_version (moves with every commit of another connection).
-  const changes = async (trx: Kysely<Tables>) => {
-    const query = sql<{ changes: number; version: number }>`select total_changes() as changes, data_version as version from pragma_data_version`;
-    const { rows } = await query.execute(trx);
-    return rows[0]!;
-  };
   let aside = 0;
   return {
     engine: "sqlite",
@@ -73,9 +81,9 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     // Counted inside the transaction, which holds the connection: no other statement runs between the two counts.
     writeAside: (fn) =>
       write(async (trx) => {
-        const before = (await changes(trx)).changes;
+        const before = changes().rows;
         const result = await fn(trx);
-        aside += (await changes(trx)).changes - before;
+        aside += changes().rows - before;
         return result;
       }, false),
     // BEGIN IMMEDIATE took the write lock: no other transaction of any process writes beside this one.
@@ -86,8 +94,8 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     bulkInsert: (trx, spec, rows) => bulkInsert(trx, sqliteBulk, spec, rows),
     // A rowid key takes the largest one plus one: nothing to follow.
     followIdentity: async () => {},
-    changeMark: async (trx) => {
-      const { changes: rows, version } = await changes(trx);
+    changeMark: async () => {
+      const { rows, version } = changes();
       return `${rows - aside}:${version}`;
     },
     unavailable(error) {
