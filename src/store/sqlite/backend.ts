@@ -40,19 +40,22 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     }
   };
   // The transaction's own statements, prepared once on the raw connection. Through Kysely each was built,
-  // compiled and handed through its connection provider again for every batch of results: cold code that a
-  // daemon with 100 services runs about once a second, and so for minutes interpreted.
+  // compiled and handed through its connection provider again for every batch of results: code that a daemon
+  // with 100 services runs about once a second, and so for minutes unoptimized. They run inside write's
+  // callback, which holds Kysely's one connection: no other statement runs between them.
   const begin = sqlite.prepare("BEGIN IMMEDIATE");
   const commit = sqlite.prepare("COMMIT");
   const rollback = sqlite.prepare("ROLLBACK");
   // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves it)
-  // but for those of writeAside, and data_version (moves with every commit of another connection).
-  const counts = sqlite.prepare("SELECT total_changes(), data_version FROM pragma_data_version").raw(true);
+  // but for those of writeAside, and data_version (moves with every commit of another connection). Prepared
+  // at its first use, inside a transaction: preparing it reads the schema, and the file is touched only after
+  // the guard's look (shm-guard.ts); the transaction statements above read nothing.
+  let counts: Database.Statement | undefined;
   const changes = () => {
+    counts ??= sqlite.prepare("SELECT total_changes(), data_version FROM pragma_data_version").raw(true);
     const [rows, version] = counts.get() as [number, number];
     return { rows, version };
   };
-  // Each runs inside write's callback, which holds Kysely's one connection: no other statement runs between.
   const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>, urgent = true) =>
     db.connection().execute(async (conn) => {
       // A write to a file nobody can open any more would be lost: refuse it ("not now"), so that a PUT is 503
