@@ -48,8 +48,8 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   const rollback = sqlite.prepare("ROLLBACK");
   // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves it)
   // but for those of writeAside, and data_version (moves with every commit of another connection). Prepared
-  // at its first use, inside a transaction: preparing it reads the schema, and the file is touched only after
-  // the guard's look (shm-guard.ts); the transaction statements above read nothing.
+  // at its first use, which always follows the guard's look (shm-guard.ts): preparing it reads the schema, and
+  // nothing touches the file before that look. The transaction statements above read nothing.
   let counts: Database.Statement | undefined;
   const changes = () => {
     counts ??= sqlite.prepare("SELECT total_changes(), data_version FROM pragma_data_version").raw(true);
@@ -110,17 +110,17 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
       // One daemon serves a SQLite file, so no other node can change who runs what: nothing to follow.
       if (channel === "cluster") return () => {};
       // data_version moves only when another connection commits (anything, whatever the channel): cheap to
-      // poll, and silent for this connection's own writes. Prepared once (pragma() prepares on every call).
-      const statement = sqlite.prepare("PRAGMA data_version").pluck();
+      // poll, and silent for this connection's own writes.
+      let version: number | undefined;
       const dataVersion = () => {
         try {
           guard.check();
-          return statement.get();
+          return changes().version;
         } catch {
           return version; // the database is not to be touched now; look again next time
         }
       };
-      let version: unknown = dataVersion();
+      version = dataVersion();
       const timer = setInterval(() => {
         const now = dataVersion();
         if (now === version) return;
@@ -143,17 +143,17 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     migrate: (target) =>
       runMigrations(db, path, target, async (run) => {
         sqlite.pragma("foreign_keys = OFF");
-        sqlite.exec("BEGIN IMMEDIATE");
+        begin.run();
         try {
           const applied = await run();
           const violations = sqlite.pragma("foreign_key_check") as unknown[];
           if (violations.length > 0) {
             throw new Error(`migrations left ${violations.length} rows with broken foreign keys; nothing was changed`);
           }
-          sqlite.exec("COMMIT");
+          commit.run();
           return applied;
         } catch (error) {
-          if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
+          if (sqlite.inTransaction) rollback.run();
           throw error;
         } finally {
           sqlite.pragma("foreign_keys = ON");
