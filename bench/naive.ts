@@ -3,13 +3,15 @@
  * connection, for SECONDS; MODE `http` (node:http, agent: false) or `undici` (a new undici Client per
  * request), one timer per request; or MODE `floor`: the least a Node process can do for a check on a fresh
  * connection (node:net, a fixed request written, the answer read until the target closes, no HTTP parser),
- * a second's requests started together from one timer. After WARMUP seconds of the same, reports
- * {requests, cpuMs} of its own process over the window to its parent.
+ * a second's requests started together from one timer. After WARMUP seconds of the same, runs SLICES (1)
+ * windows of SECONDS one after the other and reports each one's {requests, cpuMs} of its own process to its
+ * parent, as {slices}.
  */
 import { request } from "node:http";
 import { floorExchange, floorRequest, undiciExchange } from "./exchanges.ts";
 
 const [mode, target, rate, seconds, warmup] = [process.env.MODE!, process.env.TARGET!, Number(process.env.RATE), Number(process.env.SECONDS), Number(process.env.WARMUP)];
+const sliceCount = Number(process.env.SLICES ?? 1);
 const url = new URL(target);
 
 function viaHttp(): Promise<void> {
@@ -52,5 +54,7 @@ async function loop(forSeconds: number): Promise<{ requests: number; cpuMs: numb
 }
 // Warmed up first, as healthd is before its window: the JIT's first seconds are not what a loop costs.
 await loop(warmup);
-process.send!(await loop(seconds));
+const slices = [];
+for (let i = 0; i < sliceCount; i++) slices.push(await loop(seconds));
+process.send!({ slices });
 process.disconnect();
