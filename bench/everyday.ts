@@ -30,7 +30,9 @@ const seconds = Number(process.env.SECONDS ?? 30);
 const naiveWarmup = Number(process.env.NAIVE_WARMUP ?? 10);
 const warmupChecks = Number(process.env.WARMUP_CHECKS ?? 2400);
 // The floor's CPU for the same 30 s of the same loop varies by up to 2.5 times from one window to the next
-// (0.66 to 1.71 ms a check, two floors side by side, the slow window in either), so its median of five.
+// (0.66 to 1.71 ms a check, two floors side by side, the slow window in either), and its first windows are still
+// compiling (at 50 a second 0.34 ms in the first, 0.16 to 0.21 from the third): so the median of five, whose
+// window ends about as far into its process as the daemon's first one.
 const floorSlices = Number(process.env.FLOOR_SLICES ?? 5);
 // Longer than the first window: at 100 services a window holds 5 checks a second, and /proc counts CPU in 10 ms ticks.
 const settledSeconds = Number(process.env.SETTLED_SECONDS ?? 60);
@@ -110,7 +112,7 @@ async function naive(mode: "http" | "undici" | "floor", services: number): Promi
   });
   const [report] = (await once(child, "message")) as [{ slices: { requests: number; cpuMs: number }[] }];
   await once(child, "exit");
-  // A request that failed still counts as made in the loop: the target's count keeps the loop honest.
+  // The loops count a failed request as made: a target that received fewer than the windows' requests says some failed.
   const received = await targetCount();
   const made = report.slices.reduce((sum, slice) => sum + slice.requests, 0);
   if (received < made) throw new Error(`the target received ${received} of the ${made} requests naive ${mode} made: some failed; look at the target`);
