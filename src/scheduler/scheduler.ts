@@ -14,7 +14,8 @@
  * services at 20 s, two seconds rather than one carry 12 checks a wake-up rather than 6, for 14 to 32 % less
  * CPU a check. At 1,000 services (50 checks a second) a wake-up of up to 100 rather than 32 takes all of its
  * window's, one wake-up and one transaction every two seconds: a quarter to a third less CPU a check
- * (docs/benchmarks.md). The bound keeps a busier daemon's bursts to what its bound on checks in flight holds.
+ * (docs/benchmarks.md). The bound matters to a busier daemon: at 10,000 services at 10 s a wake-up's one-second
+ * window plans a thousand runs, and it pulls forward no more than 100 of them.
  *
  * A service new to this scheduler (handed over from another node, say) runs no sooner than half an interval
  * after its last check, which another node may have started early, and never at a planned time within the
