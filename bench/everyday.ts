@@ -9,9 +9,10 @@
  * per second, a count steadier than a time. Each figure is the median of RUNS (3), the variants alternating
  * within a run. Windows: each daemon's after WARMUP (60) s, IDLE_SECONDS (30) idle and SECONDS (30) per load;
  * each naive loop's after NAIVE_WARMUP (10) s of the same, the floor's the median of FLOOR_SLICES (5) such
- * windows one after the other. With services, the daemon is measured twice: in its first minutes (the window
- * after WARMUP s) and settled (SETTLED_SECONDS (60) once it has made WARMUP_CHECKS (2,400) checks), which is
- * what it costs for the weeks it runs. V8 optimizes a function once it has run often enough, so at 100
+ * windows one after the other. With services, the daemon is measured twice: in its first minutes (from WARMUP
+ * s to FIRST_MINUTES (5) minutes after the PUT: minutes 1 to 5, as the targets say, with its first SECONDS of
+ * them printed beside) and settled (SETTLED_SECONDS (60) from then, once it has made WARMUP_CHECKS (2,400)
+ * checks), which is what it costs for the weeks it runs. V8 optimizes a function once it has run often enough, so at 100
  * services at 20 s the daemon goes on compiling for minutes, at 1,000 ten times sooner; the targets hold both
  * ways. Load goes to 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree of an
  * older commit) for before/after numbers; LOADS (100,1000) picks the loads.
@@ -29,6 +30,10 @@ const warmup = Number(process.env.WARMUP ?? 60);
 const seconds = Number(process.env.SECONDS ?? 30);
 const naiveWarmup = Number(process.env.NAIVE_WARMUP ?? 10);
 const warmupChecks = Number(process.env.WARMUP_CHECKS ?? 2400);
+// Minutes 1 to 5 as a whole, not only their first window: V8 collects the old generation about once a minute
+// at 1,000 services, and a reducing collection after one throws compiled code away (docs/benchmarks.md), so
+// one 30 s window measures mostly whether such a collection fell in it.
+const firstMinutes = Number(process.env.FIRST_MINUTES ?? 5);
 // The floor's CPU for the same 30 s of the same loop varies by up to 2.5 times from one window to the next
 // (0.66 to 1.71 ms a check, two floors side by side, the slow window in either), and its first windows are still
 // compiling (at 50 a second 0.34 ms in the first, 0.16 to 0.21 from the third): so the median of five, whose
@@ -56,6 +61,9 @@ async function targetCount(): Promise<number> {
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 interface Window {
+  cpuMs: number;
+  /** Requests the target received over the window. */
+  checks: number;
   /** CPU ms per check, or NaN with no checks. */
   cpuMsPerCheck: number;
   /** CPU time over the window as a share of one core. */
@@ -71,11 +79,18 @@ async function measure(pid: number, window: number): Promise<Window> {
   await sleep(window * 1000);
   const [cpu, wakes] = [cpuMs(pid) - cpu0, wakeUps(pid) - wake0];
   const checks = await targetCount();
-  return { cpuMsPerCheck: checks > 0 ? cpu / checks : NaN, share: cpu / (window * 1000), wakeUpsPerSecond: wakes / window, rssMb: rssMb(pid) };
+  return { cpuMs: cpu, checks, cpuMsPerCheck: checks > 0 ? cpu / checks : NaN, share: cpu / (window * 1000), wakeUpsPerSecond: wakes / window, rssMb: rssMb(pid) };
 }
 
-/** healthd with `services` services: idle, or in its first minutes and settled (see the top of this file). */
-async function healthd(services: number): Promise<{ first: Window; settled: Window }> {
+/** Two windows one after the other as one. */
+function joined(a: Window, b: Window): Window {
+  const [cpuMs, checks] = [a.cpuMs + b.cpuMs, a.checks + b.checks];
+  const seconds = a.cpuMs / a.share + b.cpuMs / b.share;
+  return { cpuMs, checks, cpuMsPerCheck: checks > 0 ? cpuMs / checks : NaN, share: cpuMs / seconds, wakeUpsPerSecond: NaN, rssMb: b.rssMb };
+}
+
+/** healthd with `services` services: idle, or in its first minutes (and their first window) and settled (see the top of this file). */
+async function healthd(services: number): Promise<{ slice: Window; first: Window; settled: Window }> {
   const served = await serveHealthd(bin);
   try {
     await putServices(served.url, origin, services, interval);
@@ -87,13 +102,15 @@ async function healthd(services: number): Promise<{ first: Window; settled: Wind
     const pid = served.child.pid!;
     if (services === 0) {
       const idle = await measure(pid, idleSeconds);
-      return { first: idle, settled: idle };
+      return { slice: idle, first: idle, settled: idle };
     }
-    const first = await measure(pid, seconds);
+    const slice = await measure(pid, seconds);
+    const rest = firstMinutes * 60 - (Date.now() - started) / 1000;
+    const first = rest > 1 ? joined(slice, await measure(pid, rest)) : slice;
     // The checks made so far, from the rate: each window restarts the target's count.
     const made = () => ((Date.now() - started) / 1000) * (services / interval);
     if (made() < warmupChecks) await sleep(((warmupChecks - made()) / (services / interval)) * 1000);
-    return { first, settled: await measure(pid, settledSeconds) };
+    return { slice, first, settled: await measure(pid, settledSeconds) };
   } finally {
     await served.stop();
   }
@@ -127,7 +144,8 @@ for (let run = 1; run <= runs; run++) {
   row.idle = idle.share * 100;
   row.wakes = idle.wakeUpsPerSecond;
   for (const services of loads) {
-    const { first, settled } = await healthd(services);
+    const { slice, first, settled } = await healthd(services);
+    row[`slice ${services}`] = slice.cpuMsPerCheck;
     row[`first ${services}`] = first.cpuMsPerCheck;
     row[`healthd ${services}`] = settled.cpuMsPerCheck;
     row[`rss ${services}`] = settled.rssMb;
@@ -143,7 +161,8 @@ for (let run = 1; run <= runs; run++) {
       loads
         .map(
           (n) =>
-            `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check settled (first minutes ${fixed(row[`first ${n}`]!, 2)}; ` +
+            `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check settled (first minutes ${fixed(row[`first ${n}`]!, 2)}, ` +
+            `their first ${seconds} s ${fixed(row[`slice ${n}`]!, 2)}; ` +
             `${fixed(row[`wakes ${n}`]!, 1)} wake-ups/s, RSS ${fixed(row[`rss ${n}`]!)} MB)` +
             (withNaive ? `, naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}, floor ${fixed(row[`floor ${n}`]!, 2)}` : ""),
         )
@@ -156,7 +175,7 @@ for (const n of loads) {
   const h = med(`healthd ${n}`);
   console.log(
     `median ${n} services at ${interval} s: healthd ${fixed(h, 2)} ms CPU per check settled (in its first minutes ` +
-      `${fixed(med(`first ${n}`), 2)}), ${fixed(med(`wakes ${n}`), 1)} wake-ups/s, ` +
+      `${fixed(med(`first ${n}`), 2)}, their first ${seconds} s ${fixed(med(`slice ${n}`), 2)}), ${fixed(med(`wakes ${n}`), 1)} wake-ups/s, ` +
       `RSS ${fixed(med(`rss ${n}`))} MB` +
       (withNaive ? "; " + againstNaive(n, h) : ""),
   );
@@ -166,7 +185,8 @@ function againstNaive(n: number, h: number): string {
   return (
     `naive node:http ${fixed(med(`http ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`http ${n}`), 2)}), ` +
     `naive undici ${fixed(med(`undici ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`undici ${n}`), 2)}), ` +
-    `floor ${fixed(med(`floor ${n}`), 2)} ms (healthd/floor ${fixed(h / med(`floor ${n}`), 2)})`
+    `floor ${fixed(med(`floor ${n}`), 2)} ms (healthd/floor ${fixed(h / med(`floor ${n}`), 2)} settled, ` +
+    `${fixed(med(`first ${n}`) / med(`floor ${n}`), 2)} in the first minutes, ${fixed(med(`slice ${n}`) / med(`floor ${n}`), 2)} in their first ${seconds} s)`
   );
 }
 target.kill();
