@@ -12,9 +12,9 @@
  * windows one after the other. With services, the daemon is measured twice: in its first minutes (from WARMUP
  * s to FIRST_MINUTES (5) minutes after the PUT: minutes 1 to 5, as the targets say, with its first SECONDS of
  * them printed beside) and settled (SETTLED_SECONDS (60) from then, once it has made WARMUP_CHECKS (2,400)
- * checks), which is what it costs for the weeks it runs. V8 optimizes a function once it has run often enough, so at 100
- * services at 20 s the daemon goes on compiling for minutes, at 1,000 ten times sooner; the targets hold both
- * ways. Load goes to 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree of an
+ * checks), which is what it costs for the weeks it runs. V8 optimizes a function once it has run often enough,
+ * so at 100 services at 20 s the daemon goes on compiling for minutes, at 1,000 ten times sooner; the targets
+ * hold both ways. Load goes to 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree of an
  * older commit) for before/after numbers; LOADS (100,1000) picks the loads.
  */
 import { fork } from "node:child_process";
@@ -61,6 +61,7 @@ async function targetCount(): Promise<number> {
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 interface Window {
+  seconds: number;
   cpuMs: number;
   /** Requests the target received over the window. */
   checks: number;
@@ -79,14 +80,13 @@ async function measure(pid: number, window: number): Promise<Window> {
   await sleep(window * 1000);
   const [cpu, wakes] = [cpuMs(pid) - cpu0, wakeUps(pid) - wake0];
   const checks = await targetCount();
-  return { cpuMs: cpu, checks, cpuMsPerCheck: checks > 0 ? cpu / checks : NaN, share: cpu / (window * 1000), wakeUpsPerSecond: wakes / window, rssMb: rssMb(pid) };
+  return { seconds: window, cpuMs: cpu, checks, cpuMsPerCheck: checks > 0 ? cpu / checks : NaN, share: cpu / (window * 1000), wakeUpsPerSecond: wakes / window, rssMb: rssMb(pid) };
 }
 
 /** Two windows one after the other as one. */
 function joined(a: Window, b: Window): Window {
-  const [cpuMs, checks] = [a.cpuMs + b.cpuMs, a.checks + b.checks];
-  const seconds = a.cpuMs / a.share + b.cpuMs / b.share;
-  return { cpuMs, checks, cpuMsPerCheck: checks > 0 ? cpuMs / checks : NaN, share: cpuMs / seconds, wakeUpsPerSecond: NaN, rssMb: b.rssMb };
+  const [seconds, cpuMs, checks] = [a.seconds + b.seconds, a.cpuMs + b.cpuMs, a.checks + b.checks];
+  return { seconds, cpuMs, checks, cpuMsPerCheck: checks > 0 ? cpuMs / checks : NaN, share: cpuMs / (seconds * 1000), wakeUpsPerSecond: NaN, rssMb: b.rssMb };
 }
 
 /** healthd with `services` services: idle, or in its first minutes (and their first window) and settled (see the top of this file). */
