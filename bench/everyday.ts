@@ -14,8 +14,8 @@
  * them printed beside) and settled (SETTLED_SECONDS (60) from then, once it has made WARMUP_CHECKS (2,400)
  * checks), which is what it costs for the weeks it runs. V8 optimizes a function once it has run often enough,
  * so at 100 services at 20 s the daemon goes on compiling for minutes, at 1,000 ten times sooner; the targets
- * hold both ways. Load goes to 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree of an
- * older commit) for before/after numbers; LOADS (100,1000) picks the loads.
+ * hold both ways. Load goes to 127.0.0.1 only; it stops by itself. BIN measures another build (e.g. a worktree
+ * of an older commit) for before/after numbers; LOADS (100,1000) picks the loads.
  */
 import { fork } from "node:child_process";
 import { once } from "node:events";
@@ -65,6 +65,8 @@ interface Window {
   cpuMs: number;
   /** Requests the target received over the window. */
   checks: number;
+  /** Voluntary context switches of all the daemon's threads over the window. */
+  wakeUps: number;
   /** CPU ms per check, or NaN with no checks. */
   cpuMsPerCheck: number;
   /** CPU time over the window as a share of one core. */
@@ -79,14 +81,15 @@ async function measure(pid: number, window: number): Promise<Window> {
   const [cpu0, wake0] = [cpuMs(pid), wakeUps(pid)];
   await sleep(window * 1000);
   const [cpu, wakes] = [cpuMs(pid) - cpu0, wakeUps(pid) - wake0];
-  const checks = await targetCount();
-  return { seconds: window, cpuMs: cpu, checks, cpuMsPerCheck: checks > 0 ? cpu / checks : NaN, share: cpu / (window * 1000), wakeUpsPerSecond: wakes / window, rssMb: rssMb(pid) };
+  return windowOf(window, cpu, await targetCount(), wakes, rssMb(pid));
 }
 
-/** Two windows one after the other as one. */
-function joined(a: Window, b: Window): Window {
-  const [seconds, cpuMs, checks] = [a.seconds + b.seconds, a.cpuMs + b.cpuMs, a.checks + b.checks];
-  return { seconds, cpuMs, checks, cpuMsPerCheck: checks > 0 ? cpuMs / checks : NaN, share: cpuMs / (seconds * 1000), wakeUpsPerSecond: NaN, rssMb: b.rssMb };
+/** Two windows one after the other as one (RSS at the end of the second). */
+const joined = (a: Window, b: Window): Window =>
+  windowOf(a.seconds + b.seconds, a.cpuMs + b.cpuMs, a.checks + b.checks, a.wakeUps + b.wakeUps, b.rssMb);
+
+function windowOf(seconds: number, cpuMs: number, checks: number, wakeUps: number, rssMb: number): Window {
+  return { seconds, cpuMs, checks, wakeUps, cpuMsPerCheck: checks > 0 ? cpuMs / checks : NaN, share: cpuMs / (seconds * 1000), wakeUpsPerSecond: wakeUps / seconds, rssMb };
 }
 
 /** healthd with `services` services: idle, or in its first minutes (and their first window) and settled (see the top of this file). */
