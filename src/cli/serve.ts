@@ -231,8 +231,8 @@ function readToken(flags: ServeFlags): string | undefined {
 }
 
 /**
- * Two of V8's collector heuristics, set for a daemon before its code runs (V8 reads both at each collection;
- * a flag given to node on its command line wins). Both are measured in docs/benchmarks.md.
+ * Three of V8's collector heuristics, set for a daemon before its code runs (V8 reads them as it goes, not
+ * only at its start; a flag given to node on its command line wins). All are measured in docs/benchmarks.md.
  *
  * V8 decides, for each object literal in the code, to allocate its objects in the old generation once nearly
  * all of them outlive a scavenge, and does not go back. A check's objects all do whenever many checks are in
@@ -247,10 +247,21 @@ function readToken(flags: ServeFlags): string | undefined {
  * Letting it grow by half, as Go's GOGC=50 does, keeps the daemon's memory steady (RSS at most 225 MB
  * against 315 at 10,000 services) for a full collection every 9 s there: CPU a check from 7 % more to 12 %
  * less in four alternating rounds, 3 % more in bench:checks beside the build before.
+ *
+ * When the allocation rate looks low after a full collection, V8's memory reducer runs two or three more, each
+ * of which drops every map no live object has, and between two wake-ups no check's objects are alive: the
+ * optimized code of a check's path is thrown away and compiled again over the next minute. At 1,000 services
+ * it ran after most full collections, about once a minute. `--memory-reducer-single-gc` makes it one
+ * collection, after which it waits for the old generation to outgrow what it last saw by a tenth and 10 MB:
+ * in minutes 1 to 6 one reducing collection at most instead of four to seven, and a sixth to a fifth less CPU
+ * a check. (`--no-memory-reducer` does the rest, but only on node's command line, which the single
+ * executable cannot give.)
  */
 function tuneCollector(): void {
   const given = new Set(process.execArgv.map(v8FlagName));
-  for (const flag of ["--no-allocation-site-pretenuring", "--heap-growing-percent=50"]) if (!given.has(v8FlagName(flag))) setFlagsFromString(flag);
+  for (const flag of ["--no-allocation-site-pretenuring", "--heap-growing-percent=50", "--memory-reducer-single-gc"]) {
+    if (!given.has(v8FlagName(flag))) setFlagsFromString(flag);
+  }
 }
 
 /** A V8 flag's name as node's command line may spell it: `--no-x_y=1` is x-y. */
