@@ -253,9 +253,9 @@ function readToken(flags: ServeFlags): string | undefined {
  * optimized code of a check's path is thrown away and compiled again over the next minute. At 1,000 services
  * it ran after most full collections, about once a minute. `--memory-reducer-single-gc` makes it one
  * collection, after which it waits for the old generation to outgrow what it last saw by a tenth and 10 MB:
- * in minutes 1 to 6 one reducing collection at most instead of four to seven, and a sixth to a fifth less CPU
- * a check. (`--no-memory-reducer` does the rest, but only on node's command line, which the single
- * executable cannot give.)
+ * from minute 1 to minute 6 one reducing collection at most instead of four to six, and 7 to 19 % less CPU a
+ * check in five pairs. (`--no-memory-reducer` does the rest, but only on node's command line, which the
+ * single executable cannot give.)
  */
 function tuneCollector(): void {
   const given = new Set(process.execArgv.map(v8FlagName));
