@@ -251,11 +251,11 @@ function readToken(flags: ServeFlags): string | undefined {
  * When the allocation rate looks low after a full collection, V8's memory reducer runs two or three more, each
  * of which drops every map no live object has, and between two wake-ups no check's objects are alive: the
  * optimized code of a check's path is thrown away and compiled again over the next minute. At 1,000 services
- * it ran after most full collections, about once a minute. `--memory-reducer-single-gc` makes it one
- * collection, after which it waits for the old generation to outgrow what it last saw by a tenth and 10 MB:
- * from minute 1 to minute 6 one reducing collection at most instead of four to six, and 7 to 19 % less CPU a
- * check in five pairs. (`--no-memory-reducer` does the rest, but only on node's command line, which the
- * single executable cannot give.)
+ * it ran twice in the first half-minute and then after every other full collection or so, every one to two
+ * minutes. `--memory-reducer-single-gc` makes it one collection, after which it waits for the old generation
+ * to outgrow what it last saw by a tenth and 10 MB: from minute 1 to minute 6 one reducing collection at most
+ * instead of four to six, and 7 to 19 % less CPU a check in five pairs. (`--no-memory-reducer` does the rest,
+ * but only on node's command line, which the single executable cannot give.)
  */
 function tuneCollector(): void {
   const given = new Set(process.execArgv.map(v8FlagName));
