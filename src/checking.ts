@@ -114,6 +114,7 @@ export class Checking {
       },
       onStart: (service, lagMs) => this.events.emit("check:started", service, lagMs),
       onSkip: (service) => this.events.emit("check:skipped", service),
+      onIdle: () => this.#recorder.caughtUp(),
       mayStart: (service) => cluster.mayRun(service.check.locations),
     });
     // A look at a heartbeat's deadline is a run too: held, as checks are, when another node may be looking.

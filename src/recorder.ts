@@ -1,7 +1,8 @@
 /**
  * The write buffer between the checks and the store: finished checks are stored in small batches, one
- * transaction per batch, committed within `flushMs` of the first check in it finishing. The store decides
- * each service's state inside that transaction; the recorder only carries results there, in order.
+ * transaction per batch, committed once no check is running any more (caughtUp) or within `flushMs` of the
+ * first check in it finishing, whichever comes first. The store decides each service's state inside that
+ * transaction; the recorder only carries results there, in order.
  *
  * While the store cannot be written (disk full, database gone) results wait and are retried. Past
  * `maxPending` the oldest are dropped as entries but folded, per service, into runs of passes and failures
@@ -90,6 +91,15 @@ export class Recorder {
     // While the store is failing, the retry timer alone writes: no attempt per finished check.
     if (this.#pending.length >= this.#maxBatch && !this.#writeError) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs ?? 100);
+  }
+
+  /**
+   * Every check that was running has finished: write what waits now rather than when the timer fires. At
+   * everyday loads a wake-up's checks finish within milliseconds of each other, and the batch they make is
+   * written while that wake-up's caches are warm, rather than on a wake-up of its own `flushMs` later.
+   */
+  caughtUp(): void {
+    if (this.#pending.length > 0 && !this.#writeError) void this.flush();
   }
 
   /** Write everything pending, batch after batch (the daemon is stopping); stops at the first failure. */

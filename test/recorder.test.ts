@@ -40,6 +40,20 @@ for (const engine of engines) {
     assert.match((await notifications(store))[0]!.message.message!, /15 consecutive failed checks/);
   });
 
+  test(`${engine}: once the checks running have all finished, their batch is written without waiting for the timer`, { timeout: 30_000 }, async (t) => {
+    const { service, store } = await setup(t, engine);
+    let told: (count: number) => void;
+    const written = new Promise<number>((resolve) => (told = resolve));
+    // A timer no test outlives: only caughtUp() can write this batch in time.
+    const recorder = new Recorder(store, { log: silentLogger, clock: systemClock, flushMs: 3_600_000, onRecorded: (batch) => told(batch.length) });
+    t.after(() => recorder.flushAll());
+    recorder.push(service, success(1_000));
+    recorder.push(service, success(1_001));
+    recorder.caughtUp();
+    assert.equal(await written, 2, "one batch of both");
+    assert.equal((await store.readEntries(service.key, { limit: 10 })).entries.length, 2);
+  });
+
   test(`${engine}: a result the store refuses is dropped and counted; the others of its batch are stored`, async (t) => {
     const { store, service, recorder, dropped } = await setup(t, engine);
     // A time no database column takes (NaN): a stand-in for any value the store cannot store.

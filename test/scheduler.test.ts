@@ -43,12 +43,14 @@ function harness(maxInFlight = 100) {
   const clock = new FakeClock();
   const starts: { key: number; at: number; lag: number }[] = [];
   const release = new Map<number, () => void>();
+  const idle = { told: 0 };
   let autoFinish = true;
   const scheduler = new Scheduler({
     clock,
     log: silentLogger,
     maxInFlight,
     onStart: (s, lag) => starts.push({ key: s.key, at: clock.now(), lag }),
+    onIdle: () => idle.told++,
     run: (s) =>
       autoFinish ? Promise.resolve() : new Promise<void>((resolve) => release.set(s.key, resolve)),
   });
@@ -57,6 +59,7 @@ function harness(maxInFlight = 100) {
     scheduler,
     starts,
     release,
+    idle,
     hold: () => (autoFinish = false),
     finish(key: number) {
       release.get(key)?.();
@@ -219,6 +222,23 @@ test("the bound on checks in flight holds; waiting runs start as slots free, the
   assert.equal(h.starts.length, 3);
   assert.ok(h.starts[2]!.lag > 0);
   assert.equal(h.scheduler.inFlight, 2);
+});
+
+test("the last run in flight finishing is told (the recorder writes the wake-up's batch then), not each run", async () => {
+  const h = harness(2);
+  h.hold();
+  h.scheduler.upsert([1, 2, 3].map((k) => service(k, { intervalSeconds: 3600 })));
+  await h.clock.advance(1000);
+  assert.equal(h.scheduler.inFlight, 2, "two run, one waits for a slot");
+  h.finish(h.starts[0]!.key);
+  await h.clock.advance(0);
+  h.finish(h.starts[1]!.key);
+  await h.clock.advance(0);
+  assert.equal(h.starts.length, 3);
+  assert.equal(h.idle.told, 0, "the waiting run took the free slot: still running");
+  h.finish(h.starts[2]!.key);
+  await h.clock.advance(0);
+  assert.equal(h.idle.told, 1);
 });
 
 test("unchanged services keep their plan, changed ones restart, removed ones stop", async () => {

@@ -47,6 +47,8 @@ export interface SchedulerOptions {
   readonly onStart?: (service: ScheduledService, lagMs: number) => void;
   /** Told when a tick is skipped because the service's previous run is still going. */
   readonly onSkip?: (service: ScheduledService) => void;
+  /** Told when the last run in flight has finished and none waits: a wake-up's checks are all done. */
+  readonly onIdle?: () => void;
   /**
    * Asked as each run is due: false holds it (it is not started, and the next follows the plan). A node whose
    * lease may have passed holds the runs another node may be making.
@@ -244,6 +246,7 @@ export class Scheduler {
       .finally(() => {
         this.#running.delete(service.key);
         this.#startWaiting();
+        if (this.#running.size === 0) this.#options.onIdle?.();
       });
     this.#running.set(service.key, run);
   }
