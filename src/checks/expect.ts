@@ -39,12 +39,20 @@ export type Condition<O> = (observed: O) => Failure | null;
  */
 export function firstHolding<A, O>(expect: readonly A[], conditionsOf: (a: A) => readonly Condition<O>[], observed: O): Verdict {
   let closest: { index: number; failure: Failure; score: number } | undefined;
-  for (const [index, alternative] of expect.entries()) {
-    const results = conditionsOf(alternative).map((condition) => condition(observed));
-    const failures = results.filter((r): r is Failure => r !== null);
-    if (failures.length === 0) return { ok: true, matched: index };
-    const score = (results.length - failures.length) / results.length;
-    if (!closest || score > closest.score) closest = { index, failure: failures[0]!, score };
+  for (let index = 0; index < expect.length; index++) {
+    // Every condition runs (the score counts those that held); no arrays: this runs for every check.
+    const conditions = conditionsOf(expect[index]!);
+    let failure: Failure | null = null;
+    let failed = 0;
+    for (const condition of conditions) {
+      const result = condition(observed);
+      if (result === null) continue;
+      failure ??= result;
+      failed++;
+    }
+    if (failure === null) return { ok: true, matched: index };
+    const score = (conditions.length - failed) / conditions.length;
+    if (!closest || score > closest.score) closest = { index, failure, score };
   }
   if (!closest) return { ok: false, errorKind: "internal", error: "the check has no alternatives" };
   const where = expect.length > 1 ? ` (no alternative held; closest is #${closest.index})` : "";

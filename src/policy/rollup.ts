@@ -1,7 +1,7 @@
 /**
  * Hourly rollups: a batch's finished checks added to the stored rollups of their (service, hour). Pure.
  */
-import type { Rollup, Sketch } from "../model.ts";
+import type { Rollup } from "../model.ts";
 import { add } from "./sketch.ts";
 
 export const hourMs = 3_600_000;
@@ -36,9 +36,17 @@ export function addToRollups(
     if (!row) {
       const before = stored.get(id);
       // A copy: the stored rollup may be kept in memory for the next batch, which must see it unchanged if
-      // this batch's transaction rolls back.
-      const sketch: Sketch = new Map(before?.sketch);
-      const rollup = before ? { ...before, sketch } : { checks: 0, failures: 0, latencySum: 0, sketch, silencedChecks: 0, silencedFailures: 0, slowChecks: 0 };
+      // this batch's transaction rolls back. One literal for a new hour and a stored one: objects of two
+      // shapes here made V8 throw away the optimized code of the write path (deoptimizations, --trace-deopt).
+      const rollup: Working = {
+        checks: before?.checks ?? 0,
+        failures: before?.failures ?? 0,
+        latencySum: before?.latencySum ?? 0,
+        sketch: new Map(before?.sketch),
+        silencedChecks: before?.silencedChecks ?? 0,
+        silencedFailures: before?.silencedFailures ?? 0,
+        slowChecks: before?.slowChecks ?? 0,
+      };
       rows.set(id, (row = { serviceKey: f.serviceKey, hour, rollup }));
     }
     const r = row.rollup;
