@@ -5,8 +5,11 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[index]!;
 }
 
+/** The middle value; of an even count, the mean of the middle two (two daemons of a build side by side). */
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 export const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
