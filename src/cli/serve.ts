@@ -278,9 +278,9 @@ function tuneCollector(): void {
  * command line wins. TurboFan's compiling is paid once per start whatever the load, and what it saves grows
  * with the rate: at 100 services at 20 s (5 checks a second) compiling the functions that cross V8's
  * default budget cost a third of what a check costs over minutes 1 to 5 (docs/benchmarks.md). With four times
- * the budget there, side by side, 15 to 17 % less CPU a check in minutes 1 to 5 and 3 to 9 % less in minutes 5
+ * the budget there, side by side, 15 to 17 % less CPU a check in minutes 1 to 5 and 3 to 7 % less in minutes 5
  * to 9 (the main thread spends 5 to 15 % more in code left unoptimized, V8's compiler threads much less); at
- * 1,000 services (50 checks a second) the same budget cost 6 to 9 % more, and twice V8's 3 to 14 %. So below
+ * 1,000 services (50 checks a second) the same budget cost 6 to 10 % more, and twice V8's 2 to 12 %. So below
  * 20 checks a second (a line drawn between the two loads measured, not a measured crossing) the budget is four
  * times V8's, from there V8's own. Only on node 20's V8, where it was measured: node 22's tiers differently
  * (Maglev), with another default.
