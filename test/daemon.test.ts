@@ -141,8 +141,7 @@ test("the daemon tells the checks a second its schedule makes, after each change
     { id: "backup", check: { type: "heartbeat", periodSeconds: 3600 } },
   ];
   assert.equal((await d.api("PUT", "/services/web-01", { services })).status, 201);
-  assert.equal(rates.length, 2);
-  assert.ok(Math.abs(rates[1]! - (0.2 + 1 / 300)) < 1e-9, `rate ${rates[1]}`);
+  assert.ok(Math.abs(rates.at(-1)! - (0.2 + 1 / 300)) < 1e-9, `rate ${rates.at(-1)}`);
   assert.equal((await d.api("DELETE", "/services/web-01/a")).status, 204);
   assert.ok(Math.abs(rates.at(-1)! - (0.1 + 1 / 300)) < 1e-9, `rate ${rates.at(-1)}`);
 });
