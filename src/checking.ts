@@ -46,8 +46,6 @@ export interface CheckingOptions {
   readonly log: Logger;
   /** At most this many checks run at once. */
   readonly maxInFlight?: number;
-  /** Told the checks a second this node's schedule makes, whenever the schedule has changed. */
-  readonly onCheckRate?: (checksPerSecond: number) => void;
 }
 
 export class Checking {
@@ -181,7 +179,6 @@ export class Checking {
       const now = this.#options.clock.now();
       const overdue = (s: ScheduledService) => s.lastCheckedAt == null || now - s.lastCheckedAt > 1.5 * periodOf(s.check, now);
       this.#scheduler.replaceAll(active, { soon: (s, known) => (known ? configChanged : overdue(s)) });
-      this.#tellRate(now);
       this.#deadlines.remove(this.#deadlines.services().map((s) => s.key).filter((key) => !keep.has(key)));
       this.#keepDeadlines(owned);
       this.#heartbeats.clear();
@@ -203,7 +200,6 @@ export class Checking {
       this.#deadlines.remove(gone);
       for (const key of gone) this.facts.delete(key);
       this.#scheduler.upsert(owned.filter((s): s is ScheduledService => isActive(s.check)), { soon: true });
-      this.#tellRate(this.#options.clock.now());
       this.#keepDeadlines(owned);
       const changed = new Set([...change.started, ...change.stopped]);
       for (const [pingKey, s] of this.#heartbeats) {
@@ -213,13 +209,6 @@ export class Checking {
       }
       for (const s of await this.#store.scheduledServices({ heartbeats: true, keys: change.started })) this.#addHeartbeat(s);
     });
-  }
-
-  #tellRate(now: number): void {
-    if (!this.#options.onCheckRate) return;
-    let perSecond = 0;
-    for (const s of this.#scheduler.services()) perSecond += 1000 / periodOf(s.check, now);
-    this.#options.onCheckRate(perSecond);
   }
 
   #addHeartbeat(s: AnyService): void {

@@ -92,8 +92,6 @@ export interface DaemonOptions {
   readonly publicUrl?: string;
   /** The environment `${NAME}`s in channels are read from. Default process.env. */
   readonly env?: NodeJS.ProcessEnv;
-  /** Told the checks a second this node makes, whenever its schedule has changed (serve tunes V8 by it). */
-  readonly onCheckRate?: (checksPerSecond: number) => void;
 }
 
 export interface DaemonEvents {
@@ -262,7 +260,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
       else events.emit("notify:failed", row, result, outcome);
     },
   });
-  const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight, onCheckRate: options.onCheckRate }, version);
+  const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight }, version);
   const metrics = createMetrics(
     {
       services: () => checking.services(),

@@ -129,23 +129,6 @@ test("GET /metrics exposes checks, latency, per-service up and the scheduler", a
   assert.match(text, /^process_cpu_seconds_total /m);
 });
 
-test("the daemon tells the checks a second its schedule makes, after each change (serve tunes V8 by it)", async (t) => {
-  const rates: number[] = [];
-  const d = await testDaemon(t, { onCheckRate: (perSecond) => rates.push(perSecond) });
-  assert.deepEqual(rates, [0]);
-  // Two checks at 10 s, one every five minutes by cron; a heartbeat is told, not scheduled, so it adds nothing.
-  const services = [
-    { id: "a", check: { url: "http://127.0.0.1:9/a", intervalSeconds: 10, notify: false } },
-    { id: "b", check: { url: "http://127.0.0.1:9/b", intervalSeconds: 10, notify: false } },
-    { id: "c", check: { url: "http://127.0.0.1:9/c", cron: "*/5 * * * *", notify: false } },
-    { id: "backup", check: { type: "heartbeat", periodSeconds: 3600 } },
-  ];
-  assert.equal((await d.api("PUT", "/services/web-01", { services })).status, 201);
-  assert.ok(Math.abs(rates.at(-1)! - (0.2 + 1 / 300)) < 1e-9, `rate ${rates.at(-1)}`);
-  assert.equal((await d.api("DELETE", "/services/web-01/a")).status, 204);
-  assert.ok(Math.abs(rates.at(-1)! - (0.1 + 1 / 300)) < 1e-9, `rate ${rates.at(-1)}`);
-});
-
 test("a restarted daemon resumes its schedule on phase and the services' state", async (t) => {
   const target = await httpTarget(t);
   const first = await testDaemon(t);

@@ -173,7 +173,6 @@ Examples:
           password: flags.ntfyPassword,
         },
         log,
-        onCheckRate: tierByCheckRate(),
       });
       log.info("stopping", { signal: await stopSignal });
       await daemon.stop();
@@ -271,32 +270,6 @@ function tuneCollector(): void {
     if (!given.has(v8FlagName(flag))) setFlagsFromString(flag);
   }
 }
-
-/**
- * How much code runs before V8 looks whether a function is hot enough for TurboFan (`--interrupt-budget`),
- * chosen by the checks a second the daemon makes, each time its schedule changes; a budget given on node's
- * command line wins. TurboFan's compiling is paid once per start whatever the load, and what it saves grows
- * with the rate: at 100 services at 20 s (5 checks a second) compiling the functions that cross V8's
- * default budget cost a third of what a check costs over minutes 1 to 5 (docs/benchmarks.md). With four times
- * the budget there, side by side, 15 to 17 % less CPU a check in minutes 1 to 5 and 3 to 7 % less in minutes 5
- * to 9 (the main thread spends 5 to 15 % more in code left unoptimized, V8's compiler threads much less); at
- * 1,000 services (50 checks a second) the same budget cost 6 to 10 % more, and twice V8's 2 to 12 %. So below
- * 20 checks a second (a line drawn between the two loads measured, not a measured crossing) the budget is four
- * times V8's, from there V8's own. Only on node 20's V8, where it was measured: node 22's tiers differently
- * (Maglev), with another default.
- */
-function tierByCheckRate(): ((checksPerSecond: number) => void) | undefined {
-  if (!process.versions.v8.startsWith("11.3.")) return undefined;
-  if (process.execArgv.some((arg) => v8FlagName(arg) === "interrupt-budget")) return undefined;
-  let budget = defaultInterruptBudget;
-  return (checksPerSecond) => {
-    const wanted = checksPerSecond < 20 ? 4 * defaultInterruptBudget : defaultInterruptBudget;
-    if (wanted !== budget) setFlagsFromString(`--interrupt-budget=${(budget = wanted)}`);
-  };
-}
-
-/** V8 11.3's own `--interrupt-budget`: 66 kB of bytecode. */
-const defaultInterruptBudget = 67_584;
 
 /** A V8 flag's name as node's command line may spell it: `--no-x_y=1` is x-y. */
 const v8FlagName = (arg: string) => arg.replace(/^--(no-)?|=.*$/g, "").replaceAll("_", "-");
