@@ -1,8 +1,8 @@
 /**
  * npm run bench:kinds — what a tcp and a dns check cost beside an http check: CPU time per check of a daemon
  * with SERVICES (1,000) services of one kind at INTERVAL (20) s against local targets (bench/kind-target.ts),
- * settled (measured for SECONDS (60) once it has made WARMUP_CHECKS (2,400) checks, as bench:everyday's settled
- * figure), the kinds alternating within each of RUNS (3) runs, a fresh daemon each. CPU from /proc, per check
+ * settled (measured for SECONDS (60) once it has made WARMUP_CHECKS (2,400) checks, 48 s at 1,000 services),
+ * the kinds alternating within each of RUNS (3) runs, a fresh daemon each. CPU from /proc, per check
  * the target received. Prints each kind's median and its ratio to http's. Load goes to 127.0.0.1 only.
  */
 import { fork, spawn } from "node:child_process";
