@@ -49,12 +49,14 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   // The rows this connection changed (total_changes: a change of its own, committed or rolled back, moves it)
   // but for those of writeAside, and data_version (moves with every commit of another connection). Prepared
   // at its first use, which always follows the guard's look (shm-guard.ts): preparing it reads the schema, and
-  // nothing touches the file before that look. The transaction statements above read nothing.
-  let counts: Database.Statement | undefined;
+  // nothing touches the file before that look. The transaction statements above read nothing. Two plain
+  // statements rather than pragma_data_version, the table-valued form, which prepares "PRAGMA data_version"
+  // again at every read: 1.7 µs against 0.4 as a transaction's first read, and the table-valued form was 5 %
+  // of a daemon's main thread at 1,000 services (V8's profile; docs/benchmarks.md).
+  let counts: [Database.Statement, Database.Statement] | undefined;
   const changes = () => {
-    counts ??= sqlite.prepare("SELECT total_changes(), data_version FROM pragma_data_version").raw(true);
-    const [rows, version] = counts.get() as [number, number];
-    return { rows, version };
+    counts ??= [sqlite.prepare("SELECT total_changes()").pluck(), sqlite.prepare("PRAGMA data_version").pluck()];
+    return { rows: counts[0].get() as number, version: counts[1].get() as number };
   };
   const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>, urgent = true) =>
     db.connection().execute(async (conn) => {
