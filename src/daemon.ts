@@ -42,6 +42,7 @@ import { shippedBootstrap, type Bootstrap } from "./domains/rdap.ts";
 import { DomainWatcher } from "./domains/watcher.ts";
 import { openStore } from "./store/open.ts";
 import type { Notification, Store } from "./store/store.ts";
+import { Tick, type Pulse } from "./tick.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -64,8 +65,6 @@ export interface DaemonOptions {
   readonly notifyRetryBaseMs?: number;
   /** A delivery still failing this long after its notification was written is given up. Default 24 h. */
   readonly notifyGiveUpAfterMs?: number;
-  /** How often to look for changes other processes made to the database. Default 1000 ms. */
-  readonly watchMs?: number;
   /** Entries older than this many days are deleted. Default 30. */
   readonly retentionDays?: number;
   /** Hourly rollups older than this many days are deleted. Default 365. */
@@ -261,8 +260,10 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     },
   });
   const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight }, version);
+  const tick = new Tick();
   const metrics = createMetrics(
     {
+      loopDelays: tick.delays,
       services: () => checking.services(),
       facts: (key) => checking.facts.get(key),
       inFlight: () => checking.inFlight,
@@ -324,8 +325,8 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     await requeue();
     domains.soon(change?.started);
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
-  const stopWatching = store.watch(reload.run, { everyMs: options.watchMs ?? 1000 });
-  const stopProblemWatch = watchProblems(store, log);
+  const stopWatching = store.watch(reload.run, { pulse: tick.on });
+  const stopProblemWatch = watchProblems(store, log, tick.on);
 
   const retention = new Retention(store, {
     isHousekeeper: () => cluster.isHousekeeper(),
@@ -383,6 +384,7 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     cluster,
     // In the order data flows: nothing is written after its store closes.
     async stop() {
+      tick.stop();
       stopWatching();
       stopProblemWatch();
       await reload.settled();
@@ -429,15 +431,16 @@ function coalesced(work: (change: ScheduleChange | undefined) => Promise<void>, 
  * What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
  * asked; this says it in the log as soon as it is seen, once, and again when it is over.
  */
-function watchProblems(store: Store, log: Logger): () => void {
+function watchProblems(store: Store, log: Logger, pulse: Pulse): () => void {
   let known = new Set<string>();
-  const timer = setInterval(() => {
+  let pulses = 0;
+  return pulse(() => {
+    if (pulses++ % 5 !== 0) return; // every fifth second is soon enough for a log line
     const now = new Set(store.problems());
     for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
     for (const problem of known) if (!now.has(problem)) log.info("the database problem is over", { problem });
     known = now;
-  }, 5000);
-  return () => clearInterval(timer);
+  });
 }
 
 /** Every incident opened and closed goes to the log, with or without ntfy. */

@@ -4,6 +4,7 @@
  * look reads what came after the last entry seen.
  */
 import type { NamedEntry, Store } from "./store/store.ts";
+import { every } from "./tick.ts";
 
 export interface FollowOptions {
   readonly serverId?: string | undefined;
@@ -35,5 +36,5 @@ export function followEntries(store: Store, afterId: number, options: FollowOpti
       looking = false;
     }
   };
-  return store.watch(() => void look(), { of: "entries", everyMs: options.intervalMs ?? 250 });
+  return store.watch(() => void look(), { of: "entries", pulse: every(options.intervalMs ?? 250) });
 }

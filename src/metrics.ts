@@ -5,6 +5,7 @@
  * checks. The exposition passes `promtool check metrics` (a test runs it).
  */
 import type { EventEmitter } from "node:events";
+import type { RecordableHistogram } from "node:perf_hooks";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { CheckingEvents } from "./checking.ts";
 import type { IncidentState, ScheduledService } from "./model.ts";
@@ -24,6 +25,8 @@ export interface ServiceFacts {
 }
 
 export interface MetricSources {
+  /** How late the daemon's one-second tick fired each time (ns): the event loop's delay. */
+  readonly loopDelays: RecordableHistogram;
   services(): readonly ScheduledService[];
   facts(key: number): ServiceFacts | undefined;
   inFlight(): number;
@@ -37,11 +40,14 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 export function createMetrics(sources: MetricSources, version: string) {
   const registry = new Registry();
-  // prom-client samples event-loop delay with a libuv timer, by default every 10 ms: 100 wake-ups a second that
-  // cost an idle daemon more than everything else it does (1.4 % of a core here). One sample a second still
-  // catches a blocked loop; nodejs_eventloop_lag_seconds is measured afresh at each scrape.
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
+  // prom-client samples event-loop delay with a timer of its own, by default every 10 ms: 100 wake-ups a second
+  // that cost an idle daemon more than everything else it does. Node records the whole time between its timer's
+  // calls, so at one a second its p50 read 1.0 s on an idle loop; and its wake-up came on top of the daemon's
+  // own tick. So its timer is put off (once in 24 days) and the nodejs_eventloop_lag_* summaries are made here
+  // from how late the tick fires; nodejs_eventloop_lag_seconds (measured afresh at each scrape) is prom-client's.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 2 ** 31 - 1 });
   const registers = [registry];
+  loopDelayGauges(registry, sources.loopDelays);
 
   new Gauge({ name: "healthd_build_info", help: "1, labelled with the running version", labelNames: ["version"] as const, registers }).set({ version }, 1);
 
@@ -243,4 +249,29 @@ function perServiceText(sources: MetricSources): string {
     });
   }
   return lines.map((family) => family.join("\n")).join("\n") + "\n";
+}
+
+/**
+ * The event-loop delay summaries prom-client makes, with the same names and meaning, from the daemon's tick:
+ * over the ticks since the last scrape, then begun again (none since then reads as no delay).
+ */
+function loopDelayGauges(registry: Registry, delays: RecordableHistogram): void {
+  const summaries: [name: string, help: string, value: () => number][] = [
+    ["min", "The minimum recorded event loop delay.", () => delays.min],
+    ["max", "The maximum recorded event loop delay.", () => delays.max],
+    ["mean", "The mean of the recorded event loop delays.", () => delays.mean],
+    ["stddev", "The standard deviation of the recorded event loop delays.", () => delays.stddev],
+    ["p50", "The 50th percentile of the recorded event loop delays.", () => delays.percentile(50)],
+    ["p90", "The 90th percentile of the recorded event loop delays.", () => delays.percentile(90)],
+    ["p99", "The 99th percentile of the recorded event loop delays.", () => delays.percentile(99)],
+  ];
+  const gauges = summaries.map(([name, help, value], i) => {
+    registry.removeSingleMetric(`nodejs_eventloop_lag_${name}_seconds`);
+    // The first one's collect sets them all: a scrape collects the gauges in the order they were made.
+    const collect = () => {
+      for (const { gauge, value } of gauges) gauge.set(delays.count === 0 ? 0 : value() / 1e9);
+      delays.reset();
+    };
+    return { value, gauge: new Gauge({ name: `nodejs_eventloop_lag_${name}_seconds`, help, registers: [registry], ...(i === 0 ? { collect } : {}) }) };
+  });
 }

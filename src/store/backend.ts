@@ -4,6 +4,7 @@
  */
 import type { Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 import type { ScheduleChange } from "../model.ts";
+import type { Pulse } from "../tick.ts";
 import type { MigrationReport } from "./migrate.ts";
 import type { BulkInsert } from "./queries/bulk.ts";
 import type { StoreUnavailable } from "./errors.ts";
@@ -57,7 +58,7 @@ export interface Backend {
   /** The store's answer to a driver error that means "not now" (unreachable, read-only, full), if it is one. */
   unavailable(error: unknown): StoreUnavailable | undefined;
   /** See Store.watch. */
-  watch(channel: Channel, listener: (change?: ScheduleChange) => void, everyMs: number): () => void;
+  watch(channel: Channel, listener: (change?: ScheduleChange) => void, pulse: Pulse): () => void;
   /**
    * Tell other processes' watchers of `channel` about this transaction's change, once it commits (PostgreSQL
    * NOTIFY; SQLite needs nothing), with which services it started and stopped when that is known.

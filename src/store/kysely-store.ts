@@ -5,6 +5,7 @@
  */
 import type { Kysely } from "kysely";
 import type { Policy, ScheduleChange } from "../model.ts";
+import { every } from "../tick.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
 import * as channelQueries from "./queries/channels.ts";
@@ -240,7 +241,7 @@ export class KyselyStore implements Store {
     this.#run(() => entries.pruneRollups(this.#db, cutoff, afterKey, services));
 
   watch = (listener: (change?: ScheduleChange) => void, options: WatchOptions = {}) =>
-    this.#backend.watch(options.of ?? "config", listener, options.everyMs ?? 1000);
+    this.#backend.watch(options.of ?? "config", listener, options.pulse ?? every(1000));
   problems = () => this.#backend.problems();
   close = () => this.#backend.close();
 }

@@ -25,6 +25,7 @@ import type {
 import type { ChannelDocument } from "../schema/channel.ts";
 import type { AnnouncementInput, AnnouncementPatch, Severity, StatusPageDocument } from "../schema/announcement.ts";
 import type { NotificationEvent } from "../policy/route.ts";
+import type { Pulse } from "../tick.ts";
 import type {
   CheckRun,
   IncidentChange,
@@ -302,9 +303,9 @@ export interface Store
   /**
    * Call `listener` when another process may have changed the configuration (servers, services, checks) or,
    * with `of: "entries"`, stored results; for a change of configuration with the services it started and
-   * stopped, when that is known (else anything may have changed). SQLite: a poll of data_version every
-   * `everyMs` (default 1000); PostgreSQL: LISTEN/NOTIFY, reconnecting every `everyMs` while it is down.
-   * Answers a function that stops.
+   * stopped, when that is known (else anything may have changed). SQLite: a look at data_version at each
+   * `pulse` (default: a timer of its own, once a second); PostgreSQL: LISTEN/NOTIFY, reconnecting after a
+   * second while it is down. Answers a function that stops.
    */
   watch(listener: (change?: ScheduleChange) => void, options?: WatchOptions): () => void;
   /** What is wrong with the database but does not stop the daemon (e.g. its file was deleted). */
@@ -314,7 +315,7 @@ export interface Store
 
 export interface WatchOptions {
   readonly of?: Channel;
-  readonly everyMs?: number;
+  readonly pulse?: Pulse;
 }
 
 /** What a watcher follows: changes of configuration, stored results, or nodes and who runs which check. */

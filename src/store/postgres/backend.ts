@@ -119,12 +119,12 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
         down: downCodes.has(code),
       });
     },
-    watch(channel, listener, everyMs) {
-      // One connection LISTENs. While it is down, it is retried after everyMs, backing off up to 30 s while
+    watch(channel, listener) {
+      // One connection LISTENs. While it is down, it is retried after a second, backing off up to 30 s while
       // connecting fails; each (re)connect reloads once, which covers whatever was announced while nobody listened.
       const watch = { client: undefined as pg.Client | undefined, stopped: false };
       listeners.add(watch);
-      const backoff = new Backoff({ baseMs: everyMs, maxMs: Math.max(everyMs, 30_000) });
+      const backoff = new Backoff({ baseMs: 1000, maxMs: 30_000 });
       let retry: NodeJS.Timeout | undefined;
       let first = true;
       const connect = async () => {

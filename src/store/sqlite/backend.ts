@@ -108,7 +108,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
       if (typeof code !== "string" || !unavailableCodes.test(code)) return undefined;
       return new StoreUnavailable(`the database cannot take this now (${code}: ${(error as Error).message})`, code, { cause: error });
     },
-    watch(channel, listener, everyMs) {
+    watch(channel, listener, pulse) {
       // One daemon serves a SQLite file, so no other node can change who runs what: nothing to follow.
       if (channel === "cluster") return () => {};
       // data_version moves only when another connection commits (anything, whatever the channel): cheap to
@@ -123,13 +123,12 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
         }
       };
       version = dataVersion();
-      const timer = setInterval(() => {
+      return pulse(() => {
         const now = dataVersion();
         if (now === version) return;
         version = now;
         listener();
-      }, everyMs);
-      return () => clearInterval(timer);
+      });
     },
     announce: async () => {},
     problems() {
