@@ -125,7 +125,8 @@ export interface Daemon {
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   refuseExposure(options);
-  const http = await listenFirst({ host: options.host, port: options.port, maxConnections: options.maxConnections ?? defaults.maxConnections });
+  const tick = new Tick();
+  const http = await listenFirst({ host: options.host, port: options.port, maxConnections: options.maxConnections ?? defaults.maxConnections, pulse: tick.on });
   let store: Store;
   try {
     store = await openDatabase(options);
@@ -135,7 +136,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
   let running: Running;
   try {
-    running = await startWork(store, options);
+    running = await startWork(store, tick, options);
   } catch (error) {
     await store.close();
     await http.close();
@@ -208,7 +209,7 @@ interface Running {
 }
 
 /** Everything but the HTTP server, started in the order data flows; `stop` stops it in the same order. */
-async function startWork(store: Store, options: DaemonOptions): Promise<Running> {
+async function startWork(store: Store, tick: Tick, options: DaemonOptions): Promise<Running> {
   const { log } = options;
   const clock = options.clock ?? systemClock;
   const now = () => clock.now();
@@ -260,7 +261,6 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     },
   });
   const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight }, version);
-  const tick = new Tick();
   const metrics = createMetrics(
     {
       loopDelays: tick.delays,
@@ -384,7 +384,6 @@ async function startWork(store: Store, options: DaemonOptions): Promise<Running>
     cluster,
     // In the order data flows: nothing is written after its store closes.
     async stop() {
-      tick.stop();
       stopWatching();
       stopProblemWatch();
       await reload.settled();

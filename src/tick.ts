@@ -14,23 +14,26 @@ export class Tick {
   /** How late each tick fired, in nanoseconds (at least 1: a histogram holds no zeros). */
   readonly delays: RecordableHistogram = createHistogram();
   readonly #listeners = new Set<() => void>();
-  readonly #timer: NodeJS.Timeout;
-  #due: number;
+  #timer: NodeJS.Timeout | undefined;
+  #due = 0;
 
-  constructor(readonly everyMs = 1000) {
-    this.#due = performance.now() + everyMs;
-    this.#timer = setInterval(() => this.#fire(), everyMs);
-    this.#timer.unref(); // a tick keeps nothing alive: the server and the checks do
-  }
+  constructor(readonly everyMs = 1000) {}
 
+  /** Ticks run while anything listens: what stops (or never started) leaves no timer behind. */
   on: Pulse = (listener) => {
     this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    if (!this.#timer) {
+      this.#due = performance.now() + this.everyMs;
+      this.#timer = setInterval(() => this.#fire(), this.everyMs);
+      this.#timer.unref(); // a tick keeps nothing alive: the server and the checks do
+    }
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size > 0) return;
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    };
   };
-
-  stop(): void {
-    clearInterval(this.#timer);
-  }
 
   #fire(): void {
     const now = performance.now();

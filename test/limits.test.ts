@@ -99,3 +99,23 @@ test("slowloris: sockets that send a header line a second cannot keep /healthz f
   sockets.forEach((s) => s.destroy());
   assert.equal(await served.stop(), 0);
 });
+
+test("a connection that has not sent its request's head in 10 s is closed, and one that has is answered", async (t) => {
+  const served = await serveHealthd(t, ["--db", tempDbPath(t)]);
+  const { port } = new URL(served.url);
+  const open = (head: string) => {
+    const socket = connect(Number(port), "127.0.0.1").on("error", () => {});
+    t.after(() => socket.destroy());
+    socket.write(head);
+    const connectedAt = performance.now();
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk));
+    return new Promise<{ afterMs: number; answer: string }>((resolve) => socket.once("close", () => resolve({ afterMs: performance.now() - connectedAt, answer })));
+  };
+  const [partial, whole] = await Promise.all([open("GET /healthz HTTP/1.1\r\nHost: x\r\n"), open("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]);
+  assert.match(whole.answer, /^HTTP\/1\.1 200 /);
+  assert.equal(partial.answer, "");
+  // Cut at the daemon's tick once 10 s have passed (Node's own check, every 30 s, is only the backstop).
+  assert.ok(partial.afterMs >= 10_000 && partial.afterMs < 20_000, `closed after ${Math.round(partial.afterMs)} ms`);
+  assert.equal(await served.stop(), 0);
+});

@@ -6,11 +6,17 @@
  * that means it sends it within milliseconds of connecting), or a keep-alive one between requests. A
  * connection whose request is being answered is never closed; when every place holds one, the new
  * connection is refused, as before.
+ *
+ * And the head's deadline: a connection that has not sent a whole request head `headMs` after connecting (or
+ * after its last answer) is closed, at the daemon's tick. Node checks its headersTimeout with a timer of its
+ * own (connectionsCheckingInterval), which woke an idle daemon every 2 s for connections it mostly did not have.
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
+import type { Pulse } from "../tick.ts";
 
-export function boundConnections(server: Server, max: number): void {
+/** Answers a function that stops looking at the deadlines. */
+export function boundConnections(server: Server, max: number, pulse: Pulse, headMs = 10_000): () => void {
   /** Open connections, each with when it last became idle (connected, or answered a request); 0 while busy. */
   const idleSince = new Map<Socket, number>();
   server.on("connection", (socket: Socket) => {
@@ -34,5 +40,11 @@ export function boundConnections(server: Server, max: number): void {
     res.once("close", () => {
       if (idleSince.has(socket)) idleSince.set(socket, performance.now());
     });
+  });
+  return pulse(() => {
+    const late = performance.now() - headMs;
+    for (const [socket, since] of idleSince) {
+      if (since !== 0 && since < late) socket.destroy();
+    }
   });
 }

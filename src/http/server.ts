@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { UsageError } from "../config.ts";
 import { boundConnections } from "./connections.ts";
 import { problem } from "./problem.ts";
+import type { Pulse } from "../tick.ts";
 
 export interface Listening {
   readonly url: string;
@@ -18,21 +19,29 @@ export interface Listening {
 
 /**
  * The API's port, taken first: a port in use is said before anything starts. Until the daemon is ready its
- * requests are answered 503 (starting). A client gets 10 s to send its request's head and 30 s for the whole
- * request, and an idle keep-alive connection is closed after 5 s: silent sockets cannot pile up (Node's
- * defaults hold them 60 to 300 s).
+ * requests are answered 503 (starting). A client gets 10 s to send its request's head (cut at the next `pulse`)
+ * and 30 s for the whole request, and an idle keep-alive connection is closed after 5 s: silent sockets cannot
+ * pile up (Node's defaults hold them 60 to 300 s).
  */
-export async function listenFirst(options: { readonly host: string; readonly port: number; readonly maxConnections: number }): Promise<Listening> {
+export async function listenFirst(options: {
+  readonly host: string;
+  readonly port: number;
+  readonly maxConnections: number;
+  readonly pulse: Pulse;
+}): Promise<Listening> {
   let listener = (_req: IncomingMessage, res: ServerResponse): unknown =>
     res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "1" }).end(JSON.stringify(problem(503, "healthd is starting; try again in a moment")));
   const server = createServer(
-    { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 },
+    // Node's check of headersTimeout and requestTimeout, a timer of its own, wakes an idle daemon: at its
+    // default of 30 s it is the backstop for the whole request; heads are cut by boundConnections at the tick.
+    { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 30_000 },
     (req, res) => listener(req, res),
   );
-  boundConnections(server, options.maxConnections);
+  const stopDeadlines = boundConnections(server, options.maxConnections, options.pulse);
   try {
     await listen(server, options.host, options.port);
   } catch (error) {
+    stopDeadlines();
     const e = error as NodeJS.ErrnoException;
     if (e.code === "EADDRINUSE") throw new UsageError(`${options.host}:${options.port} is in use; choose another --port`, { cause: e });
     if (e.code === "EADDRNOTAVAIL" || e.code === "ENOTFOUND") throw new UsageError(`cannot listen on ${options.host}; check --host`, { cause: e });
@@ -45,6 +54,7 @@ export async function listenFirst(options: { readonly host: string; readonly por
     serve: (next) => (listener = next),
     close: () =>
       new Promise<void>((resolve) => {
+        stopDeadlines();
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
