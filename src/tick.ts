@@ -2,8 +2,8 @@
  * The daemon's one periodic wake-up, once a second. Waking up is most of what an idle daemon costs (about
  * 0.8 ms of CPU a wake-up on the project's machine, whatever little it then does), so what must happen every
  * second or every few seconds shares this one timer rather than each having its own: the SQLite change watch,
- * the problems look and the event-loop delay, which is how late each tick fires (docs/benchmarks.md, "What an
- * idle daemon's CPU is").
+ * the problems look, the API's head deadline, and the event-loop delay, which is how late each tick fires
+ * (docs/benchmarks.md, "What an idle daemon's CPU is").
  */
 import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
 
