@@ -215,10 +215,12 @@ function preparing(pool: pg.Pool, backoff: Backoff): PostgresPool {
   return {
     async connect() {
       // After a failed connection no new one is tried until the backoff has passed; an idle one is still used.
-      // The error says why, as the failed connection did (ECONNREFUSED, ...).
+      // The error says why, as the failed connection did (ECONNREFUSED, ...), in words that stay the same while
+      // the outage lasts: the log and /healthz say an error once, until it changes (with the milliseconds left
+      // in it, the recorder logged every retry as a new error).
       const waitMs = pool.idleCount === 0 ? backoff.waitMs : 0;
       if (waitMs > 0) {
-        const message = `not connecting to PostgreSQL for another ${Math.ceil(waitMs)} ms after a failed connection (${lastFailure.message})`;
+        const message = `not connecting to PostgreSQL again until a short backoff after a failed connection has passed (${lastFailure.message})`;
         throw Object.assign(new Error(message), { code: lastFailure.code ?? "EBACKOFF" });
       }
       let client: pg.PoolClient;
