@@ -265,13 +265,13 @@ function loopDelayGauges(registry: Registry, delays: RecordableHistogram): void 
     ["p90", "The 90th percentile of the recorded event loop delays.", () => delays.percentile(90)],
     ["p99", "The 99th percentile of the recorded event loop delays.", () => delays.percentile(99)],
   ];
+  // The first gauge's collect sets them all: a scrape collects the gauges in the order they were made.
+  const collect = () => {
+    for (const { gauge, value } of gauges) gauge.set(delays.count === 0 ? 0 : value() / 1e9);
+    delays.reset();
+  };
   const gauges = summaries.map(([name, help, value], i) => {
     registry.removeSingleMetric(`nodejs_eventloop_lag_${name}_seconds`);
-    // The first one's collect sets them all: a scrape collects the gauges in the order they were made.
-    const collect = () => {
-      for (const { gauge, value } of gauges) gauge.set(delays.count === 0 ? 0 : value() / 1e9);
-      delays.reset();
-    };
     return { value, gauge: new Gauge({ name: `nodejs_eventloop_lag_${name}_seconds`, help, registers: [registry], ...(i === 0 ? { collect } : {}) }) };
   });
 }
