@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { setTimeout as delay } from "node:timers/promises";
 import { test } from "node:test";
 import type { CheckDone } from "../src/daemon.ts";
 import { selfSigned } from "./support/certs.ts";
 import { testDaemon } from "./support/daemon.ts";
-import { nextEvent } from "./support/events.ts";
+import { nextEvent, until } from "./support/events.ts";
 import { httpsTarget, httpTarget } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
 
@@ -134,18 +133,12 @@ test("the event-loop delay summaries read how late the loop was: near nothing id
   const d = await testDaemon(t);
   const read = (text: string, name: string) => Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, "m").exec(text)?.[1]);
   // Each scrape summarises the ticks since the one before; a tick comes once a second.
-  const measured = async () => {
-    for (;;) {
-      const text = await (await fetch(d.url + "/metrics")).text();
-      if (read(text, "max") > 0) return text;
-      await delay(100);
-    }
-  };
+  const measured = () => until(async () => await (await fetch(d.url + "/metrics")).text(), (text) => read(text, "max") > 0, "a tick measured");
   const idle = await measured();
   // Node's own monitor, sampling once a second, read about 1 s here: the time between its samples.
   assert.ok(read(idle, "p99") < 0.5, `an idle loop is late by little, not ${read(idle, "p99")} s`);
-  const until = performance.now() + 1500;
-  while (performance.now() < until); // a tick falls due at least 0.5 s before this ends
+  const blockedUntil = performance.now() + 1500;
+  while (performance.now() < blockedUntil); // a tick falls due at least 0.5 s before this ends
   const blocked = await measured();
   assert.ok(read(blocked, "max") >= 0.45, `the block is seen: ${read(blocked, "max")} s`);
 });
