@@ -6,15 +6,14 @@
  * of statements per batch, whatever its size: the per-row cost is building values, not round trips.
  */
 import { type Kysely } from "kysely";
-import {
-  type Rollup,
-} from "../../model.ts";
+import { type EntryFields, type Rollup } from "../../model.ts";
 import {
   runAt,
   type BatchDecision,
   type BatchFacts,
   type CheckRun,
   type IncidentChange,
+  type LocationResult,
   type ServiceFacts,
   type ServiceProgress,
   type ServiceRecord,
@@ -126,36 +125,13 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   const keys = [...new Set(runs.map((r) => r.serviceKey))].sort((a, b) => a - b);
   const times = runs.map(runAt);
   // The hour most of the batch falls in: its rollup rows are read with the states, in the same query.
-  const hour = Math.floor(Math.max(...times) / hourMs) * hourMs;
+  const hour = hourOf(Math.max(...times));
   const unread = remembered ? keys.filter((key) => !remembered.services.has(key)) : keys;
   const read = unread.length > 0 ? await readServices(trx, backend, unread, hour) : [];
-  const stored = new Map<string, Rollup>();
-  const services = new Map<number, { record: ServiceRecord; progress: ServiceProgress }>();
-  const lastEntryIds = new Map<number, number | null>();
-  for (const row of read) {
-    services.set(row.key, { record: recordFromRow(row), progress: progressFromRow(row) });
-    lastEntryIds.set(row.key, row.last_entry_id);
-    if (row.checks !== null) stored.set(`${row.key}:${hour}`, rollupFromRow(row as Parameters<typeof rollupFromRow>[0]));
-  }
-  for (const key of keys) {
-    const left = remembered?.services.get(key);
-    if (!left) continue;
-    services.set(key, { record: left.record, progress: left.progress });
-    lastEntryIds.set(key, left.lastEntryId);
-    const rollup = remembered?.rollups.get(key);
-    if (rollup?.hour === hour) stored.set(`${key}:${hour}`, rollup.rollup);
-  }
+  const { services, stored, lastEntryIds } = servicesOf(read, keys, hour, remembered);
   // Hours other than the one read with the states (a batch across an hour's end, results kept through an outage).
   const missing = runs.filter((r) => services.has(r.serviceKey) && !stored.has(`${r.serviceKey}:${hourOf(runAt(r))}`));
-  if (missing.length > 0) {
-    const found = await trx
-      .selectFrom("service_rollups")
-      .selectAll()
-      .where("service_key", "in", [...new Set(missing.map((r) => r.serviceKey))])
-      .where("hour", "in", [...new Set(missing.map((r) => hourOf(runAt(r))))])
-      .execute();
-    for (const r of found) stored.set(`${r.service_key}:${r.hour}`, rollupFromRow(r));
-  }
+  if (missing.length > 0) await readRollups(trx, missing, stored);
   const records = [...services.values()].map((s) => s.record);
   const servers = [...new Set(records.map((r) => r.serverId))];
   const from = Math.min(...times);
@@ -174,11 +150,52 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   return { facts: { runs, services: facts, silences, upstream, rollups: stored, domains, routes }, lastEntryIds, silencesSince: kept };
 }
 
+/**
+ * A batch's services, from the rows read and from what the last batch left, with their rollups of `hour` by
+ * "key:hour" and the ids of their last entries. (Apart from readBatch, which sequences the reads: see
+ * writeDecision for why.)
+ */
+function servicesOf(read: readonly ServiceRow[], keys: readonly number[], hour: number, remembered: Remembered | undefined) {
+  const stored = new Map<string, Rollup>();
+  const services = new Map<number, { record: ServiceRecord; progress: ServiceProgress }>();
+  const lastEntryIds = new Map<number, number | null>();
+  for (const row of read) {
+    services.set(row.key, { record: recordFromRow(row), progress: progressFromRow(row) });
+    lastEntryIds.set(row.key, row.last_entry_id);
+    if (row.checks !== null) stored.set(`${row.key}:${hour}`, rollupFromRow(row as Parameters<typeof rollupFromRow>[0]));
+  }
+  for (const key of keys) {
+    const left = remembered?.services.get(key);
+    if (!left) continue;
+    services.set(key, { record: left.record, progress: left.progress });
+    lastEntryIds.set(key, left.lastEntryId);
+    const rollup = remembered?.rollups.get(key);
+    if (rollup?.hour === hour) stored.set(`${key}:${hour}`, rollup.rollup);
+  }
+  return { services, stored, lastEntryIds };
+}
+
+/** The rollups of the hours of `runs`, into `stored` by "key:hour". */
+async function readRollups(trx: Db, runs: readonly CheckRun[], stored: Map<string, Rollup>): Promise<void> {
+  const found = await trx
+    .selectFrom("service_rollups")
+    .selectAll()
+    .where("service_key", "in", [...new Set(runs.map((r) => r.serviceKey))])
+    .where("hour", "in", [...new Set(runs.map((r) => hourOf(runAt(r))))])
+    .execute();
+  for (const r of found) stored.set(`${r.service_key}:${r.hour}`, rollupFromRow(r));
+}
+
 const hourOf = (at: number) => Math.floor(at / hourMs) * hourMs;
 
 /**
  * Write what the policy decided about a batch. Answers one element per run, in order (undefined for a run
  * whose service is gone), and what the batch leaves for the next one.
+ *
+ * It runs once a batch, not once a check: it only sequences the statements, and the rows are built by the
+ * small functions below it. (Kept short because V8 compiles an async function whole, every await in it: at
+ * 2,347 bytes of bytecode this one was the largest compile of a daemon's first minutes, 48 ms for a function
+ * that runs a few times a minute at 100 services; measured with --trace-opt, docs/benchmarks.md.)
  */
 export async function writeDecision(
   trx: Db,
@@ -186,11 +203,32 @@ export async function writeDecision(
   batch: ReadBatch,
   decision: BatchDecision,
 ): Promise<{ recorded: (RecordedRun | undefined)[]; left: Left }> {
-  const { runs, services } = batch.facts;
   // Incidents the batch opened get their ids first: everything else names them.
+  const idOf = decision.incidents.length === 0 ? sameId : await writeIncidents(trx, decision.incidents);
+  const stored = storedEntries(batch.facts.runs, decision);
+  const entryIds = await backend.bulkInsert<"health_check_data_entries", { id: number }>(trx, entries, stored.map(entryRow));
+  const lastEntryIds = new Map(batch.lastEntryIds);
+  stored.forEach(({ serviceKey }, i) => lastEntryIds.set(serviceKey, entryIds[i]!.id));
+  const { stateRows, left } = progressOf(batch, decision, lastEntryIds, idOf);
+  await backend.bulkInsert(trx, states, stateRows);
+  await backend.bulkInsert(trx, latestResults, [...decision.locationResults.values()].map(locationResultRow));
+  await backend.bulkInsert(trx, rollups, decision.rollups.map(({ serviceKey, hour, rollup }) => rollupToRow(serviceKey, hour, rollup)));
+  await backend.bulkInsert(trx, notifications, notificationRows(decision, idOf));
+  if (decision.settledHourChanged) {
+    await trx.updateTable("rollup_revisions").set((eb) => ({ revision: eb("revision", "+", 1) })).where("id", "=", 1).execute();
+  }
+  return { recorded: recordedRuns(decision, entryIds, idOf), left: { services: left, rollups: decision.rollups, routes: batch.facts.routes, silences: batch.silencesSince } };
+}
+
+/** An incident's id as stored: the policy names the incidents a batch opens by negative ids until they are. */
+type IdOf = (id: number | null) => number | null;
+const sameId: IdOf = (id) => id;
+
+/** Open, mark notified and close incidents; answers how to name them (the ids the opened ones got). */
+async function writeIncidents(trx: Db, writes: BatchDecision["incidents"]): Promise<IdOf> {
   const ids = new Map<number, number>();
-  const idOf = (id: number | null) => (id !== null && id < 0 ? ids.get(id)! : id);
-  for (const write of decision.incidents) {
+  const idOf: IdOf = (id) => (id !== null && id < 0 ? ids.get(id)! : id);
+  for (const write of writes) {
     if (write.kind === "open") {
       const { id } = await trx
         .insertInto("incidents")
@@ -207,60 +245,62 @@ export async function writeDecision(
       await trx.updateTable("incidents").set({ closed_at: write.closedAt, failures: write.failures }).where("id", "=", idOf(write.id)!).execute();
     }
   }
+  return idOf;
+}
 
-  const stored = decision.runs.flatMap((d, i) => (d?.entry ? [{ serviceKey: runs[i]!.serviceKey, entry: d.entry }] : []));
-  const entryRows = stored.map(({ serviceKey, entry: e }) => [
-    serviceKey, e.checkedAt, e.ok, e.status, e.latencyMs, e.errorKind, e.error, e.matched, locationToRow(e.location), e.type === "http" ? null : e.type,
-    e.kind, e.exitCode, e.durationMs, e.body, e.answers === null ? null : JSON.stringify(e.answers),
-  ]);
-  const entryIds = await backend.bulkInsert<"health_check_data_entries", { id: number }>(trx, entries, entryRows);
-  const lastEntryIds = new Map(batch.lastEntryIds);
-  stored.forEach(({ serviceKey }, i) => lastEntryIds.set(serviceKey, entryIds[i]!.id));
+type StoredEntry = { readonly serviceKey: number; readonly entry: EntryFields };
 
+const storedEntries = (runs: readonly CheckRun[], decision: BatchDecision): StoredEntry[] =>
+  decision.runs.flatMap((d, i) => (d?.entry ? [{ serviceKey: runs[i]!.serviceKey, entry: d.entry }] : []));
+
+const entryRow = ({ serviceKey, entry: e }: StoredEntry): unknown[] => [
+  serviceKey, e.checkedAt, e.ok, e.status, e.latencyMs, e.errorKind, e.error, e.matched, locationToRow(e.location), e.type === "http" ? null : e.type,
+  e.kind, e.exitCode, e.durationMs, e.body, e.answers === null ? null : JSON.stringify(e.answers),
+];
+
+/** Each service's progress as decided, as state rows and as what the batch leaves for the next one. */
+function progressOf(batch: ReadBatch, decision: BatchDecision, lastEntryIds: ReadonlyMap<number, number | null>, idOf: IdOf) {
   const left: LeftService[] = [];
   const stateRows: unknown[][] = [];
   for (const [key, decided] of decision.services) {
     const progress = decided.incidentId !== null && decided.incidentId < 0 ? { ...decided, incidentId: idOf(decided.incidentId) } : decided;
-    const s = progress.state;
     const lastEntryId = lastEntryIds.get(key) ?? null;
-    const openRuns = Object.keys(progress.openRuns).length === 0 ? null : JSON.stringify(progress.openRuns);
-    stateRows.push([
-      key, s.status, s.consecutiveFailures, s.consecutivePasses, progress.lastCheckedAt, lastEntryId, s.incidentOpenSince, s.failingSince,
-      progress.incidentId, progress.incidentFailures, s.downSent, s.lastRemindedAt, progress.certWarnedExpiry, progress.lastVerdictAt,
-      progress.lastPingAt, openRuns, progress.lastDurationMs, progress.lastFinishAt, progress.missedDueAt, progress.slowStreak, progress.slowSent,
-      progress.domainWarnedExpiry,
-    ]);
-    left.push({ record: services.get(key)!.record, progress, lastEntryId });
+    stateRows.push(stateRow(key, progress, lastEntryId));
+    left.push({ record: batch.facts.services.get(key)!.record, progress, lastEntryId });
   }
-  await backend.bulkInsert(trx, states, stateRows);
-  await backend.bulkInsert(
-    trx,
-    latestResults,
-    [...decision.locationResults.values()].map((r) => [r.serviceKey, r.location, r.checkedAt, r.ok, r.errorKind, r.error]),
-  );
-  await backend.bulkInsert(trx, rollups, decision.rollups.map(({ serviceKey, hour, rollup }) => rollupToRow(serviceKey, hour, rollup)));
-  await backend.bulkInsert(
-    trx,
-    notifications,
-    // One row per channel: each is delivered on its own. They share the event, whose id is the idempotency key.
-    decision.notifications.flatMap((n) => {
-      const body = JSON.stringify(n.body);
-      const event = JSON.stringify({ id: randomUUID(), ...n.event, incidentId: idOf(n.incidentId) });
-      return n.channels.map((channel) => [n.at, n.serverId, n.serviceId, n.kind, n.topic, body, n.at, idOf(n.incidentId), channel, event]);
-    }),
-  );
-  if (decision.settledHourChanged) {
-    await trx.updateTable("rollup_revisions").set((eb) => ({ revision: eb("revision", "+", 1) })).where("id", "=", 1).execute();
-  }
+  return { stateRows, left };
+}
 
+function stateRow(key: number, progress: ServiceProgress, lastEntryId: number | null): unknown[] {
+  const s = progress.state;
+  const openRuns = Object.keys(progress.openRuns).length === 0 ? null : JSON.stringify(progress.openRuns);
+  return [
+    key, s.status, s.consecutiveFailures, s.consecutivePasses, progress.lastCheckedAt, lastEntryId, s.incidentOpenSince, s.failingSince,
+    progress.incidentId, progress.incidentFailures, s.downSent, s.lastRemindedAt, progress.certWarnedExpiry, progress.lastVerdictAt,
+    progress.lastPingAt, openRuns, progress.lastDurationMs, progress.lastFinishAt, progress.missedDueAt, progress.slowStreak, progress.slowSent,
+    progress.domainWarnedExpiry,
+  ];
+}
+
+const locationResultRow = (r: LocationResult & { readonly serviceKey: number }): unknown[] => [r.serviceKey, r.location, r.checkedAt, r.ok, r.errorKind, r.error];
+
+/** One row per channel: each is delivered on its own. They share the event, whose id is the idempotency key. */
+function notificationRows(decision: BatchDecision, idOf: IdOf): unknown[][] {
+  return decision.notifications.flatMap((n) => {
+    const body = JSON.stringify(n.body);
+    const event = JSON.stringify({ id: randomUUID(), ...n.event, incidentId: idOf(n.incidentId) });
+    return n.channels.map((channel) => [n.at, n.serverId, n.serviceId, n.kind, n.topic, body, n.at, idOf(n.incidentId), channel, event]);
+  });
+}
+
+function recordedRuns(decision: BatchDecision, entryIds: readonly { id: number }[], idOf: IdOf): (RecordedRun | undefined)[] {
   let next = 0;
-  const recorded = decision.runs.map((d): RecordedRun | undefined => {
+  return decision.runs.map((d): RecordedRun | undefined => {
     if (!d) return undefined;
     const entry = d.entry ? { ...d.entry, id: entryIds[next++]!.id } : null;
     const incident: IncidentChange | null = d.incident && { ...d.incident, id: idOf(d.incident.id)! };
     return { entry, state: d.state, notices: d.notices, incident, silenced: d.silenced, blockedBy: d.blockedBy, wakeAt: d.wakeAt };
   });
-  return { recorded, left: { services: left, rollups: decision.rollups, routes: batch.facts.routes, silences: batch.silencesSince } };
 }
 
 /**
