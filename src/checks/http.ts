@@ -77,69 +77,78 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
   try {
     for (;;) {
       const answer = await send(url, method, headersFor(check, options.userAgent), body, check, hooks);
-      const { status: statusCode, location } = answer;
-      if (answer.body === null && location !== undefined) {
-        if (location.length > maxRedirectUrl) {
-          throw new CheckFailure("redirect", `redirect to a location longer than ${maxRedirectUrl} characters (${short(location)})`, statusCode);
-        }
-        let next: URL;
-        try {
-          next = new URL(location, url);
-        } catch {
-          throw new CheckFailure("redirect", `redirect to an invalid location ${JSON.stringify(short(location))}`, statusCode);
-        }
-        if (next.protocol !== "http:" && next.protocol !== "https:") {
-          throw new CheckFailure("redirect", `redirect to ${next.protocol} URL ${short(next.href)}, which is not HTTP`, statusCode);
-        }
-        if (visited.includes(next.href)) {
-          throw new CheckFailure("redirect", `redirect loop: ${[...visited, next.href].map(short).join(" -> ")}`, statusCode);
-        }
-        if (visited.length > maxRedirects) {
-          throw new CheckFailure("redirect", `more than ${maxRedirects} redirects (last to ${short(next.href)})`, statusCode);
-        }
-        visited.push(next.href);
+      if (answer.body === null && answer.location !== undefined) {
+        url = redirectTarget(answer.location, answer.status, url, visited, maxRedirects, maxRedirectUrl);
+        visited.push(url.href);
         // As browsers do: 303 always, and 301/302 after a POST, continue as a GET without the body.
-        if (statusCode === 303 || ((statusCode === 301 || statusCode === 302) && method === "POST")) {
+        if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === "POST")) {
           method = method === "HEAD" ? "HEAD" : "GET";
           body = null;
         }
-        url = next;
         stage = "connecting";
         continue;
       }
-      const latencyMs = round(elapsed());
-      const certValidTo = answer.certValidTo;
-      const verdict = evaluate(check.expect, {
-        status: statusCode,
-        headers: answer.headers,
-        body: utf8.decode(answer.body!),
-        latencyMs,
-        certValidTo,
-        checkedAt,
-      });
-      const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
-      return verdict.ok
-        ? { ok: true, status: statusCode, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
-        : { ok: false, status: statusCode, latencyMs, matched: null, errorKind: verdict.errorKind, error: printable(verdict.error), checkedAt, ...cert };
+      return judged(check, answer, round(elapsed()), checkedAt);
     }
   } catch (error) {
     const failure = ended
       ? new CheckFailure("timeout", `no complete answer within ${check.timeoutMs} ms (timed out ${stage})`)
       : classifyHttp(error, url, stage);
-    return {
-      ok: false,
-      status: failure.status,
-      latencyMs: round(elapsed()),
-      matched: null,
-      errorKind: failure.kind,
-      error: printable(failure.message),
-      checkedAt,
-      ...(failure.shortage ? { shortage: failure.shortage } : {}),
-    };
+    return failed(failure, round(elapsed()), checkedAt);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", end);
   }
+}
+
+// runCheck only sequences the hops: what it decides is in the small functions below. V8 compiles an async
+// function whole, every await in it, and runCheck is among the largest compiles of a daemon's first minutes
+// (docs/benchmarks.md).
+
+/** Where a redirect the check follows leads, or the CheckFailure that ends the check there. */
+function redirectTarget(location: string, status: number, from: URL, visited: readonly string[], maxRedirects: number, maxRedirectUrl: number): URL {
+  if (location.length > maxRedirectUrl) {
+    throw new CheckFailure("redirect", `redirect to a location longer than ${maxRedirectUrl} characters (${short(location)})`, status);
+  }
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    throw new CheckFailure("redirect", `redirect to an invalid location ${JSON.stringify(short(location))}`, status);
+  }
+  if (next.protocol !== "http:" && next.protocol !== "https:") {
+    throw new CheckFailure("redirect", `redirect to ${next.protocol} URL ${short(next.href)}, which is not HTTP`, status);
+  }
+  if (visited.includes(next.href)) {
+    throw new CheckFailure("redirect", `redirect loop: ${[...visited, next.href].map(short).join(" -> ")}`, status);
+  }
+  if (visited.length > maxRedirects) {
+    throw new CheckFailure("redirect", `more than ${maxRedirects} redirects (last to ${short(next.href)})`, status);
+  }
+  return next;
+}
+
+/** The outcome of the last hop's answer, judged by the check's expectations. */
+function judged(check: CheckRequest, answer: Answer, latencyMs: number, checkedAt: number): Outcome {
+  const { status, certValidTo } = answer;
+  const verdict = evaluate(check.expect, { status, headers: answer.headers, body: utf8.decode(answer.body!), latencyMs, certValidTo, checkedAt });
+  const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
+  return verdict.ok
+    ? { ok: true, status, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
+    : { ok: false, status, latencyMs, matched: null, errorKind: verdict.errorKind, error: printable(verdict.error), checkedAt, ...cert };
+}
+
+function failed(failure: CheckFailure, latencyMs: number, checkedAt: number): Outcome {
+  return {
+    ok: false,
+    status: failure.status,
+    latencyMs,
+    matched: null,
+    errorKind: failure.kind,
+    error: printable(failure.message),
+    checkedAt,
+    ...(failure.shortage ? { shortage: failure.shortage } : {}),
+  };
 }
 
 const utf8 = new TextDecoder("utf-8");
