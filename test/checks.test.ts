@@ -71,13 +71,24 @@ test("no answer in time, a handshake that never ends and a body that never ends 
   assert.match(dribble.error!, /reading the body/);
 });
 
-test("a check ends at once when its signal aborts (the daemon stopping), long before its deadline", async (t) => {
+test("every check sharing a signal ends at once when it aborts (the daemon stopping), long before its deadline", async (t) => {
   const target = await httpTarget(t);
   const stop = new AbortController();
-  once(target.server, "request").then(() => stop.abort(), () => {});
-  const result = await runCheck(check(`${target.url}/slow-headers`, { timeoutMs: 60_000 }), { signal: stop.signal });
-  assert.equal(result.errorKind, "timeout");
-  assert.ok(result.latencyMs < 60_000, `ended after ${result.latencyMs} ms`);
+  const done = await runCheck(check(`${target.url}/ok`), { signal: stop.signal }); // over before the stop: forgotten
+  assert.equal(done.ok, true, done.error ?? "");
+  let requests = 0;
+  target.server.on("request", () => ++requests === 2 && stop.abort());
+  const slow = check(`${target.url}/slow-headers`, { timeoutMs: 60_000 });
+  const results = await Promise.all([runCheck(slow, { signal: stop.signal }), runCheck(slow, { signal: stop.signal })]);
+  for (const result of results) {
+    assert.equal(result.errorKind, "timeout");
+    assert.ok(result.latencyMs < 60_000, `ended after ${result.latencyMs} ms`);
+  }
+  // A check asked for once the daemon is stopping ends before it connects.
+  const late = await runCheck(slow, { signal: stop.signal });
+  assert.equal(late.errorKind, "timeout");
+  assert.match(late.error!, /timed out connecting/);
+  assert.equal(requests, 2);
 });
 
 test("an endless or oversized body fails with kind size, compressed or not", async (t) => {

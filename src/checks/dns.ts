@@ -16,6 +16,7 @@ import { firstHolding, latencyCondition, quote, tooSlow, type Condition, type Ve
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { matches } from "./regex.ts";
+import { onStop } from "./stopping.ts";
 
 export type DnsRequest = Pick<DnsCheck, "name" | "recordType" | "server" | "expect" | "timeoutMs">;
 
@@ -74,25 +75,23 @@ const timedOut = Object.freeze(new Error("timed out"));
 class Deadline {
   #timer: NodeJS.Timeout;
   #expired: Promise<never>;
-  #signal: AbortSignal | undefined;
-  #abort: () => void;
+  #forget: () => void;
   /** What a server sent that was not the answer (garbage, another id): said when the deadline passes. */
   lastProblem: string | undefined;
   constructor(ms: number, signal?: AbortSignal) {
     let reject!: (error: unknown) => void;
     this.#expired = new Promise<never>((_, r) => (reject = r));
     this.#expired.catch(() => {});
-    this.#abort = () => reject(timedOut);
-    this.#timer = setTimeout(this.#abort, ms);
-    this.#signal = signal;
-    signal?.addEventListener("abort", this.#abort, { once: true });
+    const abort = () => reject(timedOut);
+    this.#timer = setTimeout(abort, ms);
+    this.#forget = onStop(signal, abort);
   }
   until<T>(work: Promise<T>): Promise<T> {
     return Promise.race([work, this.#expired]);
   }
   clear(): void {
     clearTimeout(this.#timer);
-    this.#signal?.removeEventListener("abort", this.#abort); // the daemon's signal outlives every check
+    this.#forget();
   }
 }
 

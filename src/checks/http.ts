@@ -16,6 +16,7 @@ import { AnswerError, AnswerReader, type AnswerEvents, type Head } from "./answe
 import { certExpiry, connect } from "./connect.ts";
 import { evaluate } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
+import { onStop } from "./stopping.ts";
 
 export interface ControllerOptions {
   /** Bodies beyond this many bytes, before or after decompression, fail the check (errorKind size). Default 1 MiB. */
@@ -62,7 +63,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
     return (exchanging = connect());
   };
   const timer = setTimeout(end, check.timeoutMs);
-  options.signal?.addEventListener("abort", end, { once: true });
+  const forget = onStop(options.signal, end);
   const elapsed = () => clock.monotonic() - started;
 
   let url = new URL(check.url);
@@ -97,7 +98,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
     return failed(failure, round(elapsed()), checkedAt);
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener("abort", end);
+    forget();
   }
 }
 

@@ -12,6 +12,7 @@ import { certCondition, firstHolding, latencyCondition, quote, tooSlow, type Con
 import type { ControllerOptions } from "./http.ts";
 import { classify, printable, round } from "./failure.ts";
 import { matches } from "./regex.ts";
+import { onStop } from "./stopping.ts";
 
 export type TcpRequest = Pick<TcpCheck, "host" | "port" | "tls" | "verifyTls" | "send" | "expect" | "timeoutMs">;
 
@@ -39,16 +40,16 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
   let socket: Socket | undefined;
   let stage = "connecting";
   let timer: NodeJS.Timeout | undefined;
-  let stop = () => {};
+  let forget = () => {};
   const fail = (kind: ErrorKind, message: string, shortage?: string): Outcome => ({
     ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: kind, error: printable(message), checkedAt,
     ...(shortage ? { shortage } : {}),
   });
   try {
     const ended = new Promise<"timeout">((resolve) => {
-      stop = () => resolve("timeout");
+      const stop = () => resolve("timeout");
       timer = setTimeout(stop, check.timeoutMs);
-      options.signal?.addEventListener("abort", stop, { once: true });
+      forget = onStop(options.signal, stop);
     });
     const opened = new Promise<Socket>((resolve, reject) => {
       const s = (socket = connect(check, () => banner?.take ?? drop));
@@ -78,7 +79,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
     return fail(failure.kind, failure.message, failure.shortage);
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener("abort", stop); // the daemon's signal outlives every check
+    forget();
     socket?.destroy();
   }
 }

@@ -22,7 +22,6 @@
  * early window from now: the node it comes from, stopping, may have started that run early and been stopped
  * before storing it (an interrupted check is not stored).
  */
-import { setMaxListeners } from "node:events";
 import type { Logger } from "../log.ts";
 import type { ActiveCheck, ScheduledService as AnyService } from "../model.ts";
 import { systemClock, type Clock } from "../clock.ts";
@@ -99,8 +98,6 @@ export class Scheduler {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#maxInFlight = options.maxInFlight ?? 256;
-    // Every check in flight listens for the stop; that many listeners is expected, not a leak.
-    setMaxListeners(this.#maxInFlight + 10, this.#stop.signal);
   }
 
   /** Services scheduled now. */
