@@ -13,15 +13,16 @@ export function onStop(signal: AbortSignal | undefined, end: () => void): () => 
     end();
     return nothing;
   }
-  let waiting = ends.get(signal);
-  if (!waiting) {
-    const all = new Set<() => void>();
-    signal.addEventListener("abort", () => all.forEach((f) => f()), { once: true });
-    ends.set(signal, (waiting = all));
-  }
-  const mine = waiting;
-  mine.add(end);
-  return () => void mine.delete(end);
+  const waiting = ends.get(signal) ?? listen(signal);
+  waiting.add(end);
+  return () => void waiting.delete(end);
+}
+
+function listen(signal: AbortSignal): Set<() => void> {
+  const all = new Set<() => void>();
+  signal.addEventListener("abort", () => all.forEach((end) => end()), { once: true });
+  ends.set(signal, all);
+  return all;
 }
 
 const nothing = () => {};
