@@ -194,8 +194,9 @@ const hourOf = (at: number) => Math.floor(at / hourMs) * hourMs;
  *
  * It runs once a batch, not once a check: it only sequences the statements, and the rows are built by the
  * small functions below it. (Kept short because V8 compiles an async function whole, every await in it: at
- * 2,347 bytes of bytecode this one was the largest compile of a daemon's first minutes, 48 ms for a function
- * that runs a few times a minute at 100 services; measured with --trace-opt, docs/benchmarks.md.)
+ * 2,347 bytes of bytecode this one was the largest compile of a daemon's first minutes at 100 services, 48 ms
+ * for a function that runs once a batch, twice in five seconds there; measured with --trace-opt,
+ * docs/benchmarks.md.)
  */
 export async function writeDecision(
   trx: Db,
