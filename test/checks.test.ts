@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import { test } from "node:test";
 import { runCheck } from "../src/checks/http.ts";
 import { expired, selfSigned } from "./support/certs.ts";
