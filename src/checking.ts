@@ -20,6 +20,7 @@ import { Deadlines, type Heartbeat } from "./scheduler/deadlines.ts";
 import { periodOf } from "./scheduler/plan.ts";
 import { Scheduler, type ScheduledService } from "./scheduler/scheduler.ts";
 import { Shortages } from "./shortage.ts";
+import type { SharedTick } from "./tick.ts";
 import type { Store } from "./store/store.ts";
 
 export interface CheckingEvents {
@@ -46,6 +47,8 @@ export interface CheckingOptions {
   readonly log: Logger;
   /** At most this many checks run at once. */
   readonly maxInFlight?: number;
+  /** The daemon's tick, whose wake-ups the scheduler shares where it can. */
+  readonly tick?: SharedTick;
 }
 
 export class Checking {
@@ -95,6 +98,7 @@ export class Checking {
       log: log.child({ part: "scheduler" }),
       clock,
       maxInFlight: options.maxInFlight,
+      tick: options.tick,
       run: async (service, signal) => {
         const outcome = await probe(service.check, { signal, userAgent, clock });
         if (signal.aborted) return; // stopping: an interrupted check says nothing about the service

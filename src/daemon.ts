@@ -241,6 +241,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     version,
     log: log.child({ part: "cluster" }),
     clock,
+    tick,
   });
   const publisher = ntfyPublisher(options.ntfy);
   const statusPage = options.publicUrl === undefined ? null : new URL("status", options.publicUrl.replace(/\/?$/, "/")).toString();
@@ -260,7 +261,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
       else events.emit("notify:failed", row, result, outcome);
     },
   });
-  const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight }, version);
+  const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight, tick }, version);
   const metrics = createMetrics(
     {
       loopDelays: tick.delays,

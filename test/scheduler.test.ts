@@ -4,7 +4,8 @@ import { silentLogger } from "../src/log.ts";
 import { hash, nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
 import type { ScheduledService } from "../src/scheduler/scheduler.ts";
-import { FakeClock } from "./support/clock.ts";
+import { Alarm } from "../src/tick.ts";
+import { FakeClock, fakeTick } from "./support/clock.ts";
 
 function service(key: number, check: { intervalSeconds?: number | null; cron?: string | null; url?: string } = {}): ScheduledService {
   const full = {
@@ -116,6 +117,71 @@ test("runs planned within two seconds start together, early and never late, on f
   const perTwo = new Map<number, number>();
   for (const x of h.starts) perTwo.set(Math.floor((x.at - t0) / 2000), (perTwo.get(Math.floor((x.at - t0) / 2000)) ?? 0) + 1);
   assert.ok(Math.max(...perTwo.values()) <= 32, `busiest two seconds started ${Math.max(...perTwo.values())}`);
+});
+
+test("given the tick, runs start on the last tick before their plan, in as large batches, never late", async () => {
+  const clock = new FakeClock();
+  const tick = fakeTick(clock);
+  const starts: { key: number; at: number; lag: number }[] = [];
+  const scheduler = new Scheduler({ clock, log: silentLogger, tick, run: async () => {}, onStart: (s, lag) => starts.push({ key: s.key, at: clock.now(), lag }) });
+  const services = Array.from({ length: 100 }, (_, i) => service(i + 1, { intervalSeconds: 20 }));
+  scheduler.upsert(services, { soon: false });
+  const t0 = clock.now();
+  await clock.advance(61_000);
+  await scheduler.stop();
+  const ticks = new Set(tick.times);
+  for (const s of services) {
+    const at = starts.filter((x) => x.key === s.key).map((x) => x.at);
+    assert.ok(at.length >= 3, `${at.length} runs`);
+    for (const a of at) {
+      const planned = nextRun(scheduleOf(s.check, `s/${s.serviceId}`), a - 1)!;
+      assert.ok(planned - a < 2000, `run at ${a - t0}, planned at ${planned - t0}: at most a tenth of the interval early`);
+    }
+  }
+  // Every wake-up for runs is a tick's (an early window of two seconds always holds one), every other one or so.
+  const wakeUps = new Set(starts.map((x) => x.at));
+  assert.ok([...wakeUps].every((at) => ticks.has(at)), "runs started on a wake-up of their own");
+  assert.ok(wakeUps.size <= 32, `${wakeUps.size} wake-ups for ${starts.length} runs`);
+  assert.ok(starts.every((x) => x.lag === 0));
+});
+
+test("given the tick, a run whose early window holds no tick starts at its own time", async () => {
+  const clock = new FakeClock();
+  const tick = fakeTick(clock);
+  const starts: { key: number; at: number }[] = [];
+  const scheduler = new Scheduler({ clock, log: silentLogger, tick, run: async () => {}, onStart: (s) => starts.push({ key: s.key, at: clock.now() }) });
+  // At 5 s a run may start half a second early: a tick falls in that window for some phases, not for others.
+  const services = Array.from({ length: 20 }, (_, i) => service(i + 1, { intervalSeconds: 5 }));
+  scheduler.upsert(services, { soon: false });
+  await clock.advance(30_000);
+  await scheduler.stop();
+  const ticks = new Set(tick.times);
+  const planned = (x: { key: number; at: number }) => nextRun(scheduleOf(services[x.key - 1]!.check, `s/svc-${x.key}`), x.at - 1)!;
+  for (const x of starts) assert.ok(planned(x) - x.at < 500, "at most a tenth of the interval early");
+  assert.ok(starts.some((x) => ticks.has(x.at) && planned(x) > x.at), "some runs started early on a tick");
+  assert.ok(starts.some((x) => !ticks.has(x.at) && planned(x) === x.at), "some runs started at their own time");
+});
+
+test("an Alarm rings on the last tick before its time, when that tick is after its earliest; else at its time", async () => {
+  const clock = new FakeClock();
+  const tick = fakeTick(clock);
+  const t0 = clock.now();
+  const rang: number[] = [];
+  const alarm = new Alarm(clock, () => rang.push(clock.now() - t0), tick);
+  alarm.set(t0 + 3500, t0); // ticks at 1, 2 and 3 s: the one at 3 s is the last before 3.5 s
+  await clock.advance(4000);
+  alarm.set(t0 + 5500, t0 + 5200); // the tick at 5 s is before the earliest: rings at 5.5 s
+  await clock.advance(2000);
+  alarm.set(t0 + 7000); // a tick at its very time: once
+  await clock.advance(2000);
+  assert.deepEqual(rang, [3000, 5500, 7000]);
+  alarm.set(t0 + 9500, t0);
+  alarm.clear();
+  await clock.advance(2000);
+  alarm.set(t0 + 12_500, t0);
+  alarm.stop();
+  await clock.advance(2000);
+  assert.deepEqual(rang, [3000, 5500, 7000], "cleared or stopped, it rings no more");
 });
 
 test("a wake-up starts at most batchSize runs early; the rest wait for their own time", async () => {

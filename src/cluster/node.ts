@@ -22,6 +22,7 @@ import { UsageError } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { StoreUnavailable } from "../store/errors.ts";
 import type { NodeRecord, Store } from "../store/store.ts";
+import { Alarm, type SharedTick } from "../tick.ts";
 
 export interface ClusterOptions {
   readonly name: string;
@@ -31,6 +32,8 @@ export interface ClusterOptions {
   readonly log: Logger;
   /** The wall clock, as written in heartbeats; the monotonic one for the lease (a paused process or a changed wall clock does not stop it). */
   readonly clock: Clock;
+  /** The daemon's tick: a heartbeat comes with the last one before it is due rather than on a wake-up of its own. */
+  readonly tick?: SharedTick;
 }
 
 /** How long rebalanceSoon waits for more changes. */
@@ -56,7 +59,8 @@ export class ClusterNode {
   #reachedAt: number;
   /** Back from a lapse: until then (monotonic), nodes live at #reachedAt as it was before the lapse count as live. */
   #presume: { readonly liveAt: number; readonly until: number } | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  /** The next tick of this node: a heartbeat, or a look at the live nodes when another's lease runs out. */
+  readonly #alarm: Alarm;
   #stopWatching: (() => void) | undefined;
   /** A rebalance asked for by rebalanceSoon, waiting. */
   #soon: NodeJS.Timeout | undefined;
@@ -73,6 +77,7 @@ export class ClusterNode {
     this.#startedAt = this.#now();
     this.#reachedAt = this.#startedAt;
     this.#heldFrom = this.#monotonic();
+    this.#alarm = new Alarm(options.clock, () => this.#tick(), options.tick);
   }
 
   get name(): string {
@@ -176,7 +181,7 @@ export class ClusterNode {
   /** Leave the cluster: the checks this node ran go to the others at once. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#alarm.stop();
     clearTimeout(this.#soon);
     this.#stopWatching?.();
     await this.#ticking;
@@ -257,16 +262,19 @@ export class ClusterNode {
     this.#othersHere = others.some((n) => n.location === this.#options.location);
   }
 
-  /** Next tick: a third of the lease from now, or just after the next other node's lease runs out. */
+  /**
+   * Next tick: a third of the lease from now (a heartbeat may come a little early, with the daemon's tick), or
+   * just after the next other node's lease runs out (not before: that node is live until then).
+   */
   #arm(): void {
     if (this.#stopped) return;
-    clearTimeout(this.#timer);
     const now = this.#now();
-    let at = now + this.#options.leaseMs / 3;
+    const beat = now + this.#options.leaseMs / 3;
+    let at = beat;
     for (const node of this.#live) {
       if (node.instance !== this.instance) at = Math.min(at, Math.max(now, node.lastSeenAt + node.leaseMs + 50));
     }
-    this.#timer = setTimeout(() => this.#tick(), at - now);
+    this.#alarm.set(at, at === beat ? now : at);
   }
 }
 

@@ -17,6 +17,10 @@
  * (docs/benchmarks.md). The bound matters to a busier daemon: at 10,000 services at 10 s a wake-up's one-second
  * window plans a thousand runs, and it pulls forward no more than 100 of them.
  *
+ * Where a run may start early, the scheduler shares the daemon's tick rather than wake up on its own: it
+ * starts the run on the last tick before its planned time when that tick falls within the run's early window
+ * (an Alarm, tick.ts). At 100 services at 20 s every wake-up for checks is then a tick's.
+ *
  * A service new to this scheduler (handed over from another node, say) runs no sooner than half an interval
  * after its last check, which another node may have started early, and never at a planned time within the
  * early window from now: the node it comes from, stopping, may have started that run early and been stopped
@@ -25,6 +29,7 @@
 import type { Logger } from "../log.ts";
 import type { ActiveCheck, ScheduledService as AnyService } from "../model.ts";
 import { systemClock, type Clock } from "../clock.ts";
+import { Alarm, type SharedTick } from "../tick.ts";
 import { TimeHeap } from "./heap.ts";
 import { firstRun, nextRun, periodOf, scheduleOf, type Schedule } from "./plan.ts";
 
@@ -53,6 +58,8 @@ export interface SchedulerOptions {
    * lease may have passed holds the runs another node may be making.
    */
   readonly mayStart?: (service: ScheduledService) => boolean;
+  /** The daemon's tick, whose wake-ups runs that may start early share (see the top of this file). */
+  readonly tick?: SharedTick;
 }
 
 interface Job {
@@ -74,9 +81,6 @@ export function earlyWindowMs(periodMs: number, batchWindowMs = 2000): number {
   return Math.min(batchWindowMs, periodMs / 10);
 }
 
-// Timers further out than this are re-armed, not trusted (setTimeout overflows past 2^31 ms).
-const maxTimerMs = 3_600_000;
-
 /** Whether a new or changed service is first checked soon, or at its next planned time. */
 export type Soon = boolean | ((service: ScheduledService, known: boolean) => boolean);
 
@@ -90,14 +94,15 @@ export class Scheduler {
   readonly #waiting: { job: Job; plannedAt: number }[] = [];
   readonly #waitingKeys = new Set<number>();
   readonly #stop = new AbortController();
-  #timer: unknown;
-  #timerAt = Infinity;
+  /** For the earliest planned run; a wake-up with nothing due (past an hour, or stale) arms it again. */
+  readonly #alarm: Alarm;
   #skipped = 0;
 
   constructor(options: SchedulerOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#maxInFlight = options.maxInFlight ?? 256;
+    this.#alarm = new Alarm(this.#clock, () => this.#fire(), options.tick);
   }
 
   /** Services scheduled now. */
@@ -160,8 +165,7 @@ export class Scheduler {
   /** Stop the timer, abort the checks in flight and wait for them to settle. */
   async stop(): Promise<void> {
     this.#stop.abort();
-    this.#clock.clearTimeout(this.#timer);
-    this.#timerAt = Infinity;
+    this.#alarm.stop();
     this.#jobs.clear();
     this.#waiting.length = 0;
     this.#waitingKeys.clear();
@@ -185,15 +189,10 @@ export class Scheduler {
       }
     }
     const at = this.#heap.peekTime()!;
-    if (at >= this.#timerAt) return;
-    this.#clock.clearTimeout(this.#timer);
-    const now = this.#clock.now();
-    this.#timerAt = at;
-    this.#timer = this.#clock.setTimeout(() => this.#fire(), Math.min(Math.max(0, at - now), maxTimerMs));
+    if (at < this.#alarm.at) this.#alarm.set(at, at - this.#heap.peek()!.earlyMs);
   }
 
   #fire(): void {
-    this.#timerAt = Infinity;
     const now = this.#clock.now();
     let early = this.#options.batchSize ?? 100;
     for (;;) {

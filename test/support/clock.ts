@@ -1,5 +1,6 @@
 /** A fake clock for tests where time itself is the subject: timers fire only when the test advances it. */
 import type { Clock } from "../../src/clock.ts";
+import type { SharedTick } from "../../src/tick.ts";
 
 export class FakeClock implements Clock {
   #now: number;
@@ -46,3 +47,23 @@ export class FakeClock implements Clock {
 
 /** Let every pending promise callback run (one turn of the event loop, not a wait on time). */
 export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The daemon's tick on a fake clock: its listeners are called every `everyMs` from now, as Tick's are. */
+export function fakeTick(clock: FakeClock, everyMs = 1000): SharedTick & { readonly times: number[] } {
+  const listeners = new Set<() => void>();
+  const times: number[] = [];
+  const fire = () => {
+    times.push(clock.now());
+    for (const listener of listeners) listener();
+    clock.setTimeout(fire, everyMs);
+  };
+  clock.setTimeout(fire, everyMs);
+  return {
+    everyMs,
+    times,
+    on: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
