@@ -58,6 +58,8 @@ export class Recorder {
   /** Runs folded from dropped results, per service, oldest first; all older than anything pending. */
   #folded = new Map<number, (Pending & { readonly run: ResultRun })[]>();
   #timer: NodeJS.Timeout | undefined;
+  /** The flushMs timer is to be armed at the end of this turn of the event loop, if anything still waits. */
+  #bounding = false;
   #writing: Promise<void> | undefined;
   #writeError: Error | null = null;
   #foldWarned = false;
@@ -90,7 +92,23 @@ export class Recorder {
     if (this.#pending.length > max) this.#fold(this.#pending.length - max);
     // While the store is failing, the retry timer alone writes: no attempt per finished check.
     if (this.#pending.length >= this.#maxBatch && !this.#writeError) void this.flush();
-    else this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs ?? 100);
+    else this.#bound();
+  }
+
+  /**
+   * Write what waits within flushMs. The timer is armed at the end of this turn of the event loop, and only if
+   * something still waits then: a wake-up's checks mostly answer in one turn, and caughtUp writes them in it.
+   * A timer armed and cleared in the same turn would still wake the daemon at its time: Node re-arms its one
+   * system timer only in its timers phase, so a cleared timer's moment stands (an idle wake-up 100 ms after
+   * every batch at everyday loads, seen with strace; docs/benchmarks.md).
+   */
+  #bound(): void {
+    if (this.#timer || this.#bounding) return;
+    this.#bounding = true;
+    setImmediate(() => {
+      this.#bounding = false;
+      if (this.pending > 0) this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs ?? 100);
+    });
   }
 
   /**

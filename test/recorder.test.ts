@@ -54,6 +54,30 @@ for (const engine of engines) {
     assert.equal((await store.readEntries(service.key, { limit: 10 })).entries.length, 2);
   });
 
+  test(`${engine}: a result alone is written within flushMs; a batch caughtUp writes in its own turn arms no timer`, async (t) => {
+    const { service, store } = await setup(t, engine);
+    let told: () => void = () => {};
+    const recorder = new Recorder(store, { log: silentLogger, clock: systemClock, flushMs: 77, onRecorded: () => told() });
+    t.after(() => recorder.flushAll());
+    const timers = t.mock.method(globalThis, "setTimeout");
+    const armed = () => timers.mock.calls.filter((call) => call.arguments[1] === 77).length;
+    // A ping, say: nothing else comes, so the timer writes it.
+    let written = new Promise<void>((resolve) => (told = resolve));
+    recorder.push(service, success(1_000));
+    await written;
+    assert.equal(armed(), 1);
+    // A wake-up's checks answering together: caughtUp writes them in the same turn, and no timer is left to
+    // wake the daemon 77 ms later for nothing.
+    written = new Promise<void>((resolve) => (told = resolve));
+    recorder.push(service, success(1_001));
+    recorder.push(service, success(1_002));
+    recorder.caughtUp();
+    await written;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(armed(), 1, "no timer armed for the batch caughtUp wrote");
+    assert.equal((await store.readEntries(service.key, { limit: 10 })).entries.length, 3);
+  });
+
   test(`${engine}: a result the store refuses is dropped and counted; the others of its batch are stored`, async (t) => {
     const { store, service, recorder, dropped } = await setup(t, engine);
     // A time no database column takes (NaN): a stand-in for any value the store cannot store.
