@@ -305,9 +305,20 @@ test("three locations with quorum 2: one failing location opens no incident, two
 
 test("SQLite: GET /nodes lists the one daemon; locations it is not in stay unmonitored", async (t) => {
   const { testDaemon } = await import("./support/daemon.ts");
+  const { open } = await import("./support/raw.ts");
   const target = await recordingTarget(t);
-  const d = await testDaemon(t, { node: "solo", location: "home" });
-  const [self] = (await d.api("GET", "/nodes")).body.nodes;
+  // The row of a daemon that died a moment ago under another name: one daemon serves a SQLite file, so it is
+  // dead however young its heartbeat, and the one that starts takes everything (before, it shared the checks
+  // with it until its lease ran out).
+  const db = await testDatabase(t, "sqlite");
+  const before = await open(db, { mode: "write" });
+  const now = Date.now();
+  await before.registerNode({ name: "ghost", instance: "x", host: "elsewhere", pid: 1, location: "home", version: "0.1.0", startedAt: now, lastSeenAt: now, leaseMs: 180_000 }, now);
+  await before.close();
+  const d = await testDaemon(t, { db, node: "solo", location: "home" });
+  const nodes = (await d.api("GET", "/nodes")).body.nodes;
+  assert.deepEqual(nodes.map((n: NodeView) => n.name), ["solo"]);
+  const [self] = nodes;
   assert.deepEqual([self.name, self.location, self.self, self.live, self.services], ["solo", "home", true, true, 0]);
   const hit = nextEvent<[Hit]>(target.events, "hit");
   await d.api("PUT", "/services/web", { services: [{ id: "site", check: { url: `${target.url}/site`, locations: ["home", "away"], quorum: 1 } }] });

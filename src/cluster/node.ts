@@ -14,6 +14,11 @@
  * runs again, and for three leases it counts as live the nodes that were live when it last reached the
  * database: those cut off with it (the database was down for all) heartbeat again meanwhile, each after its own
  * connection backoff, and keep their checks.
+ *
+ * On a database one daemon serves alone (SQLite), no other node can take anything over: the lease guards
+ * nothing there, and only says how long the node counts as live. It is three minutes at least, a heartbeat a
+ * minute rather than every five seconds: each is a write transaction, 2 to 7 % of a check's CPU at 100
+ * services at 20 s (docs/benchmarks.md).
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -38,11 +43,15 @@ export interface ClusterOptions {
 
 /** How long rebalanceSoon waits for more changes. */
 const rebalanceDelayMs = 5000;
+/** The shortest lease on a database served alone (see the top of this file). */
+const aloneLeaseMs = 180_000;
 
 export class ClusterNode {
   readonly instance = randomUUID();
   readonly #store: Store;
   readonly #options: ClusterOptions;
+  /** The lease: the one asked for, or on a database served alone at least aloneLeaseMs. */
+  readonly #leaseMs: number;
   readonly #now: () => number;
   readonly #monotonic: () => number;
   readonly #startedAt: number;
@@ -72,6 +81,7 @@ export class ClusterNode {
   constructor(store: Store, options: ClusterOptions) {
     this.#store = store;
     this.#options = options;
+    this.#leaseMs = store.alone ? Math.max(options.leaseMs, aloneLeaseMs) : options.leaseMs;
     this.#now = () => options.clock.now();
     this.#monotonic = () => options.clock.monotonic();
     this.#startedAt = this.#now();
@@ -95,7 +105,7 @@ export class ClusterNode {
 
   /** Whether this node's lease holds: its last confirmed heartbeat was sent less than a lease ago. */
   get leaseHeld(): boolean {
-    return this.#monotonic() - this.#heldFrom < this.#options.leaseMs;
+    return this.#monotonic() - this.#heldFrom < this.#leaseMs;
   }
 
   /**
@@ -192,8 +202,8 @@ export class ClusterNode {
 
   #register(replacing?: string): Promise<NodeRecord | undefined> {
     const now = this.#now();
-    const { name, location, leaseMs, version } = this.#options;
-    const node = { name, instance: this.instance, host: hostname(), pid: process.pid, location, version, startedAt: this.#startedAt, lastSeenAt: now, leaseMs };
+    const { name, location, version } = this.#options;
+    const node = { name, instance: this.instance, host: hostname(), pid: process.pid, location, version, startedAt: this.#startedAt, lastSeenAt: now, leaseMs: this.#leaseMs };
     return this.#store.registerNode(node, now, replacing);
   }
 
@@ -223,7 +233,7 @@ export class ClusterNode {
         // Those cut off with it have not heartbeated yet: for three leases (time for them to get past their own
         // connection backoff), the nodes live when it last reached the database keep their checks (before, the
         // first node back took every check, then gave them back).
-        this.#presume = { liveAt: this.#reachedAt, until: sentAt + 3 * this.#options.leaseMs };
+        this.#presume = { liveAt: this.#reachedAt, until: sentAt + 3 * this.#leaseMs };
         await this.rebalance();
         await this.#onOwnership();
       } else if (changed || (this.#presume && sentAt >= this.#presume.until)) {
@@ -269,7 +279,7 @@ export class ClusterNode {
   #arm(): void {
     if (this.#stopped) return;
     const now = this.#now();
-    const beat = now + this.#options.leaseMs / 3;
+    const beat = now + this.#leaseMs / 3;
     let at = beat;
     for (const node of this.#live) {
       if (node.instance !== this.instance) at = Math.min(at, Math.max(now, node.lastSeenAt + node.leaseMs + 50));

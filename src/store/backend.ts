@@ -16,6 +16,11 @@ export type Lock = "config" | "rebalance";
 
 export interface Backend {
   readonly engine: Engine;
+  /**
+   * One daemon serves the database at a time (SQLite's serve lock), so no other node is ever live beside the one
+   * serving it: the rows of any other are of nodes that died.
+   */
+  readonly alone: boolean;
   /** The file, or the URL without its password. */
   readonly location: string;
   readonly db: Kysely<Tables>;

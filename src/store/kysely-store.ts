@@ -42,6 +42,10 @@ export class KyselyStore implements Store {
     return this.#backend.engine;
   }
 
+  get alone() {
+    return this.#backend.alone;
+  }
+
   get location() {
     return this.#backend.location;
   }
@@ -151,7 +155,7 @@ export class KyselyStore implements Store {
   // The others hear of a node that joins at once: it takes a share of their checks.
   registerNode: Store["registerNode"] = (node, now, replacing) =>
     this.#write(async (trx) => {
-      const taken = await cluster.registerNode(trx, node, now, replacing);
+      const taken = await cluster.registerNode(trx, node, now, replacing, this.#backend.alone);
       if (!taken) await this.#backend.announce(trx, "cluster");
       return taken;
     });

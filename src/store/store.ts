@@ -224,9 +224,12 @@ export interface TokenRecord {
 
 /** Nodes: every `healthd serve` on the database, and who runs which check. */
 export interface ClusterStore {
+  /** One daemon serves the database at a time (SQLite): no other node is ever live beside the one serving it. */
+  readonly alone: boolean;
   /**
    * Register this node; answers the live node of the same name when that is another process (nothing is
-   * written then), unless it is the instance `replacing` (a process known to be gone).
+   * written then), unless it is the instance `replacing` (a process known to be gone). On a database served
+   * alone, every other node's row is of a node that died, and goes with its checks.
    */
   registerNode(node: NodeRecord, now: number, replacing?: string): Promise<NodeRecord | undefined>;
   /** Answers false when the node's row is no longer this process's. */

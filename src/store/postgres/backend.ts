@@ -86,6 +86,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
 
   return {
     engine: "postgres",
+    alone: false,
     location,
     db,
     write: (fn) => db.transaction().execute(fn),

@@ -34,12 +34,18 @@ const live = (now: number) => sql<boolean>`last_seen_at + lease_ms > ${now}`;
 
 /**
  * Register `node`, unless a live node of the same name is another process: then answer that one. A dead
- * node's row (or this node's own, from before a restart) is taken over.
+ * node's row (or this node's own, from before a restart) is taken over. `alone`: no other node can be live
+ * (one daemon serves the database), so every other row is of a node that died: they go, with their checks,
+ * rather than count as live until their leases run out.
  */
-export async function registerNode(trx: Db, node: NodeRecord, now: number, replacing?: string): Promise<NodeRecord | undefined> {
+export async function registerNode(trx: Db, node: NodeRecord, now: number, replacing?: string, alone = false): Promise<NodeRecord | undefined> {
+  if (alone) {
+    await trx.deleteFrom("service_owners").where("node", "<>", node.name).execute();
+    await trx.deleteFrom("nodes").where("name", "<>", node.name).execute();
+  }
   const existing = await trx.selectFrom("nodes").selectAll().where("name", "=", node.name).executeTakeFirst();
   const other = existing && existing.instance !== node.instance && existing.instance !== replacing;
-  if (other && existing.last_seen_at + existing.lease_ms > now) return recordFromRow(existing);
+  if (other && !alone && existing.last_seen_at + existing.lease_ms > now) return recordFromRow(existing);
   const row = {
     name: node.name,
     instance: node.instance,

@@ -79,6 +79,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   let aside = 0;
   return {
     engine: "sqlite",
+    alone: true,
     location: path,
     db,
     sqlite,
