@@ -177,7 +177,7 @@ export class Recorder {
     const done: Recorded[] = [];
     batch.forEach((p, i) => {
       const r = recorded[i];
-      if (r) done.push({ ...r, service: p.service });
+      if (r) done.push({ service: p.service, ...r }); // added before the spread: see http.ts's send
     });
     // Told outside the write's try, each on its own: a listener that throws must not make a stored batch look
     // refused (it would be stored again, one result at a time), nor keep the other from hearing of it.

@@ -146,7 +146,7 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   const routes = remembered?.routes ?? (await readRoutes(trx));
   const none = new Map();
   const facts = new Map<number, ServiceFacts>();
-  for (const [key, s] of services) facts.set(key, { ...s, latest: latest.get(key) ?? none });
+  for (const [key, s] of services) facts.set(key, { latest: latest.get(key) ?? none, ...s }); // added before the spread: see checks/http.ts's send
   return { facts: { runs, services: facts, silences, upstream, rollups: stored, domains, routes }, lastEntryIds, silencesSince: kept };
 }
 
@@ -298,7 +298,7 @@ function recordedRuns(decision: BatchDecision, entryIds: readonly { id: number }
   let next = 0;
   return decision.runs.map((d): RecordedRun | undefined => {
     if (!d) return undefined;
-    const entry = d.entry ? { ...d.entry, id: entryIds[next++]!.id } : null;
+    const entry = d.entry ? { id: entryIds[next++]!.id, ...d.entry } : null; // added before the spread: see checks/http.ts's send
     const incident: IncidentChange | null = d.incident && { ...d.incident, id: idOf(d.incident.id)! };
     return { entry, state: d.state, notices: d.notices, incident, silenced: d.silenced, blockedBy: d.blockedBy, wakeAt: d.wakeAt };
   });
