@@ -44,7 +44,7 @@ const firstMinutes = Number(process.env.FIRST_MINUTES ?? 5);
 const floorSlices = Number(process.env.FLOOR_SLICES ?? 5);
 // Longer than the first window: at 100 services a window holds 5 checks a second, and /proc counts CPU in 10 ms ticks.
 const settledSeconds = Number(process.env.SETTLED_SECONDS ?? 60);
-// NAIVE=0 leaves the naive loops out: before/after runs of healthd alone (with BIN) take a third of the time.
+// NAIVE=0 leaves the naive loops out (the floor stays: the targets divide by it), for before/after runs (BIN).
 const withNaive = process.env.NAIVE !== "0";
 // LOADS=0 measures the idle daemon alone; LOADS=1000 one load (with its naive loops).
 const loads = (process.env.LOADS ?? "100,1000").split(",").map(Number).filter((n) => n > 0);
@@ -156,9 +156,10 @@ for (let run = 1; run <= runs; run++) {
     row[`healthd ${services}`] = settled.cpuMsPerCheck;
     row[`rss ${services}`] = settled.rssMb;
     row[`wakes ${services}`] = settled.wakeUpsPerSecond;
-    if (!withNaive) continue;
-    row[`http ${services}`] = await naive("http", services);
-    row[`undici ${services}`] = await naive("undici", services);
+    if (withNaive) {
+      row[`http ${services}`] = await naive("http", services);
+      row[`undici ${services}`] = await naive("undici", services);
+    }
     row[`floor ${services}`] = await naive("floor", services);
   }
   rows.push(row);
@@ -170,7 +171,8 @@ for (let run = 1; run <= runs; run++) {
             `${n} services: healthd ${fixed(row[`healthd ${n}`]!, 2)} ms/check settled (first minutes ${fixed(row[`first ${n}`]!, 2)}, ` +
             `their first ${seconds} s ${fixed(row[`slice ${n}`]!, 2)}; ` +
             `${fixed(row[`wakes ${n}`]!, 1)} wake-ups/s, RSS ${fixed(row[`rss ${n}`]!)} MB)` +
-            (withNaive ? `, naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}, floor ${fixed(row[`floor ${n}`]!, 2)}` : ""),
+            (withNaive ? `, naive http ${fixed(row[`http ${n}`]!, 2)}, naive undici ${fixed(row[`undici ${n}`]!, 2)}` : "") +
+            `, floor ${fixed(row[`floor ${n}`]!, 2)}`,
         )
         .join("; "),
   );
@@ -183,14 +185,19 @@ for (const n of loads) {
     `median ${n} services at ${interval} s: healthd ${fixed(h, 2)} ms CPU per check settled (in its first minutes ` +
       `${fixed(med(`first ${n}`), 2)}, their first ${seconds} s ${fixed(med(`slice ${n}`), 2)}), ${fixed(med(`wakes ${n}`), 1)} wake-ups/s, ` +
       `RSS ${fixed(med(`rss ${n}`))} MB` +
-      (withNaive ? "; " + againstNaive(n, h) : ""),
+      "; " + (withNaive ? againstNaive(n, h) : "") + againstFloor(n, h),
   );
 }
 
 function againstNaive(n: number, h: number): string {
   return (
     `naive node:http ${fixed(med(`http ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`http ${n}`), 2)}), ` +
-    `naive undici ${fixed(med(`undici ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`undici ${n}`), 2)}), ` +
+    `naive undici ${fixed(med(`undici ${n}`), 2)} ms (healthd/naive ${fixed(h / med(`undici ${n}`), 2)}), `
+  );
+}
+
+function againstFloor(n: number, h: number): string {
+  return (
     `floor ${fixed(med(`floor ${n}`), 2)} ms (healthd/floor ${fixed(h / med(`floor ${n}`), 2)} settled, ` +
     `${fixed(med(`first ${n}`) / med(`floor ${n}`), 2)} in the first minutes, ${fixed(med(`slice ${n}`) / med(`floor ${n}`), 2)} in their first ${seconds} s)`
   );
