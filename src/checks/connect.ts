@@ -11,13 +11,6 @@ import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from "n
 
 const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
-/**
- * What node's Socket sets on the copy it makes of its options ({ ...options }), as it sets them. Given, each is a
- * store to a field the copy has rather than a field added to it, and node 20's V8 makes a new hidden class for
- * every field added to a spread's copy: four for every socket (docs/benchmarks.md, "Hidden classes").
- */
-const socketDefaults = { allowHalfOpen: false, emitClose: false, autoDestroy: true, decodeStrings: false };
-
 export interface Target {
   readonly host: string;
   readonly port: number;
@@ -34,7 +27,7 @@ export interface Target {
 export function connect(target: Target, take: () => (view: Buffer) => void): Socket {
   const { host, port } = target;
   const onread: OnReadOpts = { buffer: readBuffer, callback: (bytes, buffer) => (take()((buffer as Buffer).subarray(0, bytes)), true) };
-  if (!target.tls) return netConnect({ host, port, onread, ...socketDefaults });
+  if (!target.tls) return netConnect({ host, port, onread });
   return tlsConnect({ host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: target.verifyTls, onread } as ConnectionOptions);
 }
 
