@@ -99,7 +99,8 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       const beat = heartbeatStep(record.heartbeat, p, run);
       Object.assign(p, beat.progress);
       judged = beat.judged ?? undefined;
-      if (beat.entry) entry = { ...beat.entry, type: record.type, location: run.kind === "ping" ? (run.location ?? defaultLocation) : defaultLocation };
+      // The fields added go before the spread, as in checks/http.ts's send: after it, every entry a hidden class.
+      if (beat.entry) entry = { type: record.type, location: run.kind === "ping" ? (run.location ?? defaultLocation) : defaultLocation, ...beat.entry };
     }
     const step = judged
       ? transition(before, { ok: judged.ok, checkedAt: at, count: run.kind === undefined ? run.folded : undefined }, record, { silenced, blocked: blockedBy.length > 0 })
