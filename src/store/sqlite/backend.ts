@@ -52,8 +52,8 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   // nothing touches the file before that look. The transaction statements above read nothing. Two plain
   // statements rather than pragma_data_version, the table-valued form, which prepares "PRAGMA data_version"
   // again at every read: 1.7 µs against 0.4 as a transaction's first read, and the table-valued form was 5 %
-  // of a daemon's main thread at 1,000 services (V8's profile; docs/benchmarks.md). Each is read alone where it
-  // alone is wanted: the change watch reads only data_version, every second.
+  // of a daemon's main thread at 1,000 services (V8's profile; docs/benchmarks.md). Each is read on its
+  // own: the change watch, every second, needs only data_version.
   let counts: { readonly rows: Database.Statement; readonly version: Database.Statement } | undefined;
   const prepared = () => (counts ??= { rows: sqlite.prepare("SELECT total_changes()").pluck(), version: sqlite.prepare("PRAGMA data_version").pluck() });
   const rowsChanged = () => prepared().rows.get() as number;
