@@ -12,7 +12,7 @@ import type { Clock } from "./clock.ts";
 import type { ClusterNode } from "./cluster/node.ts";
 import type { Logger } from "./log.ts";
 import type { ServiceFacts } from "./metrics.ts";
-import { isActive, type Entry, type HeartbeatCheck, type Outcome, type ScheduleChange, type ScheduledService as AnyService } from "./model.ts";
+import { isActive, sameCheck, type Entry, type HeartbeatCheck, type Outcome, type ScheduleChange, type ScheduledService as AnyService } from "./model.ts";
 import { type Ping } from "./batch.ts";
 import { nextLook, timingOf } from "./policy/heartbeat.ts";
 import { Recorder, type Recorded } from "./recorder.ts";
@@ -225,7 +225,7 @@ export class Checking {
     for (const s of owned) {
       if (isActive(s.check)) continue;
       const kept = this.#deadlines.get(s.key);
-      if (kept?.fingerprint === s.fingerprint) continue;
+      if (kept && sameCheck(kept.check, s.check)) continue;
       this.#deadlines.plan(s as Heartbeat, kept ? null : nextLook(timingOf(s.check as HeartbeatCheck, s.since!), s.beat!));
     }
   }

@@ -36,7 +36,7 @@ function service(key: number, check: { intervalSeconds?: number | null; cron?: s
     domainWarnDays: null,
     slaTarget: null,
   };
-  return { key, serverId: "s", serviceId: `svc-${key}`, check: full, fingerprint: JSON.stringify(full) };
+  return { key, serverId: "s", serviceId: `svc-${key}`, check: full };
 }
 
 /** A scheduler on a fake clock whose runs the test finishes by hand. */

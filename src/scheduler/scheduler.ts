@@ -27,7 +27,7 @@
  * before storing it (an interrupted check is not stored).
  */
 import type { Logger } from "../log.ts";
-import type { ActiveCheck, ScheduledService as AnyService } from "../model.ts";
+import { sameCheck, type ActiveCheck, type ScheduledService as AnyService } from "../model.ts";
 import { systemClock, type Clock } from "../clock.ts";
 import { Alarm, type SharedTick } from "../tick.ts";
 import { TimeHeap } from "./heap.ts";
@@ -124,7 +124,7 @@ export class Scheduler {
   }
 
   /**
-   * Schedule these services. A service whose check is unchanged (same fingerprint) keeps its plan. A new or
+   * Schedule these services. A service whose check is unchanged (sameCheck) keeps its plan. A new or
    * changed one is first checked within a second, then on its schedule; with `soon: false` (the daemon
    * starting) it waits for its next planned time instead, so a restart is not a burst of every check at once.
    * `soon` may decide per service; `known` says whether it was scheduled already (its check changed).
@@ -134,7 +134,7 @@ export class Scheduler {
     const now = this.#clock.now();
     for (const service of services) {
       const old = this.#jobs.get(service.key);
-      if (old && old.service.fingerprint === service.fingerprint) continue;
+      if (old && sameCheck(old.service.check, service.check)) continue;
       const identity = `${service.serverId}/${service.serviceId}`;
       const schedule = scheduleOf(service.check, identity);
       const early = typeof soon === "function" ? soon(service, old !== undefined) : soon;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { fingerprint, qualify, type MaintenanceWindow, type Policy, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../model.ts";
+import { qualify, sameCheck, type MaintenanceWindow, type Policy, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../model.ts";
 import { planServerChange } from "../server-change.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../errors.ts";
 import { channels, checkChannelNames, deleteChannel, putChannel } from "./channels.ts";
@@ -240,7 +240,7 @@ async function rewriteService(
 /** The fields of a check that differ (`check.url`, ...), or every field when there was none before. */
 function changedFields(before: ReturnType<typeof checkFromRow> | undefined, after: ReturnType<typeof checkFromRow>): string[] {
   if (!before) return ["check"];
-  if (fingerprint(before) === fingerprint(after)) return [];
+  if (sameCheck(before, after)) return [];
   return (Object.keys(after) as (keyof typeof after)[])
     .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
     .map((k) => `check.${k}`);

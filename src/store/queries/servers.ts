@@ -3,7 +3,7 @@
  * read. Writing them is configure.ts.
  */
 import type { Kysely } from "kysely";
-import { fingerprint, type Entry, type MaintenanceWindow, type ScheduledService } from "../../model.ts";
+import { type Entry, type MaintenanceWindow, type ScheduledService } from "../../model.ts";
 import { type Upstream } from "../../batch.ts";
 import type { Backend } from "../backend.ts";
 import type { ServerRecord, ServiceFilter, StoredService } from "../store.ts";
@@ -147,7 +147,6 @@ export async function scheduledServices(
       serverId: r.server_id,
       serviceId: r.service_id,
       check,
-      fingerprint: fingerprint(check),
       lastCheckedAt: r.last_checked_at,
       ...(check.type === "heartbeat" ? { since: r.updated_at, beat: beatFromRow(r) } : {}),
     };
