@@ -3,7 +3,7 @@
  * read. Writing them is configure.ts.
  */
 import type { Kysely } from "kysely";
-import { type Entry, type MaintenanceWindow, type ScheduledService } from "../../model.ts";
+import type { Entry, MaintenanceWindow, ScheduledService } from "../../model.ts";
 import { type Upstream } from "../../batch.ts";
 import type { Backend } from "../backend.ts";
 import type { ServerRecord, ServiceFilter, StoredService } from "../store.ts";
