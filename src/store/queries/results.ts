@@ -128,9 +128,10 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   const hour = hourOf(Math.max(...times));
   const unread = remembered ? keys.filter((key) => !remembered.services.has(key)) : keys;
   const read = unread.length > 0 ? await readServices(trx, backend, unread, hour) : [];
-  const { services, stored, lastEntryIds } = servicesOf(read, keys, hour, remembered);
-  // Hours other than the one read with the states (a batch across an hour's end, results kept through an outage).
-  const missing = runs.filter((r) => services.has(r.serviceKey) && !stored.has(`${r.serviceKey}:${hourOf(runAt(r))}`));
+  const { services, stored, known, lastEntryIds } = servicesOf(read, keys, hour, remembered);
+  // Hours other than the one read with the states (a batch across an hour's end, results kept through an
+  // outage), and a remembered service's rollup of that hour when the memo does not hold it.
+  const missing = runs.filter((r) => services.has(r.serviceKey) && (hourOf(runAt(r)) !== hour || !known.has(r.serviceKey)));
   if (missing.length > 0) await readRollups(trx, missing, stored);
   const records = [...services.values()].map((s) => s.record);
   const servers = [...new Set(records.map((r) => r.serverId))];
@@ -152,16 +153,19 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
 
 /**
  * A batch's services, from the rows read and from what the last batch left, with their rollups of `hour` by
- * "key:hour" and the ids of their last entries. (Apart from readBatch, which sequences the reads: see
- * writeDecision for why.)
+ * "key:hour", the services whose rollup of `hour` is known (a row read without one says there is none: a
+ * service's first check of the hour, a heartbeat's lone deadline, needs no second read), and the ids of their
+ * last entries. (Apart from readBatch, which sequences the reads: see writeDecision for why.)
  */
 function servicesOf(read: readonly ServiceRow[], keys: readonly number[], hour: number, remembered: Remembered | undefined) {
   const stored = new Map<string, Rollup>();
+  const known = new Set<number>();
   const services = new Map<number, { record: ServiceRecord; progress: ServiceProgress }>();
   const lastEntryIds = new Map<number, number | null>();
   for (const row of read) {
     services.set(row.key, { record: recordFromRow(row), progress: progressFromRow(row) });
     lastEntryIds.set(row.key, row.last_entry_id);
+    known.add(row.key);
     if (row.checks !== null) stored.set(`${row.key}:${hour}`, rollupFromRow(row as Parameters<typeof rollupFromRow>[0]));
   }
   for (const key of keys) {
@@ -170,9 +174,11 @@ function servicesOf(read: readonly ServiceRow[], keys: readonly number[], hour: 
     services.set(key, { record: left.record, progress: left.progress });
     lastEntryIds.set(key, left.lastEntryId);
     const rollup = remembered?.rollups.get(key);
-    if (rollup?.hour === hour) stored.set(`${key}:${hour}`, rollup.rollup);
+    if (rollup?.hour !== hour) continue;
+    known.add(key);
+    stored.set(`${key}:${hour}`, rollup.rollup);
   }
-  return { services, stored, lastEntryIds };
+  return { services, stored, known, lastEntryIds };
 }
 
 /** The rollups of the hours of `runs`, into `stored` by "key:hour". */
