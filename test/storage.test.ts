@@ -4,10 +4,12 @@ import { systemClock } from "../src/clock.ts";
 import { silentLogger } from "../src/log.ts";
 import { Retention } from "../src/retention.ts";
 import { add, quantile, type Sketch } from "../src/policy/sketch.ts";
+import { compiledOnce } from "../src/store/queries/compiled.ts";
 import { sketchFromJson, sketchToJson } from "../src/store/queries/rows.ts";
-import { rawQuery } from "./support/raw.ts";
+import { serverDocument } from "../src/schema/index.ts";
+import { open, rawQuery } from "./support/raw.ts";
 import type { CheckDone } from "../src/daemon.ts";
-import { engines } from "./support/databases.ts";
+import { engines, testDatabase } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
 import { httpTarget } from "./support/targets.ts";
@@ -145,5 +147,24 @@ for (const engine of engines) {
     assert.ok((await count(`SELECT count(*) AS n FROM service_rollups WHERE hour < ${now - 30 * day}`)) > 0, "rollups outlive the entries");
     assert.equal((await d.api("GET", "/services/s/a/stats?window=365d")).body.checks, 5050);
     assert.equal((await retention.runOnce()).entries, 0);
+  });
+
+  test(`${engine}: a query compiled once runs with each call's values, whatever the lengths of its lists`, async (t) => {
+    const store = await open(await testDatabase(t, engine), { mode: "write" });
+    t.after(() => store.close());
+    const services = ["a", "b", "c"].map((id) => ({ id, check: { type: "heartbeat", periodSeconds: 60 } }));
+    const servers = new Map(["s", "t"].map((server) => [server, serverDocument.parse({ services })]));
+    await store.applyServers(servers, { now: Date.now() });
+    const keys = new Map((await rawQuery(store, "SELECT key, server_id, id FROM services")).map((r) => [`${r.server_id}/${r.id}`, Number(r.key)]));
+    // keyIn is an IN list of placeholders on SQLite and one array parameter on PostgreSQL.
+    const named = compiledOnce((db, backend, keys: readonly number[], server: string) =>
+      db.selectFrom("services").select("id").where(backend.keyIn("key", keys)).where("server_id", "=", server).orderBy("key"),
+    );
+    for (const [server, ids] of [["s", ["a"]], ["s", ["b", "c"]], ["t", ["c"]], ["t", ["a", "b"]], ["s", ["a", "b", "c"]], ["t", ["b"]]] as const) {
+      // Each asks for its ids of both servers: only the server's own answer, so every value is the call's.
+      const asked = ids.flatMap((id) => [keys.get(`s/${id}`)!, keys.get(`t/${id}`)!]);
+      const { rows } = await named(store.backend.db, store.backend, asked, server);
+      assert.deepEqual(rows.map((r) => r.id), ids, `${server}: ${ids.join(", ")}`);
+    }
   });
 }

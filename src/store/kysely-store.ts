@@ -214,16 +214,16 @@ export class KyselyStore implements Store {
   channels = (name?: string) => this.#run(() => channelQueries.channels(this.#db, name));
   putChannel: Store["putChannel"] = (name, doc, now) => this.#configure((trx) => channelQueries.putChannel(trx, name, doc, now));
   deleteChannel = (name: string) => this.#configure((trx) => channelQueries.deleteChannel(trx, name));
-  clusterChannels = () => this.#run(() => channelQueries.clusterChannels(this.#db));
-  shareChannels = (names: readonly string[] | null) => this.#write(async (trx) => void (await channelQueries.shareChannels(trx, names)));
+  clusterChannels = () => this.#run(() => channelQueries.clusterChannels(this.#db, this.#backend));
+  shareChannels = (names: readonly string[] | null) => this.#write(async (trx) => void (await channelQueries.shareChannels(trx, this.#backend, names)));
 
   claimNotifications: Store["claimNotifications"] = (instance, now, room, sending) =>
     this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now, room, sending));
-  nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db));
+  nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db, this.#backend));
   markDelivered: Store["markDelivered"] = (delivered, now) => this.#write((trx) => outbox.markDelivered(trx, delivered, now));
   retryNow = (channel: string, now: number) => this.#run(() => outbox.retryNow(this.#db, channel, now));
-  markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, id, error, nextAt));
-  markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, id, status, error));
+  markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, this.#backend, id, error, nextAt));
+  markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, this.#backend, id, status, error));
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
   // Read first: almost always there is nothing to queue, and then no write transaction is opened.
   requeueUnsent = (defaultTopic: boolean, now: number) =>

@@ -6,9 +6,11 @@ import type { Kysely } from "kysely";
 import type { Routes } from "../../policy/route.ts";
 import type { ChannelDocument, ChannelEvent } from "../../schema/channel.ts";
 import { keepSecrets, maskedSecrets } from "../../schema/secrets.ts";
+import type { Backend } from "../backend.ts";
 import { ChannelsRefused, SecretsMissing } from "../errors.ts";
 import type { StoredChannel } from "../store.ts";
 import type { Tables } from "../tables.ts";
+import { compiledOnce } from "./compiled.ts";
 
 type Db = Kysely<Tables>;
 
@@ -89,21 +91,25 @@ export async function checkChannelNames(trx: Db, serverIds: readonly string[]): 
 }
 
 /** What routing needs (policy/route.ts): each stored channel's events, and the cluster's default channels. */
-export async function readRoutes(db: Db): Promise<Routes> {
-  const rows = await db.selectFrom("channels").select(["name", "events"]).execute();
+export async function readRoutes(db: Db, backend: Backend): Promise<Routes> {
+  const { rows } = await channelEvents(db, backend);
   const events = new Map(rows.map((r) => [r.name, JSON.parse(r.events ?? "null") as ChannelEvent[] | null]));
-  return { events, defaults: await clusterChannels(db) };
+  return { events, defaults: await clusterChannels(db, backend) };
 }
+
+const channelEvents = compiledOnce((db: Db) => db.selectFrom("channels").select(["name", "events"]));
 
 /** The cluster's default channels (serve --channel), as the last node given them shared them; null: ntfy. */
-export async function clusterChannels(db: Db): Promise<string[] | null> {
-  const row = await db.selectFrom("cluster_settings").select("value").where("name", "=", "channels").executeTakeFirst();
-  return row ? (JSON.parse(row.value) as string[]) : null;
+export async function clusterChannels(db: Db, backend: Backend): Promise<string[] | null> {
+  const { rows } = await defaultChannels(db, backend);
+  return rows[0] ? (JSON.parse(rows[0].value) as string[]) : null;
 }
 
+const defaultChannels = compiledOnce((db: Db) => db.selectFrom("cluster_settings").select("value").where("name", "=", "channels"));
+
 /** Make `names` the cluster's default channels (null: back to ntfy); answers whether that changed anything. */
-export async function shareChannels(trx: Db, names: readonly string[] | null): Promise<boolean> {
-  const before = await clusterChannels(trx);
+export async function shareChannels(trx: Db, backend: Backend, names: readonly string[] | null): Promise<boolean> {
+  const before = await clusterChannels(trx, backend);
   if (JSON.stringify(before) === JSON.stringify(names)) return false;
   await trx.deleteFrom("cluster_settings").where("name", "=", "channels").execute();
   if (names !== null) await trx.insertInto("cluster_settings").values({ name: "channels", value: JSON.stringify(names) }).execute();

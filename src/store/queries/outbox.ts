@@ -6,6 +6,7 @@ import { sql, type Kysely, type Selectable } from "kysely";
 import type { Backend } from "../backend.ts";
 import type { Notification, NotificationStatus } from "../store.ts";
 import type { NotificationsTable, Tables } from "../tables.ts";
+import { compiledOnce } from "./compiled.ts";
 import { notificationFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
@@ -44,57 +45,66 @@ export async function claimNotifications(
       SELECT (SELECT min(channel) FROM notifications WHERE status = 'pending' AND channel > pending.channel) FROM pending WHERE channel IS NOT NULL
     )
     SELECT channel FROM pending WHERE channel IS NOT NULL`.execute(trx);
-  const liveInstances = trx.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
   const rows: Selectable<NotificationsTable>[] = [];
   for (const { channel } of channels) {
     const limit = room(channel);
     if (limit <= 0) continue;
-    let query = trx
-      .selectFrom("notifications as n")
-      .selectAll()
-      .where("n.status", "=", pending)
-      .where("n.channel", "=", channel)
-      .where("n.next_attempt_at", "<=", now)
-      .where((eb) => eb.or([eb("n.claimed_by", "is", null), eb("n.claimed_by", "=", instance), eb("n.claimed_by", "not in", liveInstances)]))
-      // The oldest pending delivery of its channel and service: a subquery per candidate, which both engines
-      // answer from notifications_heads with every column bound (as an anti-join, PostgreSQL without fresh
-      // statistics scanned the channel's whole backlog for each candidate: 63 ms a pass at 10,000).
-      .where((eb) =>
-        eb(
-          "n.id",
-          "=",
-          eb
-            .selectFrom("notifications as p")
-            .select((e) => e.fn.min("p.id").as("head"))
-            .where("p.status", "=", pending)
-            .whereRef("p.channel", "=", "n.channel")
-            .whereRef("p.server_id", "=", "n.server_id")
-            .whereRef("p.service_id", "=", "n.service_id"),
-        ),
-      )
-      .orderBy("n.id")
-      .limit(limit);
-    if (sending.length > 0) query = query.where("n.id", "not in", sending);
-    rows.push(...(await backend.claiming(query).execute()));
+    rows.push(...(await heads(trx, backend, channel, now, instance, sending, limit)).rows);
   }
-  if (rows.length > 0) {
-    await trx
-      .updateTable("notifications")
-      .set((eb) => ({ in_flight_since: now, claimed_by: instance, attempts: eb("attempts", "+", 1) }))
-      .where("id", "in", rows.map((r) => r.id))
-      .execute();
-  }
+  if (rows.length > 0) await claim(trx, backend, rows.map((r) => r.id), now, instance);
   return rows.map(notificationFromRow);
 }
 
-export async function nextNotificationAt(db: Db): Promise<number | undefined> {
-  const row = await db
+/** The due heads of `channel` not being sent: the candidates of claimNotifications. */
+const heads = compiledOnce((db: Db, backend: Backend, channel: string, now: number, instance: string, sending: readonly number[], limit: number) => {
+  const liveInstances = db.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
+  let query = db
+    .selectFrom("notifications as n")
+    .selectAll()
+    .where("n.status", "=", pending)
+    .where("n.channel", "=", channel)
+    .where("n.next_attempt_at", "<=", now)
+    .where((eb) => eb.or([eb("n.claimed_by", "is", null), eb("n.claimed_by", "=", instance), eb("n.claimed_by", "not in", liveInstances)]))
+    // The oldest pending delivery of its channel and service: a subquery per candidate, which both engines
+    // answer from notifications_heads with every column bound (as an anti-join, PostgreSQL without fresh
+    // statistics scanned the channel's whole backlog for each candidate: 63 ms a pass at 10,000).
+    .where((eb) =>
+      eb(
+        "n.id",
+        "=",
+        eb
+          .selectFrom("notifications as p")
+          .select((e) => e.fn.min("p.id").as("head"))
+          .where("p.status", "=", pending)
+          .whereRef("p.channel", "=", "n.channel")
+          .whereRef("p.server_id", "=", "n.server_id")
+          .whereRef("p.service_id", "=", "n.service_id"),
+      ),
+    )
+    .orderBy("n.id")
+    .limit(limit);
+  if (sending.length > 0) query = query.where("n.id", "not in", sending);
+  return backend.claiming(query);
+});
+
+const claim = compiledOnce((db: Db, _backend: Backend, ids: readonly number[], now: number, instance: string) =>
+  db
+    .updateTable("notifications")
+    .set((eb) => ({ in_flight_since: now, claimed_by: instance, attempts: eb("attempts", "+", 1) }))
+    .where("id", "in", ids),
+);
+
+export async function nextNotificationAt(db: Db, backend: Backend): Promise<number | undefined> {
+  const { rows } = await nextAt(db, backend);
+  return rows[0]?.at ?? undefined;
+}
+
+const nextAt = compiledOnce((db: Db) =>
+  db
     .selectFrom("notifications")
     .select((eb) => eb.fn.min("next_attempt_at").as("at"))
-    .where("status", "=", pending)
-    .executeTakeFirst();
-  return row?.at ?? undefined;
-}
+    .where("status", "=", pending),
+);
 
 /**
  * Mark deliveries delivered, with what their destinations called them: one statement per 500 (a statement per
@@ -124,17 +134,21 @@ export async function retryNow(db: Db, channel: string, now: number): Promise<nu
   return Number(result.numUpdatedRows);
 }
 
-export async function markRetry(db: Db, id: number, error: string, nextAt: number): Promise<void> {
-  await db
-    .updateTable("notifications")
-    .set({ last_error: error, next_attempt_at: nextAt, in_flight_since: null, claimed_by: null })
-    .where("id", "=", id)
-    .execute();
+export async function markRetry(db: Db, backend: Backend, id: number, error: string, nextAt: number): Promise<void> {
+  await retry(db, backend, id, error, nextAt);
 }
 
-export async function markGivenUp(db: Db, id: number, status: "failed" | "unsent", error: string): Promise<void> {
-  await db.updateTable("notifications").set({ status, last_error: error, in_flight_since: null, claimed_by: null }).where("id", "=", id).execute();
+const retry = compiledOnce((db: Db, _backend: Backend, id: number, error: string, nextAt: number) =>
+  db.updateTable("notifications").set({ last_error: error, next_attempt_at: nextAt, in_flight_since: null, claimed_by: null }).where("id", "=", id),
+);
+
+export async function markGivenUp(db: Db, backend: Backend, id: number, status: "failed" | "unsent", error: string): Promise<void> {
+  await givenUp(db, backend, id, status, error);
 }
+
+const givenUp = compiledOnce((db: Db, _backend: Backend, id: number, status: "failed" | "unsent", error: string) =>
+  db.updateTable("notifications").set({ status, last_error: error, in_flight_since: null, claimed_by: null }).where("id", "=", id),
+);
 
 export async function notificationCounts(db: Db): Promise<Record<NotificationStatus, number>> {
   const rows = await db

@@ -23,6 +23,7 @@ import type { Backend } from "../backend.ts";
 import type { RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import type { BulkInsert } from "./bulk.ts";
+import { compiledOnce } from "./compiled.ts";
 import { locationToRow, progressFromRow, recordFromRow, rollupFromRow, rollupToRow, type ServiceRow } from "./rows.ts";
 import { upstreamOf } from "./servers.ts";
 import { registrationExpiries } from "./domains.ts";
@@ -139,12 +140,12 @@ export async function readBatch(trx: Db, backend: Backend, runs: readonly CheckR
   // With a memo (one writer), every server's silences are read once and kept until something writes: a
   // silence written moves the change mark. The policy looks at each one's span, so one ended since is harmless.
   let kept = remembered?.silences;
-  if (remembered && !(kept && kept.from <= from)) kept = await silencesSince(trx, from);
+  if (remembered && !(kept && kept.from <= from)) kept = await silencesSince(trx, backend, from);
   const silences = kept ? servers.flatMap((server) => kept.byServer.get(server) ?? []) : await readSilences(trx, servers, from, Math.max(...times));
   const upstream = await upstreamOf(trx, records.flatMap((r) => r.dependsOn));
   const latest = await locationResults(trx, records.filter((r) => r.locations !== null).map((r) => r.key));
   const domains = await registrationExpiries(trx, [...new Set(records.flatMap((r) => (r.domainWarnDays !== null && r.domain !== null ? [r.domain] : [])))]);
-  const routes = remembered?.routes ?? (await readRoutes(trx));
+  const routes = remembered?.routes ?? (await readRoutes(trx, backend));
   const none = new Map();
   const facts = new Map<number, ServiceFacts>();
   for (const [key, s] of services) facts.set(key, { latest: latest.get(key) ?? none, ...s }); // added before the spread: see checks/http.ts's send
@@ -211,7 +212,7 @@ export async function writeDecision(
   decision: BatchDecision,
 ): Promise<{ recorded: (RecordedRun | undefined)[]; left: Left }> {
   // Incidents the batch opened get their ids first: everything else names them.
-  const idOf = decision.incidents.length === 0 ? sameId : await writeIncidents(trx, decision.incidents);
+  const idOf = decision.incidents.length === 0 ? sameId : await writeIncidents(trx, backend, decision.incidents);
   const stored = storedEntries(batch.facts.runs, decision);
   const entryIds = await backend.bulkInsert<"health_check_data_entries", { id: number }>(trx, entries, stored.map(entryRow));
   const lastEntryIds = new Map(batch.lastEntryIds);
@@ -232,28 +233,30 @@ type IdOf = (id: number | null) => number | null;
 const sameId: IdOf = (id) => id;
 
 /** Open, mark notified and close incidents; answers how to name them (the ids the opened ones got). */
-async function writeIncidents(trx: Db, writes: BatchDecision["incidents"]): Promise<IdOf> {
+async function writeIncidents(trx: Db, backend: Backend, writes: BatchDecision["incidents"]): Promise<IdOf> {
   const ids = new Map<number, number>();
   const idOf: IdOf = (id) => (id !== null && id < 0 ? ids.get(id)! : id);
   for (const write of writes) {
     if (write.kind === "open") {
-      const { id } = await trx
-        .insertInto("incidents")
-        .values({
-          service_key: write.serviceKey, server_id: write.serverId, service_id: write.serviceId, opened_at: write.openedAt,
-          failures: 0, first_error: write.firstError, notified: write.notified,
-        })
-        .returning("id")
-        .executeTakeFirstOrThrow();
-      ids.set(write.id, id);
-    } else if (write.kind === "notified") {
-      await trx.updateTable("incidents").set({ notified: true }).where("id", "=", idOf(write.id)!).execute();
-    } else {
-      await trx.updateTable("incidents").set({ closed_at: write.closedAt, failures: write.failures }).where("id", "=", idOf(write.id)!).execute();
-    }
+      const { rows } = await openIncident(trx, backend, write.serviceKey, write.serverId, write.serviceId, write.openedAt, write.firstError, write.notified);
+      ids.set(write.id, rows[0]!.id);
+    } else if (write.kind === "notified") await notifiedIncident(trx, backend, idOf(write.id)!);
+    else await closeIncident(trx, backend, idOf(write.id)!, write.closedAt, write.failures);
   }
   return idOf;
 }
+
+const openIncident = compiledOnce(
+  (db: Db, _backend: Backend, serviceKey: number, serverId: string, serviceId: string, openedAt: number, firstError: string | null, notified: boolean) =>
+    db
+      .insertInto("incidents")
+      .values({ service_key: serviceKey, server_id: serverId, service_id: serviceId, opened_at: openedAt, failures: 0, first_error: firstError, notified })
+      .returning("id"),
+);
+const notifiedIncident = compiledOnce((db: Db, _backend: Backend, id: number) => db.updateTable("incidents").set({ notified: true }).where("id", "=", id));
+const closeIncident = compiledOnce((db: Db, _backend: Backend, id: number, closedAt: number, failures: number) =>
+  db.updateTable("incidents").set({ closed_at: closedAt, failures }).where("id", "=", id),
+);
 
 type StoredEntry = { readonly serviceKey: number; readonly entry: EntryFields };
 
@@ -317,7 +320,11 @@ function recordedRuns(decision: BatchDecision, entryIds: readonly { id: number }
  */
 async function readServices(trx: Db, backend: Backend, keys: number[], hour: number): Promise<ServiceRow[]> {
   await backend.lockServices(trx, keys);
-  return trx
+  return (await servicesRead(trx, backend, keys, hour)).rows;
+}
+
+const servicesRead = compiledOnce((db: Db, backend: Backend, keys: readonly number[], hour: number) =>
+  db
     .selectFrom("services as s")
     .innerJoin("servers as srv", "srv.id", "s.server_id")
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
@@ -335,12 +342,11 @@ async function readServices(trx: Db, backend: Backend, keys: number[], hour: num
     .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error"])
     .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures", "r.slow_checks"])
     .where(backend.keyIn("s.key", keys))
-    .orderBy("s.key")
-    .execute();
-}
+    .orderBy("s.key"),
+);
 
-async function silencesSince(trx: Db, from: number): Promise<SilencesSince> {
-  const rows = await trx.selectFrom("silences").select(["server_id", "service_id", "starts_at", "ends_at"]).where("ends_at", ">", from).execute();
+async function silencesSince(trx: Db, backend: Backend, from: number): Promise<SilencesSince> {
+  const { rows } = await silencesFrom(trx, backend, from);
   const byServer = new Map<string, SilenceSpan[]>();
   for (const r of rows) {
     const span = { serverId: r.server_id, serviceId: r.service_id, startsAt: r.starts_at, endsAt: r.ends_at };
@@ -350,6 +356,10 @@ async function silencesSince(trx: Db, from: number): Promise<SilencesSince> {
   }
   return { from, byServer };
 }
+
+const silencesFrom = compiledOnce((db: Db, _backend: Backend, from: number) =>
+  db.selectFrom("silences").select(["server_id", "service_id", "starts_at", "ends_at"]).where("ends_at", ">", from),
+);
 
 async function readSilences(trx: Db, servers: string[], from: number, until: number): Promise<SilenceSpan[]> {
   if (servers.length === 0) return [];
