@@ -306,9 +306,10 @@ export interface Store
   /**
    * Call `listener` when another process may have changed the configuration (servers, services, checks) or,
    * with `of: "entries"`, stored results; for a change of configuration with the services it started and
-   * stopped, when that is known (else anything may have changed). SQLite: a look at data_version at each
-   * `pulse` (default: a timer of its own, once a second); PostgreSQL: LISTEN/NOTIFY, reconnecting after a
-   * second while it is down. Answers a function that stops.
+   * stopped, when that is known (else anything may have changed). SQLite: a look at data_version when the WAL
+   * file is written, and at each `pulse` (default: a timer of its own, once a second) until such a write has
+   * been seen or where one goes unseen (sqlite/change-watch.ts); PostgreSQL: LISTEN/NOTIFY, reconnecting after
+   * a second while it is down. Answers a function that stops.
    */
   watch(listener: (change?: ScheduleChange) => void, options?: WatchOptions): () => void;
   /** What is wrong with the database but does not stop the daemon (e.g. its file was deleted). */

@@ -11,6 +11,7 @@ import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";
 import { runMigrations, pendingMigrations } from "../migrate.ts";
 import { StoreUnavailable } from "../errors.ts";
+import { watchChanges, type ChangeWatch } from "./change-watch.ts";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.ts";
 import { openSqlite, type SqliteOptions } from "./connection.ts";
 import { acquireServeLock } from "./serve-lock.ts";
@@ -53,11 +54,13 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
   // statements rather than pragma_data_version, the table-valued form, which prepares "PRAGMA data_version"
   // again at every read: 1.7 µs against 0.4 as a transaction's first read, and the table-valued form was 5 %
   // of a daemon's main thread at 1,000 services (V8's profile; docs/benchmarks.md). Each is read on its
-  // own: the change watch, every second, needs only data_version.
+  // own: the change watch needs only data_version.
   let counts: { readonly rows: Database.Statement; readonly version: Database.Statement } | undefined;
   const prepared = () => (counts ??= { rows: sqlite.prepare("SELECT total_changes()").pluck(), version: sqlite.prepare("PRAGMA data_version").pluck() });
   const rowsChanged = () => prepared().rows.get() as number;
   const dataVersion = () => prepared().version.get() as number;
+  /** The change watches open: each is told of this connection's commits, which prove its file watch. */
+  const watches = new Set<ChangeWatch>();
   const write = <T>(fn: (trx: Kysely<Tables>) => Promise<T>, urgent = true) =>
     db.connection().execute(async (conn) => {
       // A write to a file nobody can open any more would be lost: refuse it ("not now"), so that a PUT is 503
@@ -70,6 +73,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
         const result = await fn(conn);
         commit.run();
         checkpointer?.written(urgent);
+        for (const watch of watches) watch.committed();
         return result;
       } catch (error) {
         if (sqlite.inTransaction) rollback.run();
@@ -109,24 +113,22 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     watch(channel, listener, pulse) {
       // One daemon serves a SQLite file, so no other node can change who runs what: nothing to follow.
       if (channel === "cluster") return () => {};
-      // data_version moves only when another connection commits (anything, whatever the channel): cheap to
-      // poll, and silent for this connection's own writes.
-      let version: number | undefined;
+      // data_version moves only when another connection commits (anything, whatever the channel): silent for
+      // this connection's own writes. Read when the WAL is written (change-watch.ts).
       const look = () => {
         try {
           guard.check();
           return dataVersion();
         } catch {
-          return version; // the database is not to be touched now; look again next time
+          return undefined; // the database is not to be touched now; look again next time
         }
       };
-      version = look();
-      return pulse(() => {
-        const now = look();
-        if (now === version) return;
-        version = now;
-        listener();
-      });
+      const watch = watchChanges({ wal: `${path}-wal`, look, listener, pulse });
+      watches.add(watch);
+      return () => {
+        watches.delete(watch);
+        watch.stop();
+      };
     },
     announce: async () => {},
     problems() {
