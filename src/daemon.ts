@@ -42,7 +42,7 @@ import { shippedBootstrap, type Bootstrap } from "./domains/rdap.ts";
 import { DomainWatcher } from "./domains/watcher.ts";
 import { openStore } from "./store/open.ts";
 import type { Notification, Store } from "./store/store.ts";
-import { Tick, type Pulse } from "./tick.ts";
+import { Tick } from "./tick.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -241,7 +241,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     version,
     log: log.child({ part: "cluster" }),
     clock,
-    tick,
+    tick: tick.riding,
   });
   const publisher = ntfyPublisher(options.ntfy);
   const statusPage = options.publicUrl === undefined ? null : new URL("status", options.publicUrl.replace(/\/?$/, "/")).toString();
@@ -327,7 +327,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     domains.soon(change?.started);
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { pulse: tick.on });
-  const stopProblemWatch = watchProblems(store, log, tick.on);
+  const stopProblemWatch = watchProblems(store, log);
 
   const retention = new Retention(store, {
     isHousekeeper: () => cluster.isHousekeeper(),
@@ -431,16 +431,17 @@ function coalesced(work: (change: ScheduleChange | undefined) => Promise<void>, 
  * What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
  * asked; this says it in the log as soon as it is seen, once, and again when it is over.
  */
-function watchProblems(store: Store, log: Logger, pulse: Pulse): () => void {
+function watchProblems(store: Store, log: Logger): () => void {
   let known = new Set<string>();
-  let pulses = 0;
-  return pulse(() => {
-    if (pulses++ % 5 !== 0) return; // every fifth second is soon enough for a log line
+  // Every fifth second is soon enough for a log line; a timer of its own, since the tick does not always run.
+  const timer = setInterval(() => {
     const now = new Set(store.problems());
     for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
     for (const problem of known) if (!now.has(problem)) log.info("the database problem is over", { problem });
     known = now;
-  });
+  }, 5000);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Every incident opened and closed goes to the log, with or without ntfy. */

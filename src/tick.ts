@@ -1,9 +1,11 @@
 /**
- * The daemon's one periodic wake-up, once a second. Waking up is most of what an idle daemon costs (about
- * 0.8 ms of CPU a wake-up on the project's machine, whatever little it then does), so what must happen every
- * second or every few seconds shares this one timer rather than each having its own: the SQLite change watch,
- * the problems look, the API's head deadline, and the event-loop delay, which is how late each tick fires
- * (docs/benchmarks.md, "What an idle daemon's CPU is").
+ * The daemon's one periodic wake-up, once a second, for what must happen every second while it is going on:
+ * runs that may start a little early (the scheduler's Alarm), the API's head deadline while a connection has
+ * yet to send one, the change watch where the filesystem does not say when the database is written, and the
+ * event-loop delay, which is how late each tick fires. Waking up is most of what an idle daemon costs (about
+ * 0.8 ms of CPU a wake-up on the project's machine, whatever little it then does), so these share the one timer
+ * rather than each having its own, and it runs only while one of them listens: a daemon with no HTTP, TCP or
+ * DNS checks and no client waits without it (docs/benchmarks.md, "What an idle daemon's CPU is").
  */
 import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
 import type { Clock } from "./clock.ts";
@@ -15,12 +17,16 @@ export class Tick {
   /** How late each tick fired, in nanoseconds (at least 1: a histogram holds no zeros). */
   readonly delays: RecordableHistogram = createHistogram();
   readonly #listeners = new Set<() => void>();
+  readonly #riders = new Set<() => void>();
   #timer: NodeJS.Timeout | undefined;
   #due = 0;
 
   constructor(readonly everyMs = 1000) {}
 
-  /** Ticks run while anything listens: what stops (or never started) leaves no timer behind. */
+  /**
+   * Ticks run while anything listens. The last listener's leaving stops them at the next tick, not at once: an
+   * Alarm leaves each time it rings and comes back as it is set again, and the tick keeps its phase for it.
+   */
   on: Pulse = (listener) => {
     this.#listeners.add(listener);
     if (!this.#timer) {
@@ -28,20 +34,37 @@ export class Tick {
       this.#timer = setInterval(() => this.#fire(), this.everyMs);
       this.#timer.unref(); // a tick keeps nothing alive: the server and the checks do
     }
-    return () => {
-      this.#listeners.delete(listener);
-      if (this.#listeners.size > 0) return;
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    };
+    return () => void this.#listeners.delete(listener);
   };
 
+  /** Called at each tick while others listen; never makes it run (a node's heartbeat: one wake-up a third of a lease). */
+  ride: Pulse = (listener) => {
+    this.#riders.add(listener);
+    return () => void this.#riders.delete(listener);
+  };
+
+  /** The tick as a SharedTick whose listeners ride it (see ride). */
+  get riding(): SharedTick {
+    return { on: this.ride, everyMs: this.everyMs };
+  }
+
+  /** Whether it is ticking. */
+  get running(): boolean {
+    return this.#timer !== undefined;
+  }
+
   #fire(): void {
+    if (this.#listeners.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
     const now = performance.now();
     this.delays.record(Math.max(1, Math.round((now - this.#due) * 1e6)));
     // An interval is re-armed from when it fires, not from when it was due: a late tick does not hurry the next.
     this.#due = now + this.everyMs;
     for (const listener of this.#listeners) listener();
+    for (const rider of this.#riders) rider();
   }
 }
 
@@ -59,12 +82,15 @@ const maxTimerMs = 3_600_000;
  * of its own: set for `at` and `earliest`, it rings on the last tick before `at` when that tick comes after
  * `earliest`, and otherwise at `at` (no tick in the window, or one that comes late). At everyday loads a
  * wake-up costs more than most of what is done in it (the caches it finds cold): the scheduler's wake-ups,
- * shared with the tick's, took 6 to 12 % off a check at 100 services at 20 s (docs/benchmarks.md).
+ * shared with the tick's, took 6 to 12 % off a check at 100 services at 20 s (docs/benchmarks.md). It listens
+ * to the tick only while it is set with a window (`earliest` before `at`): otherwise no tick can ring it.
  */
 export class Alarm {
   readonly #clock: Clock;
   readonly #ring: () => void;
-  readonly #stopListening: () => void;
+  readonly #tick: SharedTick | undefined;
+  readonly #onTick: () => void;
+  #stopListening: (() => void) | undefined;
   #handle: unknown;
   #at = Infinity;
   #earliest = Infinity;
@@ -72,7 +98,8 @@ export class Alarm {
   constructor(clock: Clock, ring: () => void, tick?: SharedTick) {
     this.#clock = clock;
     this.#ring = ring;
-    this.#stopListening = tick ? tick.on(() => this.#ticked(tick.everyMs)) : () => {};
+    this.#tick = tick;
+    this.#onTick = () => this.#ticked(tick!.everyMs);
   }
 
   /** When it rings at the latest; Infinity while it is not set. */
@@ -86,17 +113,20 @@ export class Alarm {
     this.#at = at;
     this.#earliest = earliest;
     this.#handle = this.#clock.setTimeout(() => this.#rang(), Math.min(Math.max(0, at - this.#clock.now()), maxTimerMs));
+    if (this.#tick && earliest < at) this.#stopListening ??= this.#tick.on(this.#onTick);
+    else this.#unlisten();
   }
 
+  /** It rings no more until it is set again (nor listens to the tick). */
   clear(): void {
     this.#clock.clearTimeout(this.#handle);
     this.#at = this.#earliest = Infinity;
+    this.#unlisten();
   }
 
-  /** Clear it, and stop listening to the tick. */
-  stop(): void {
-    this.clear();
-    this.#stopListening();
+  #unlisten(): void {
+    this.#stopListening?.();
+    this.#stopListening = undefined;
   }
 
   #ticked(everyMs: number): void {

@@ -4,8 +4,9 @@ import { silentLogger } from "../src/log.ts";
 import { hash, nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
 import type { ScheduledService } from "../src/scheduler/scheduler.ts";
-import { Alarm } from "../src/tick.ts";
+import { Alarm, Tick } from "../src/tick.ts";
 import { FakeClock, fakeTick } from "./support/clock.ts";
+import { until } from "./support/events.ts";
 
 function service(key: number, check: { intervalSeconds?: number | null; cron?: string | null; url?: string } = {}): ScheduledService {
   const full = {
@@ -176,12 +177,35 @@ test("an Alarm rings on the last tick before its time, when that tick is after i
   await clock.advance(2000);
   assert.deepEqual(rang, [3000, 5500, 7000]);
   alarm.set(t0 + 9500, t0);
+  assert.equal(tick.listening(), 1, "set with a window, it listens to the tick");
   alarm.clear();
+  assert.equal(tick.listening(), 0, "cleared, it does not");
   await clock.advance(2000);
-  alarm.set(t0 + 12_500, t0);
-  alarm.stop();
+  assert.deepEqual(rang, [3000, 5500, 7000], "cleared, it rings no more");
+  alarm.set(t0 + 11_500);
+  assert.equal(tick.listening(), 0, "set without a window, no tick can ring it: it does not listen");
   await clock.advance(2000);
-  assert.deepEqual(rang, [3000, 5500, 7000], "cleared or stopped, it rings no more");
+  assert.deepEqual(rang, [3000, 5500, 7000, 11_500]);
+});
+
+test("the tick runs while anything listens and stops at the first tick after the last leaves; riders never start it", async () => {
+  const tick = new Tick(10);
+  let rides = 0;
+  const stopRiding = tick.ride(() => rides++);
+  assert.equal(tick.running, false, "a rider alone does not make it tick");
+  let heard = 0;
+  const leave = tick.on(() => heard++);
+  assert.equal(tick.running, true);
+  await until(async () => heard, (n) => n >= 2, "two ticks heard");
+  assert.ok(rides >= 2, "a rider hears the ticks that run");
+  leave();
+  // Back before the next tick (an Alarm set again as it rings): the same timer goes on, on its phase.
+  const back = tick.on(() => heard++);
+  const before = heard;
+  await until(async () => heard, (n) => n > before, "a tick heard after coming back");
+  back();
+  await until(async () => tick.running, (running) => !running, "the tick stopped, nobody listening");
+  stopRiding();
 });
 
 test("a wake-up starts at most batchSize runs early; the rest wait for their own time", async () => {

@@ -37,7 +37,10 @@ export interface ClusterOptions {
   readonly log: Logger;
   /** The wall clock, as written in heartbeats; the monotonic one for the lease (a paused process or a changed wall clock does not stop it). */
   readonly clock: Clock;
-  /** The daemon's tick: a heartbeat comes with the last one before it is due rather than on a wake-up of its own. */
+  /**
+   * The daemon's tick, ridden (Tick.riding): while it runs, a heartbeat comes with the last one before it is due
+   * rather than on a wake-up of its own; a heartbeat does not make it run.
+   */
   readonly tick?: SharedTick;
 }
 
@@ -191,7 +194,7 @@ export class ClusterNode {
   /** Leave the cluster: the checks this node ran go to the others at once. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#alarm.stop();
+    this.#alarm.clear();
     clearTimeout(this.#soon);
     this.#stopWatching?.();
     await this.#ticking;

@@ -19,6 +19,21 @@ import type { Pulse } from "../tick.ts";
 export function boundConnections(server: Server, max: number, pulse: Pulse, headMs = 10_000): () => void {
   /** Open connections, each with when it last became idle (connected, or answered a request); 0 while busy. */
   const idleSince = new Map<Socket, number>();
+  const cut = () => {
+    const late = performance.now() - headMs;
+    for (const [socket, since] of idleSince) {
+      if (since !== 0 && since < late) socket.destroy();
+    }
+  };
+  // The tick is listened to only while a connection is open: an idle daemon without clients has no deadline to keep.
+  let stopCutting: (() => void) | undefined;
+  let stopped = false;
+  const closed = (socket: Socket) => {
+    idleSince.delete(socket);
+    if (idleSince.size > 0) return;
+    stopCutting?.();
+    stopCutting = undefined;
+  };
   server.on("connection", (socket: Socket) => {
     if (idleSince.size >= max) {
       let oldest: Socket | undefined;
@@ -31,7 +46,8 @@ export function boundConnections(server: Server, max: number, pulse: Pulse, head
       idleSince.delete(oldest);
     }
     idleSince.set(socket, performance.now());
-    socket.once("close", () => idleSince.delete(socket));
+    if (!stopped) stopCutting ??= pulse(cut);
+    socket.once("close", () => closed(socket));
   });
   server.on("request", (req, res) => {
     const { socket } = req;
@@ -41,10 +57,9 @@ export function boundConnections(server: Server, max: number, pulse: Pulse, head
       if (idleSince.has(socket)) idleSince.set(socket, performance.now());
     });
   });
-  return pulse(() => {
-    const late = performance.now() - headMs;
-    for (const [socket, since] of idleSince) {
-      if (since !== 0 && since < late) socket.destroy();
-    }
-  });
+  return () => {
+    stopped = true;
+    stopCutting?.();
+    stopCutting = undefined;
+  };
 }

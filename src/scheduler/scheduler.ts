@@ -165,7 +165,7 @@ export class Scheduler {
   /** Stop the timer, abort the checks in flight and wait for them to settle. */
   async stop(): Promise<void> {
     this.#stop.abort();
-    this.#alarm.stop();
+    this.#alarm.clear();
     this.#jobs.clear();
     this.#waiting.length = 0;
     this.#waitingKeys.clear();

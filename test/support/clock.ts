@@ -49,7 +49,7 @@ export class FakeClock implements Clock {
 export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The daemon's tick on a fake clock: its listeners are called every `everyMs` from now, as Tick's are. */
-export function fakeTick(clock: FakeClock, everyMs = 1000): SharedTick & { readonly times: number[] } {
+export function fakeTick(clock: FakeClock, everyMs = 1000): SharedTick & { readonly times: number[]; readonly listening: () => number } {
   const listeners = new Set<() => void>();
   const times: number[] = [];
   const fire = () => {
@@ -61,6 +61,7 @@ export function fakeTick(clock: FakeClock, everyMs = 1000): SharedTick & { reado
   return {
     everyMs,
     times,
+    listening: () => listeners.size,
     on: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
