@@ -42,7 +42,7 @@ import { shippedBootstrap, type Bootstrap } from "./domains/rdap.ts";
 import { DomainWatcher } from "./domains/watcher.ts";
 import { openStore } from "./store/open.ts";
 import type { Notification, Store } from "./store/store.ts";
-import { Tick } from "./tick.ts";
+import { Alarm, Tick, type SharedTick } from "./tick.ts";
 import { version } from "./version.ts";
 
 export interface DaemonOptions {
@@ -327,7 +327,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     domains.soon(change?.started);
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { pulse: tick.on });
-  const stopProblemWatch = watchProblems(store, log);
+  const stopProblemWatch = watchProblems(store, log, clock, tick.riding);
 
   const retention = new Retention(store, {
     isHousekeeper: () => cluster.isHousekeeper(),
@@ -431,17 +431,19 @@ function coalesced(work: (change: ScheduleChange | undefined) => Promise<void>, 
  * What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
  * asked; this says it in the log as soon as it is seen, once, and again when it is over.
  */
-function watchProblems(store: Store, log: Logger): () => void {
+function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick): () => void {
   let known = new Set<string>();
-  // Every fifth second is soon enough for a log line; a timer of its own, since the tick does not always run.
-  const timer = setInterval(() => {
+  // Every five seconds is soon enough for a log line, with a tick while the tick runs (Tick.ride).
+  const alarm = new Alarm(clock, () => {
     const now = new Set(store.problems());
     for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
     for (const problem of known) if (!now.has(problem)) log.info("the database problem is over", { problem });
     known = now;
-  }, 5000);
-  timer.unref();
-  return () => clearInterval(timer);
+    arm();
+  }, tick);
+  const arm = () => alarm.set(clock.now() + 5000, clock.now());
+  arm();
+  return () => alarm.clear();
 }
 
 /** Every incident opened and closed goes to the log, with or without ntfy. */

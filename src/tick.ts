@@ -37,7 +37,10 @@ export class Tick {
     return () => void this.#listeners.delete(listener);
   };
 
-  /** Called at each tick while others listen; never makes it run (a node's heartbeat: one wake-up a third of a lease). */
+  /**
+   * Called at each tick while others listen; never makes it run. For what comes every few seconds (the node's
+   * heartbeat, the problems look): with a tick when one comes anyway, on a wake-up of its own when none does.
+   */
   ride: Pulse = (listener) => {
     this.#riders.add(listener);
     return () => void this.#riders.delete(listener);
