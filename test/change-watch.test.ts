@@ -66,7 +66,7 @@ test("SQLite: another connection's commit is followed through the WAL file's wri
   assert.equal(pulse.beats(), 0, "told by the file's write: no pulse beat");
 });
 
-test("where the WAL file gives no events the pulse is read, and a commit of its own unseen for a second brings it back", () => {
+test("where the WAL file gives no events the pulse is read; a commit of its own unseen for a second, or a write told while the file is not to be read, brings it back", () => {
   let version = 1;
   let heard = 0;
   let now = 0;
@@ -98,6 +98,19 @@ test("where the WAL file gives no events the pulse is read, and a commit of its 
   assert.equal(heard, 3);
   event();
   assert.equal(pulse.listening(), 0, "events again: the pulse let go again");
+  // A write told while the file is not to be read: the pulse looks again until it may be.
+  let readable = true;
+  const guarded = watchChanges({ wal: "healthd.db-wal", look: () => (readable ? version : undefined), listener: () => heard++, pulse: pulse.on, watch: silentFile, now: () => now });
+  event();
+  assert.equal(pulse.listening(), 0, "both watches proven");
+  readable = false;
+  version = 5;
+  event();
+  assert.equal(pulse.listening(), 1, "a write told while the file is not to be read: the pulse again");
+  readable = true;
+  pulse.beat();
+  assert.equal(heard, 4, "the pulse found the change once the file could be read");
+  guarded.stop();
   watch.committed();
   now = 3000;
   watch.committed();

@@ -38,7 +38,9 @@ export function watchChanges(options: ChangeWatchOptions): ChangeWatch {
   let version = look();
   const changed = () => {
     const seen = look();
-    if (seen === undefined || seen === version) return;
+    // Not to be read now: the pulse looks again, since the next write of the file may be long in coming.
+    if (seen === undefined) return poll();
+    if (seen === version) return;
     version = seen;
     listener();
   };
