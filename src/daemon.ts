@@ -441,7 +441,10 @@ function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick
     known = now;
     arm();
   }, tick);
-  const arm = () => alarm.set(clock.now() + 5000, clock.now());
+  const arm = () => {
+    const now = clock.now();
+    alarm.set(now + 5000, now);
+  };
   arm();
   return () => alarm.clear();
 }
