@@ -48,7 +48,7 @@ export class Tick {
 
   /** The tick as a SharedTick whose listeners ride it (see ride). */
   get riding(): SharedTick {
-    return { on: this.ride, everyMs: this.everyMs };
+    return { on: this.ride, everyMs: this.everyMs, ridden: true };
   }
 
   /** Whether it is ticking. */
@@ -75,6 +75,8 @@ export class Tick {
 export interface SharedTick {
   readonly on: Pulse;
   readonly everyMs: number;
+  /** Its listeners only hear ticks that run anyway (Tick.riding): listening keeps no tick going. */
+  readonly ridden?: boolean;
 }
 
 // A timer further out than this rings then (setTimeout overflows past 2^31 ms): its owner looks again.
@@ -86,7 +88,9 @@ const maxTimerMs = 3_600_000;
  * `earliest`, and otherwise at `at` (no tick in the window, or one that comes late). At everyday loads a
  * wake-up costs more than most of what is done in it (the caches it finds cold): the scheduler's wake-ups,
  * shared with the tick's, took 6 to 12 % off a check at 100 services at 20 s (docs/benchmarks.md). It listens
- * to the tick only while it is set with a window (`earliest` before `at`): otherwise no tick can ring it.
+ * to the tick only while it is set with a window (`earliest` before `at`): otherwise no tick can ring it. And,
+ * as listening keeps the tick going, only from two ticks before `at` (a timer of its own until then): only the
+ * last tick before `at` can ring it, and a daemon whose next check is an hour away would otherwise tick all hour.
  */
 export class Alarm {
   readonly #clock: Clock;
@@ -115,8 +119,16 @@ export class Alarm {
     this.#clock.clearTimeout(this.#handle);
     this.#at = at;
     this.#earliest = earliest;
-    this.#handle = this.#clock.setTimeout(() => this.#rang(), Math.min(Math.max(0, at - this.#clock.now()), maxTimerMs));
-    if (this.#tick && earliest < at) this.#stopListening ??= this.#tick.on(this.#onTick);
+    const waitMs = Math.max(0, at - this.#clock.now());
+    const tick = earliest < at ? this.#tick : undefined;
+    if (tick && !tick.ridden && waitMs > 2 * tick.everyMs) {
+      // Too early to listen: set again (and so listen) two ticks before `at`.
+      this.#unlisten();
+      this.#handle = this.#clock.setTimeout(() => this.set(this.#at, this.#earliest), Math.min(waitMs - 2 * tick.everyMs, maxTimerMs));
+      return;
+    }
+    this.#handle = this.#clock.setTimeout(() => this.#rang(), Math.min(waitMs, maxTimerMs));
+    if (tick) this.#stopListening ??= tick.on(this.#onTick);
     else this.#unlisten();
   }
 

@@ -188,6 +188,26 @@ test("an Alarm rings on the last tick before its time, when that tick is after i
   assert.deepEqual(rang, [3000, 5500, 7000, 11_500]);
 });
 
+test("an Alarm set far ahead listens to the tick only from two ticks before its time, unless it rides the tick", async () => {
+  const clock = new FakeClock();
+  const tick = fakeTick(clock);
+  const t0 = clock.now();
+  const rang: number[] = [];
+  const alarm = new Alarm(clock, () => rang.push(clock.now() - t0), tick);
+  alarm.set(t0 + 3_600_500, t0 + 3_598_500); // an hourly check's run, with its 2 s window
+  assert.equal(tick.listening(), 0, "an hour ahead, it keeps no tick going");
+  await clock.advance(3_598_600);
+  assert.equal(tick.listening(), 1, "two ticks before its time, it listens");
+  await clock.advance(2000);
+  assert.deepEqual(rang, [3_600_000], "it rings on the last tick before its time");
+  assert.equal(tick.listening(), 0);
+  const riding = fakeTick(clock);
+  const rider = new Alarm(clock, () => rang.push(clock.now() - t0), { ...riding, ridden: true });
+  rider.set(clock.now() + 5000, clock.now());
+  assert.equal(riding.listening(), 1, "a rider keeps no tick going: it listens at once, with no timer of its own before");
+  rider.clear();
+});
+
 test("the tick runs while anything listens and stops at the first tick after the last leaves; riders never start it", async () => {
   const tick = new Tick(10);
   let rides = 0;
