@@ -79,7 +79,8 @@ export interface SharedTick {
   readonly ridden?: boolean;
 }
 
-// A timer further out than this rings then (setTimeout overflows past 2^31 ms): its owner looks again.
+// A timer further out than this rings then (setTimeout overflows past 2^31 ms): its owner looks again (an Alarm
+// waiting to listen sets itself again).
 const maxTimerMs = 3_600_000;
 
 /**
