@@ -24,10 +24,12 @@ import Database from "better-sqlite3";
 import { statSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { CheckRun } from "../src/batch.ts";
+import { hourMs } from "../src/policy/rollup.ts";
 import { add } from "../src/policy/sketch.ts";
 import { serverDocument } from "../src/schema/index.ts";
 import { sketchToJson } from "../src/store/queries/rows.ts";
 import { KyselyStore } from "../src/store/kysely-store.ts";
+import type { SqliteBackend } from "../src/store/sqlite/backend.ts";
 import { open } from "../test/support/raw.ts";
 import { benchDatabase } from "./database.ts";
 import { fixed, median } from "./stats.ts";
@@ -184,7 +186,6 @@ async function oneRun(run: number): Promise<Run> {
  */
 function fillHistory(db: Database.Database, before: number): void {
   const sketch = `{${Array.from({ length: 30 }, (_, i) => `"${100 + i}":${6 + (i % 5)}`).join(",")}}`;
-  const hourMs = 3_600_000;
   const firstHour = Math.floor(before / hourMs) * hourMs - historyHours * hourMs;
   // A series of `count` numbers (a recursive one always makes its first: a fill of 0 is not run at all).
   const series = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?) ";
@@ -207,7 +208,7 @@ function fillHistory(db: Database.Database, before: number): void {
 
 function sqliteOf(store: unknown): Database.Database {
   if (!(store instanceof KyselyStore) || store.backend.engine !== "sqlite") throw new Error("bench:write needs a SQLite store opened by openStore");
-  return (store.backend as unknown as { sqlite: Database.Database }).sqlite;
+  return (store.backend as SqliteBackend).sqlite;
 }
 
 /**
@@ -250,7 +251,7 @@ function floorWriter(db: Database.Database) {
       const o = run.outcome;
       const { id } = entry.get(run.serviceKey, o.checkedAt, o.ok ? 1 : 0, o.status, o.latencyMs, o.matched) as { id: number };
       state.run(run.serviceKey, o.ok ? "up" : "down", o.ok ? 0 : 1, o.ok ? 1 : 0, o.checkedAt, id);
-      const hour = Math.floor(o.checkedAt / 3_600_000) * 3_600_000;
+      const hour = Math.floor(o.checkedAt / hourMs) * hourMs;
       rollup.run(run.serviceKey, hour, o.ok ? 0 : 1, o.latencyMs, sketchOf(run.serviceKey, hour, o.latencyMs));
     }
     commit.run();
