@@ -47,7 +47,7 @@ export interface CheckingOptions {
   readonly log: Logger;
   /** At most this many checks run at once. */
   readonly maxInFlight?: number;
-  /** The daemon's tick, whose wake-ups the scheduler shares where it can. */
+  /** The daemon's tick, ridden (Tick.ride): the scheduler's wake-ups share its ticks when it runs anyway. */
   readonly tick?: SharedTick;
 }
 

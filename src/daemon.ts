@@ -241,7 +241,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     version,
     log: log.child({ part: "cluster" }),
     clock,
-    tick: tick.riding,
+    tick,
   });
   const publisher = ntfyPublisher(options.ntfy);
   const statusPage = options.publicUrl === undefined ? null : new URL("status", options.publicUrl.replace(/\/?$/, "/")).toString();
@@ -327,7 +327,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     domains.soon(change?.started);
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { pulse: tick.on });
-  const stopProblemWatch = watchProblems(store, log, clock, tick.riding);
+  const stopProblemWatch = watchProblems(store, log, clock, tick);
 
   const retention = new Retention(store, {
     isHousekeeper: () => cluster.isHousekeeper(),

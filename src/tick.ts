@@ -1,11 +1,12 @@
 /**
  * The daemon's one periodic wake-up, once a second, for what must happen every second while it is going on:
- * runs that may start a little early (the scheduler's Alarm), the API's head deadline while a connection has
- * yet to send one, the change watch where the filesystem does not say when the database is written, and the
- * event-loop delay, which is how late each tick fires. Waking up is most of what an idle daemon costs (about
- * 0.8 ms of CPU a wake-up on the project's machine, whatever little it then does), so these share the one timer
- * rather than each having its own, and it runs only while one of them listens: a daemon with no HTTP, TCP or
- * DNS checks and no client waits without it (docs/benchmarks.md, "What an idle daemon's CPU is").
+ * the API's head deadline while a connection has yet to send one, the change watch where the filesystem does
+ * not say when the database is written, and the event-loop delay, which is how late each tick fires. Waking up
+ * is most of what an idle daemon costs (about 0.8 ms of CPU a wake-up on the project's machine, whatever little
+ * it then does), so these share the one timer rather than each having its own, and it runs only while one of
+ * them listens: a daemon with no client waits without it (docs/benchmarks.md, "What an idle daemon's CPU is").
+ * What may come a little early (the scheduler's runs, the node's heartbeat, the problems look) rides it: an
+ * Alarm rings with a tick that runs anyway, and on a wake-up of its own when none does.
  */
 import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
 import type { Clock } from "./clock.ts";
@@ -24,8 +25,8 @@ export class Tick {
   constructor(readonly everyMs = 1000) {}
 
   /**
-   * Ticks run while anything listens. The last listener's leaving stops them at the next tick, not at once: an
-   * Alarm leaves each time it rings and comes back as it is set again, and the tick keeps its phase for it.
+   * Ticks run while anything listens. The last listener's leaving stops them at the next tick, not at once: one
+   * that comes back soon (a connection closed, the next one opened) finds the tick as it was.
    */
   on: Pulse = (listener) => {
     this.#listeners.add(listener);
@@ -38,18 +39,14 @@ export class Tick {
   };
 
   /**
-   * Called at each tick while others listen; never makes it run. For what comes every few seconds (the node's
-   * heartbeat, the problems look): with a tick when one comes anyway, on a wake-up of its own when none does.
+   * Called at each tick while others listen; never makes it run. For what may come a little early (an Alarm:
+   * the scheduler's runs, the node's heartbeat, the problems look): with a tick when one comes anyway, on a
+   * wake-up of its own when none does.
    */
   ride: Pulse = (listener) => {
     this.#riders.add(listener);
     return () => void this.#riders.delete(listener);
   };
-
-  /** The tick as a SharedTick whose listeners ride it (see ride). */
-  get riding(): SharedTick {
-    return { on: this.ride, everyMs: this.everyMs, ridden: true };
-  }
 
   /** Whether it is ticking. */
   get running(): boolean {
@@ -71,27 +68,19 @@ export class Tick {
   }
 }
 
-/** What an Alarm shares: the daemon's tick, and how often it comes. */
-export interface SharedTick {
-  readonly on: Pulse;
-  readonly everyMs: number;
-  /** Its listeners only hear ticks that run anyway (Tick.riding): listening keeps no tick going. */
-  readonly ridden?: boolean;
-}
+/** What an Alarm shares of the daemon's tick: it rides it (Tick.ride), and how often it comes. */
+export type SharedTick = Pick<Tick, "ride" | "everyMs">;
 
-// A timer further out than this rings then (setTimeout overflows past 2^31 ms): its owner looks again (an Alarm
-// waiting to listen sets itself again).
+// setTimeout overflows past 2^31 ms: an Alarm further out than this sets its timer again then.
 const maxTimerMs = 3_600_000;
 
 /**
  * A timer for a moment that may come a little early, so that it rings with the tick rather than on a wake-up
  * of its own: set for `at` and `earliest`, it rings on the last tick before `at` when that tick comes after
- * `earliest`, and otherwise at `at` (no tick in the window, or one that comes late). At everyday loads a
- * wake-up costs more than most of what is done in it (the caches it finds cold): the scheduler's wake-ups,
- * shared with the tick's, took 6 to 12 % off a check at 100 services at 20 s (docs/benchmarks.md). It listens
- * to the tick only while it is set with a window (`earliest` before `at`): otherwise no tick can ring it. And,
- * as listening keeps the tick going, only from two ticks before `at` (a timer of its own until then): only the
- * last tick before `at` can ring it, and a daemon whose next check is an hour away would otherwise tick all hour.
+ * `earliest`, and otherwise at `at` (no tick in the window, none running, or one that comes late). At everyday
+ * loads a wake-up costs more than most of what is done in it (the caches it finds cold). It rides the tick and
+ * never keeps it going: the scheduler's Alarm once did, and at 100 services at 20 s, with a wake-up for runs
+ * every two seconds, the tick woke the daemon every second, for 8 % more CPU a check (docs/benchmarks.md).
  */
 export class Alarm {
   readonly #clock: Clock;
@@ -121,15 +110,12 @@ export class Alarm {
     this.#at = at;
     this.#earliest = earliest;
     const waitMs = Math.max(0, at - this.#clock.now());
-    const tick = earliest < at ? this.#tick : undefined;
-    if (tick && !tick.ridden && waitMs > 2 * tick.everyMs) {
-      // Too early to listen: set again (and so listen) two ticks before `at`.
-      this.#unlisten();
-      this.#handle = this.#clock.setTimeout(() => this.set(this.#at, this.#earliest), Math.min(waitMs - 2 * tick.everyMs, maxTimerMs));
-      return;
-    }
-    this.#handle = this.#clock.setTimeout(() => this.#rang(), Math.min(waitMs, maxTimerMs));
-    if (tick) this.#stopListening ??= tick.on(this.#onTick);
+    this.#handle =
+      waitMs > maxTimerMs
+        ? this.#clock.setTimeout(() => this.set(this.#at, this.#earliest), maxTimerMs)
+        : this.#clock.setTimeout(() => this.#rang(), waitMs);
+    // Only a tick in the window can ring it.
+    if (this.#tick && earliest < at) this.#stopListening ??= this.#tick.ride(this.#onTick);
     else this.#unlisten();
   }
 

@@ -5,6 +5,7 @@ import { hash, nextRun, scheduleOf } from "../src/scheduler/plan.ts";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
 import type { ScheduledService } from "../src/scheduler/scheduler.ts";
 import { Alarm, Tick } from "../src/tick.ts";
+import { systemClock } from "../src/clock.ts";
 import { FakeClock, fakeTick } from "./support/clock.ts";
 import { until } from "./support/events.ts";
 
@@ -188,24 +189,23 @@ test("an Alarm rings on the last tick before its time, when that tick is after i
   assert.deepEqual(rang, [3000, 5500, 7000, 11_500]);
 });
 
-test("an Alarm set far ahead listens to the tick only from two ticks before its time, unless it rides the tick", async () => {
+test("an Alarm rides the tick: it keeps none going, and rings at its time when none runs", async () => {
+  const tick = new Tick(10);
+  const rang = new Promise<void>((resolve) => new Alarm(systemClock, resolve, tick).set(Date.now() + 50, Date.now()));
+  assert.equal(tick.running, false, "set with a window, it does not make the tick run");
+  await rang;
+  assert.equal(tick.running, false);
+});
+
+test("an Alarm further out than a timer can wait rings at its time, not when its timer first fires", async () => {
   const clock = new FakeClock();
   const tick = fakeTick(clock);
   const t0 = clock.now();
   const rang: number[] = [];
   const alarm = new Alarm(clock, () => rang.push(clock.now() - t0), tick);
-  alarm.set(t0 + 3_600_500, t0 + 3_598_500); // an hourly check's run, with its 2 s window
-  assert.equal(tick.listening(), 0, "an hour ahead, it keeps no tick going");
-  await clock.advance(3_598_600);
-  assert.equal(tick.listening(), 1, "two ticks before its time, it listens");
-  await clock.advance(2000);
-  assert.deepEqual(rang, [3_600_000], "it rings on the last tick before its time");
-  assert.equal(tick.listening(), 0);
-  const riding = fakeTick(clock);
-  const rider = new Alarm(clock, () => rang.push(clock.now() - t0), { ...riding, ridden: true });
-  rider.set(clock.now() + 5000, clock.now());
-  assert.equal(riding.listening(), 1, "a rider keeps no tick going: it listens at once, with no timer of its own before");
-  rider.clear();
+  alarm.set(t0 + 3 * 3_600_000 + 500, t0 + 3 * 3_600_000 - 1500); // a run three hours ahead, with its 2 s window
+  await clock.advance(3 * 3_600_000 + 1000);
+  assert.deepEqual(rang, [3 * 3_600_000], "once, on the last tick before its time");
 });
 
 test("the tick runs while anything listens and stops at the first tick after the last leaves; riders never start it", async () => {
@@ -219,7 +219,7 @@ test("the tick runs while anything listens and stops at the first tick after the
   await until(async () => heard, (n) => n >= 2, "two ticks heard");
   assert.ok(rides >= 2, "a rider hears the ticks that run");
   leave();
-  // Back before the next tick (an Alarm set again as it rings): the same timer goes on, on its phase.
+  // Back before the next tick (a connection closed, the next one opened): the same timer goes on, on its phase.
   const back = tick.on(() => heard++);
   const before = heard;
   await until(async () => heard, (n) => n > before, "a tick heard after coming back");

@@ -38,7 +38,7 @@ export interface ClusterOptions {
   /** The wall clock, as written in heartbeats; the monotonic one for the lease (a paused process or a changed wall clock does not stop it). */
   readonly clock: Clock;
   /**
-   * The daemon's tick, ridden (Tick.riding): while it runs, a heartbeat comes with the last one before it is due
+   * The daemon's tick, ridden (Tick.ride): while it runs, a heartbeat comes with the last one before it is due
    * rather than on a wake-up of its own; a heartbeat does not make it run.
    */
   readonly tick?: SharedTick;

@@ -17,9 +17,11 @@
  * (docs/benchmarks.md). The bound matters to a busier daemon: at 10,000 services at 10 s a wake-up's one-second
  * window plans a thousand runs, and it pulls forward no more than 100 of them.
  *
- * Where a run may start early, the scheduler shares the daemon's tick rather than wake up on its own: it
- * starts the run on the last tick before its planned time when that tick falls within the run's early window
- * (an Alarm, tick.ts). At 100 services at 20 s every wake-up for checks is then a tick's.
+ * Where a run may start early and the daemon's tick runs anyway (a client connected), the scheduler starts it
+ * on the last tick before its planned time when that tick falls within the run's early window; otherwise on a
+ * wake-up of its own at the planned time, which starts the window's runs after it too (an Alarm riding the
+ * tick, tick.ts). It never keeps the tick going: at 100 services at 20 s that is a wake-up every two seconds,
+ * not one every second.
  *
  * A service new to this scheduler (handed over from another node, say) runs no sooner than half an interval
  * after its last check, which another node may have started early, and never at a planned time within the
@@ -58,7 +60,7 @@ export interface SchedulerOptions {
    * lease may have passed holds the runs another node may be making.
    */
   readonly mayStart?: (service: ScheduledService) => boolean;
-  /** The daemon's tick, whose wake-ups runs that may start early share (see the top of this file). */
+  /** The daemon's tick, ridden (Tick.ride): runs that may start early share its ticks (see the top of this file). */
   readonly tick?: SharedTick;
 }
 

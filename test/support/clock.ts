@@ -48,7 +48,7 @@ export class FakeClock implements Clock {
 /** Let every pending promise callback run (one turn of the event loop, not a wait on time). */
 export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** The daemon's tick on a fake clock: its listeners are called every `everyMs` from now, as Tick's are. */
+/** The daemon's tick on a fake clock, running: its riders are called every `everyMs` from now, as Tick's are. */
 export function fakeTick(clock: FakeClock, everyMs = 1000): SharedTick & { readonly times: number[]; readonly listening: () => number } {
   const listeners = new Set<() => void>();
   const times: number[] = [];
@@ -62,7 +62,7 @@ export function fakeTick(clock: FakeClock, everyMs = 1000): SharedTick & { reado
     everyMs,
     times,
     listening: () => listeners.size,
-    on: (listener) => {
+    ride: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
