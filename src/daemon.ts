@@ -433,7 +433,7 @@ function coalesced(work: (change: ScheduleChange | undefined) => Promise<void>, 
  */
 function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick): () => void {
   let known = new Set<string>();
-  // Every five seconds is soon enough for a log line, with a tick while the tick runs (Tick.ride).
+  // Every five seconds is soon enough for a log line, up to two seconds early with a wake-up that comes anyway.
   const alarm = new Alarm(clock, () => {
     const now = new Set(store.problems());
     for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
@@ -443,7 +443,7 @@ function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick
   }, tick);
   const arm = () => {
     const now = clock.now();
-    alarm.set(now + 5000, now);
+    alarm.set(now + 5000, now + 3000);
   };
   arm();
   return () => alarm.clear();

@@ -53,6 +53,15 @@ export class Tick {
     return this.#timer !== undefined;
   }
 
+  /**
+   * Another timer woke the daemon (an Alarm rang on its own): while no tick runs, riders hear it as they would
+   * a tick, and an Alarm in its window rings with it rather than on a wake-up of its own.
+   */
+  woke(): void {
+    if (this.#timer) return;
+    for (const rider of this.#riders) rider();
+  }
+
   #fire(): void {
     if (this.#listeners.size === 0) {
       clearInterval(this.#timer);
@@ -68,19 +77,20 @@ export class Tick {
   }
 }
 
-/** What an Alarm shares of the daemon's tick: it rides it (Tick.ride), and how often it comes. */
-export type SharedTick = Pick<Tick, "ride" | "everyMs">;
+/** What an Alarm shares of the daemon's tick: it rides it (Tick.ride), and says when it wakes the daemon itself. */
+export type SharedTick = Pick<Tick, "ride" | "everyMs" | "running" | "woke">;
 
 // setTimeout overflows past 2^31 ms: an Alarm further out than this sets its timer again then.
 const maxTimerMs = 3_600_000;
 
 /**
- * A timer for a moment that may come a little early, so that it rings with the tick rather than on a wake-up
- * of its own: set for `at` and `earliest`, it rings on the last tick before `at` when that tick comes after
- * `earliest`, and otherwise at `at` (no tick in the window, none running, or one that comes late). At everyday
- * loads a wake-up costs more than most of what is done in it (the caches it finds cold). It rides the tick and
- * never keeps it going: the scheduler's Alarm once did, and at 100 services at 20 s, with a wake-up for runs
- * every two seconds, the tick woke the daemon every second, for 8 % more CPU a check (docs/benchmarks.md).
+ * A timer for a moment that may come a little early, so that it rings with a wake-up that comes anyway rather
+ * than on one of its own: set for `at` and `earliest`, it rings after `earliest` on the last tick before `at`
+ * while the tick runs, or with the first other Alarm in the tick's keeping to ring on its own while it does
+ * not (Tick.woke), and otherwise at `at`, on its own. At everyday loads a wake-up costs more than most of what
+ * is done in it (the caches it finds cold). It rides the tick and never keeps it going: the scheduler's Alarm
+ * once did, and at 100 services at 20 s, with a wake-up for runs every two seconds, the tick woke the daemon
+ * every second, for 8 % more CPU a check (docs/benchmarks.md).
  */
 export class Alarm {
   readonly #clock: Clock;
@@ -96,7 +106,7 @@ export class Alarm {
     this.#clock = clock;
     this.#ring = ring;
     this.#tick = tick;
-    this.#onTick = () => this.#ticked(tick!.everyMs);
+    this.#onTick = () => this.#heard();
   }
 
   /** When it rings at the latest; Infinity while it is not set. */
@@ -113,7 +123,10 @@ export class Alarm {
     this.#handle =
       waitMs > maxTimerMs
         ? this.#clock.setTimeout(() => this.set(this.#at, this.#earliest), maxTimerMs)
-        : this.#clock.setTimeout(() => this.#rang(), waitMs);
+        : this.#clock.setTimeout(() => {
+            this.#rang();
+            this.#tick?.woke();
+          }, waitMs);
     // Only a tick in the window can ring it.
     if (this.#tick && earliest < at) this.#stopListening ??= this.#tick.ride(this.#onTick);
     else this.#unlisten();
@@ -131,10 +144,12 @@ export class Alarm {
     this.#stopListening = undefined;
   }
 
-  #ticked(everyMs: number): void {
+  /** A wake-up that came anyway: a tick, or another Alarm's own. */
+  #heard(): void {
+    const tick = this.#tick!;
     const now = this.#clock.now();
-    // Not yet in the window, or the next tick still comes in time.
-    if (now <= this.#earliest || now + everyMs <= this.#at) return;
+    // Not yet in the window, or the tick runs and its next one still comes in time.
+    if (now <= this.#earliest || (tick.running && now + tick.everyMs <= this.#at)) return;
     this.#rang();
   }
 

@@ -197,6 +197,24 @@ test("an Alarm rides the tick: it keeps none going, and rings at its time when n
   assert.equal(tick.running, false);
 });
 
+test("while no tick runs, an Alarm rings with another Alarm's own wake-up in its window, else on its own", async () => {
+  const clock = new FakeClock();
+  const tick = new Tick(); // nothing listens: it does not run
+  const t0 = clock.now();
+  const rang: string[] = [];
+  const a = new Alarm(clock, () => rang.push(`a ${clock.now() - t0}`), tick);
+  const b = new Alarm(clock, () => rang.push(`b ${clock.now() - t0}`), tick);
+  a.set(t0 + 4000, t0 + 2000);
+  b.set(t0 + 5000, t0 + 3000); // a's wake-up at 4 s is in b's window
+  await clock.advance(6000);
+  assert.deepEqual(rang, ["a 4000", "b 4000"]);
+  a.set(t0 + 8000, t0 + 7000);
+  b.set(t0 + 10_000, t0 + 9000); // a's at 8 s is not
+  await clock.advance(5000);
+  assert.deepEqual(rang, ["a 4000", "b 4000", "a 8000", "b 10000"]);
+  assert.equal(tick.running, false);
+});
+
 test("an Alarm further out than a timer can wait rings at its time, not when its timer first fires", async () => {
   const clock = new FakeClock();
   const tick = fakeTick(clock);

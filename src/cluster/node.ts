@@ -38,8 +38,9 @@ export interface ClusterOptions {
   /** The wall clock, as written in heartbeats; the monotonic one for the lease (a paused process or a changed wall clock does not stop it). */
   readonly clock: Clock;
   /**
-   * The daemon's tick, ridden (Tick.ride): while it runs, a heartbeat comes with the last one before it is due
-   * rather than on a wake-up of its own; a heartbeat does not make it run.
+   * The daemon's tick, ridden (Tick.ride): a heartbeat comes with the last tick before it is due while the tick
+   * runs, or with another timer's wake-up (the scheduler's) while it does not, rather than on a wake-up of its
+   * own; a heartbeat does not make the tick run.
    */
   readonly tick?: SharedTick;
 }
@@ -276,8 +277,9 @@ export class ClusterNode {
   }
 
   /**
-   * Next tick: a third of the lease from now (a heartbeat may come a little early, with the daemon's tick), or
-   * just after the next other node's lease runs out (not before: that node is live until then).
+   * Next tick: a third of the lease from now (a heartbeat may come a tenth of that early, at most two seconds,
+   * with a wake-up that comes anyway), or just after the next other node's lease runs out (not before: that
+   * node is live until then).
    */
   #arm(): void {
     if (this.#stopped) return;
@@ -287,7 +289,7 @@ export class ClusterNode {
     for (const node of this.#live) {
       if (node.instance !== this.instance) at = Math.min(at, Math.max(now, node.lastSeenAt + node.leaseMs + 50));
     }
-    this.#alarm.set(at, at === beat ? now : at);
+    this.#alarm.set(at, at === beat ? beat - Math.min(2000, this.#leaseMs / 30) : at);
   }
 }
 

@@ -60,6 +60,8 @@ export function fakeTick(clock: FakeClock, everyMs = 1000): SharedTick & { reado
   clock.setTimeout(fire, everyMs);
   return {
     everyMs,
+    running: true,
+    woke: () => {}, // a running tick's riders wait for its next tick, as Tick's do
     times,
     listening: () => listeners.size,
     ride: (listener) => {
