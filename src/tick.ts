@@ -54,12 +54,20 @@ export class Tick {
   }
 
   /**
-   * Another timer woke the daemon (an Alarm rang on its own): while no tick runs, riders hear it as they would
-   * a tick, and an Alarm in its window rings with it rather than on a wake-up of its own.
+   * Another timer woke the daemon (an Alarm rang on its own, `waker` its rider): while no tick runs, the other
+   * riders hear it as they would a tick, and an Alarm in its window rings with it rather than on its own.
    */
-  woke(): void {
-    if (this.#timer) return;
-    for (const rider of this.#riders) rider();
+  woke(waker?: () => void): void {
+    if (!this.#timer) this.#tellRiders(waker);
+  }
+
+  /**
+   * Each rider once, as they were when the wake-up came: an Alarm rung sets itself again as it rings, and the
+   * scheduler's may be in its window at once (its wake-up took the most runs it may start early); heard again
+   * in the same wake-up it would start the rest too.
+   */
+  #tellRiders(waker?: () => void): void {
+    for (const rider of [...this.#riders]) if (rider !== waker) rider();
   }
 
   #fire(): void {
@@ -73,7 +81,7 @@ export class Tick {
     // An interval is re-armed from when it fires, not from when it was due: a late tick does not hurry the next.
     this.#due = now + this.everyMs;
     for (const listener of this.#listeners) listener();
-    for (const rider of this.#riders) rider();
+    this.#tellRiders();
   }
 }
 
@@ -125,7 +133,7 @@ export class Alarm {
         ? this.#clock.setTimeout(() => this.set(this.#at, this.#earliest), maxTimerMs)
         : this.#clock.setTimeout(() => {
             this.#rang();
-            this.#tick?.woke();
+            this.#tick?.woke(this.#onTick);
           }, waitMs);
     // Only a tick in the window can ring it.
     if (this.#tick && earliest < at) this.#stopListening ??= this.#tick.ride(this.#onTick);

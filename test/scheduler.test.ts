@@ -215,6 +215,23 @@ test("while no tick runs, an Alarm rings with another Alarm's own wake-up in its
   assert.equal(tick.running, false);
 });
 
+test("an Alarm hears each wake-up once and not its own, though set again in its window as it rings", async () => {
+  const clock = new FakeClock();
+  const tick = new Tick(); // not running
+  const t0 = clock.now();
+  const rang: number[] = [];
+  // Rung, it is set again with its window open at once (as the scheduler's is when a wake-up took the most
+  // runs it may start early).
+  const alarm: Alarm = new Alarm(clock, () => (rang.push(clock.now() - t0), alarm.set(clock.now() + 1000, clock.now() - 1)), tick);
+  const other = new Alarm(clock, () => {}, tick);
+  alarm.set(t0 + 1000);
+  other.set(t0 + 1500);
+  await clock.advance(3000);
+  // 1 s: its own timer (its own wake-up does not ring it again); 1.5 s: the other's wake-up, once; 2.5 s: its own.
+  assert.deepEqual(rang, [1000, 1500, 2500]);
+  alarm.clear();
+});
+
 test("an Alarm further out than a timer can wait rings at its time, not when its timer first fires", async () => {
   const clock = new FakeClock();
   const tick = fakeTick(clock);
