@@ -39,9 +39,9 @@ export class Tick {
   };
 
   /**
-   * Called at each tick while others listen; never makes it run. For what may come a little early (an Alarm:
-   * the scheduler's runs, the node's heartbeat, the problems look): with a tick when one comes anyway, on a
-   * wake-up of its own when none does.
+   * Called at each tick while others listen, and at each other timer's wake-up while none do (woke); never
+   * makes it run. For what may come a little early (an Alarm: the scheduler's runs, the node's heartbeat, the
+   * problems look): with a wake-up that comes anyway, on one of its own when none does.
    */
   ride: Pulse = (listener) => {
     this.#riders.add(listener);
@@ -94,8 +94,8 @@ const maxTimerMs = 3_600_000;
 /**
  * A timer for a moment that may come a little early, so that it rings with a wake-up that comes anyway rather
  * than on one of its own: set for `at` and `earliest`, it rings after `earliest` on the last tick before `at`
- * while the tick runs, or with the first other Alarm in the tick's keeping to ring on its own while it does
- * not (Tick.woke), and otherwise at `at`, on its own. At everyday loads a wake-up costs more than most of what
+ * while the tick runs, or while it does not with the first other Alarm of the same tick to ring on its own
+ * (Tick.woke), and otherwise at `at`, on its own. At everyday loads a wake-up costs more than most of what
  * is done in it (the caches it finds cold). It rides the tick and never keeps it going: the scheduler's Alarm
  * once did, and at 100 services at 20 s, with a wake-up for runs every two seconds, the tick woke the daemon
  * every second, for 8 % more CPU a check (docs/benchmarks.md).
@@ -104,7 +104,7 @@ export class Alarm {
   readonly #clock: Clock;
   readonly #ring: () => void;
   readonly #tick: SharedTick | undefined;
-  readonly #onTick: () => void;
+  readonly #onWakeUp: () => void;
   #stopListening: (() => void) | undefined;
   #handle: unknown;
   #at = Infinity;
@@ -114,7 +114,7 @@ export class Alarm {
     this.#clock = clock;
     this.#ring = ring;
     this.#tick = tick;
-    this.#onTick = () => this.#heard();
+    this.#onWakeUp = () => this.#heard();
   }
 
   /** When it rings at the latest; Infinity while it is not set. */
@@ -133,10 +133,10 @@ export class Alarm {
         ? this.#clock.setTimeout(() => this.set(this.#at, this.#earliest), maxTimerMs)
         : this.#clock.setTimeout(() => {
             this.#rang();
-            this.#tick?.woke(this.#onTick);
+            this.#tick?.woke(this.#onWakeUp);
           }, waitMs);
-    // Only a tick in the window can ring it.
-    if (this.#tick && earliest < at) this.#stopListening ??= this.#tick.ride(this.#onTick);
+    // Only a wake-up in its window can ring it early: without a window it hears none.
+    if (this.#tick && earliest < at) this.#stopListening ??= this.#tick.ride(this.#onWakeUp);
     else this.#unlisten();
   }
 
