@@ -122,7 +122,7 @@ export class Alarm {
     return this.#at;
   }
 
-  /** Ring at `at` (clock ms), or on the last tick before it if that is after `earliest`. Replaces what was set. */
+  /** Ring at `at` (clock ms), or with a wake-up that comes anyway after `earliest` (see above). Replaces what was set. */
   set(at: number, earliest = at): void {
     this.#clock.clearTimeout(this.#handle);
     this.#at = at;
