@@ -13,7 +13,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
-import { earlyWindowMs } from "../src/scheduler/scheduler.ts";
+import { earlyWindowMs } from "../src/tick.ts";
 
 const body = Buffer.from('{"status":"up"}');
 let lags: number[] = [];

@@ -88,6 +88,14 @@ export class Tick {
 /** What an Alarm shares of the daemon's tick: it rides it (Tick.ride), and says when it wakes the daemon itself. */
 export type SharedTick = Pick<Tick, "ride" | "everyMs" | "running" | "woke">;
 
+/**
+ * How much earlier than planned something periodic may come to share a wake-up (an Alarm's window): a tenth
+ * of its period, at most `maxMs`. The scheduler's runs and the node's heartbeat both take it.
+ */
+export function earlyWindowMs(periodMs: number, maxMs = 2000): number {
+  return Math.min(maxMs, periodMs / 10);
+}
+
 // setTimeout overflows past 2^31 ms: an Alarm further out than this sets its timer again then.
 const maxTimerMs = 3_600_000;
 

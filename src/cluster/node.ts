@@ -27,7 +27,7 @@ import { UsageError } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { StoreUnavailable } from "../store/errors.ts";
 import type { NodeRecord, Store } from "../store/store.ts";
-import { Alarm, type SharedTick } from "../tick.ts";
+import { Alarm, earlyWindowMs, type SharedTick } from "../tick.ts";
 
 export interface ClusterOptions {
   readonly name: string;
@@ -289,7 +289,7 @@ export class ClusterNode {
     for (const node of this.#live) {
       if (node.instance !== this.instance) at = Math.min(at, Math.max(now, node.lastSeenAt + node.leaseMs + 50));
     }
-    this.#alarm.set(at, at === beat ? beat - Math.min(2000, this.#leaseMs / 30) : at);
+    this.#alarm.set(at, at === beat ? beat - earlyWindowMs(this.#leaseMs / 3) : at);
   }
 }
 

@@ -31,7 +31,7 @@
 import type { Logger } from "../log.ts";
 import { sameCheck, type ActiveCheck, type ScheduledService as AnyService } from "../model.ts";
 import { systemClock, type Clock } from "../clock.ts";
-import { Alarm, type SharedTick } from "../tick.ts";
+import { Alarm, earlyWindowMs, type SharedTick } from "../tick.ts";
 import { TimeHeap } from "./heap.ts";
 import { firstRun, nextRun, periodOf, scheduleOf, type Schedule } from "./plan.ts";
 
@@ -75,13 +75,6 @@ interface Job {
   offGrid: boolean;
 }
 
-/**
- * How much earlier than planned an interval run may start to share a wake-up:
- * a tenth of its period, at most the window.
- */
-export function earlyWindowMs(periodMs: number, batchWindowMs = 2000): number {
-  return Math.min(batchWindowMs, periodMs / 10);
-}
 
 /** Whether a new or changed service is first checked soon, or at its next planned time. */
 export type Soon = boolean | ((service: ScheduledService, known: boolean) => boolean);
