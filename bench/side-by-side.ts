@@ -10,8 +10,10 @@
  *
  * BINS: comma-separated builds, each a dist/main.js or bin/healthd (default: this checkout's); e.g. a worktree
  * of the commit before: `git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/ &&
- * (cd /tmp/before && npm run build)`, then `BINS=/tmp/before/dist/main.js,dist/main.js`. Load goes to
- * 127.0.0.1 only; it stops by itself.
+ * (cd /tmp/before && npm run build)`, then `BINS=/tmp/before/dist/main.js,dist/main.js`. A build may name node
+ * flags to run under, each after a "|": `BINS=dist/main.js,dist/main.js|--min-semi-space-size=8` compares a V8
+ * flag that only node's command line can set (docs/benchmarks.md). Load goes to 127.0.0.1 only; it stops by
+ * itself.
  */
 import { fork } from "node:child_process";
 import { once } from "node:events";
@@ -25,7 +27,10 @@ const interval = Number(process.env.INTERVAL ?? 20);
 const from = Number(process.env.FROM ?? 60);
 const to = Number(process.env.TO ?? 240);
 const copies = Number(process.env.COPIES ?? 2);
-const bins = (process.env.BINS ?? fileURLToPath(new URL("../bin/healthd", import.meta.url))).split(",").map((bin) => resolve(bin));
+const bins = (process.env.BINS ?? fileURLToPath(new URL("../bin/healthd", import.meta.url))).split(",").map((spec) => {
+  const [path, ...flags] = spec.split("|");
+  return { name: [resolve(path!), ...flags].join(" "), path: resolve(path!), flags };
+});
 
 const target = fork(new URL("./target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
 const [{ port }] = (await once(target, "message")) as [{ port: number }];
@@ -35,8 +40,8 @@ const daemons: { bin: string; pid: number; url: string; stop: () => Promise<void
 try {
   for (let copy = 0; copy < copies; copy++) {
     for (const bin of bins) {
-      const { child, url, stop } = await serveHealthd(bin);
-      daemons.push({ bin, pid: child.pid!, url, stop });
+      const { child, url, stop } = await serveHealthd(bin.path, bin.flags);
+      daemons.push({ bin: bin.name, pid: child.pid!, url, stop });
     }
   }
   await Promise.all(daemons.map((d) => putServices(d.url, `http://127.0.0.1:${port}`, services, interval)));
@@ -51,14 +56,14 @@ try {
   const start = await read();
   await sleep((to - from) * 1000);
   const end = await read();
-  const perBuild = new Map<string, number[]>(bins.map((bin) => [bin, []]));
+  const perBuild = new Map<string, number[]>(bins.map((bin) => [bin.name, []]));
   daemons.forEach((d, i) => {
     const checks = end[i]!.checks - start[i]!.checks;
     const all = (end[i]!.allMs - start[i]!.allMs) / checks;
     perBuild.get(d.bin)!.push(all);
     console.log(`${d.bin}: ${fixed(all, 3)} ms CPU per check (main thread ${fixed((end[i]!.mainMs - start[i]!.mainMs) / checks, 3)}), ${checks} checks`);
   });
-  const first = median(perBuild.get(bins[0]!)!);
+  const first = median(perBuild.get(bins[0]!.name)!);
   console.log(`${services} services at ${interval} s, ${from} to ${to} s after they were given, ${copies} daemons of each build side by side:`);
   for (const [bin, values] of perBuild) console.log(`  ${bin}: median ${fixed(median(values), 3)} ms CPU per check (ratio to the first build ${fixed(median(values) / first, 2)})`);
 } finally {
