@@ -28,8 +28,9 @@ const from = Number(process.env.FROM ?? 60);
 const to = Number(process.env.TO ?? 240);
 const copies = Number(process.env.COPIES ?? 2);
 const bins = (process.env.BINS ?? fileURLToPath(new URL("../bin/healthd", import.meta.url))).split(",").map((spec) => {
-  const [path, ...flags] = spec.split("|");
-  return { name: [resolve(path!), ...flags].join(" "), path: resolve(path!), flags };
+  const [given, ...flags] = spec.split("|");
+  const path = resolve(given!);
+  return { name: [path, ...flags].join(" "), path, flags };
 });
 
 const target = fork(new URL("./target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
