@@ -75,7 +75,6 @@ interface Job {
   offGrid: boolean;
 }
 
-
 /** Whether a new or changed service is first checked soon, or at its next planned time. */
 export type Soon = boolean | ((service: ScheduledService, known: boolean) => boolean);
 
