@@ -310,8 +310,8 @@ for (const engine of engines) {
 
 test("the documented systemd unit passes systemd-analyze verify", async (t) => {
   const unit = readFileSync(new URL("../contrib/systemd/healthd.service", import.meta.url), "utf8");
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-  assert.ok(readme.includes(unit.trim()), "README shows contrib/systemd/healthd.service as it is");
+  const guide = readFileSync(new URL("../docs/guide/install.md", import.meta.url), "utf8");
+  assert.ok(guide.includes(unit.trim()), "docs/guide/install.md shows contrib/systemd/healthd.service as it is");
   const { execFileSync, spawnSync } = await import("node:child_process");
   assert.equal(spawnSync("systemd-analyze", ["--version"]).status, 0, "this test needs systemd-analyze: apt-get install systemd");
   assert.match(unit, /^ExecStart=healthd serve$/m, "a bare name, found in /usr/local/bin or /usr/bin");

@@ -110,7 +110,7 @@ const field = (text: string, read: (body: Record<string, unknown>) => unknown): 
 const joined = (url: string, path: string) => url.replace(/\/+$/, "") + path;
 const down = (out: Outgoing) => out.event.event === "down" || out.event.event === "late" || out.event.event === "reminder";
 
-/** Each HTTP type's request (README: Channels, with the documentation each follows). */
+/** Each HTTP type's request (docs/guide/notifications.md: Channels, with the documentation each follows). */
 const shapes: { [T in Exclude<ChannelType, "email" | "ntfy">]: Shape<T> } = {
   webhook(doc, out, _title, _message, now) {
     const body = doc.body === null ? JSON.stringify(out.event) : render(doc.body, out.event, "json");

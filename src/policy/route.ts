@@ -20,7 +20,7 @@ export const noRoutes: Routes = { events: new Map(), defaults: null };
 export type EventName = ChannelEvent | "normal";
 
 /**
- * What templates may say of a notification (README: Channels). Its id and statusPage are not the policy's: the
+ * What templates may say of a notification (docs/guide/notifications.md: Channels). Its id and statusPage are not the policy's: the
  * store gives the id when it writes the notification, and the sending node fills statusPage.
  */
 export interface EventFields {

@@ -134,7 +134,7 @@ export const channelList = z
 export const locationName = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example eu-west)");
 
 /**
- * What every check has: who is told and when (see the README's alerting controls). Left-out `notify` and
+ * What every check has: who is told and when (see docs/guide/silences-and-maintenance.md). Left-out `notify` and
  * `notifyThreshold` are the data layer's to fill (notify true; notifyThreshold 2, and 0 for a heartbeat).
  */
 export const alertingFields = {
@@ -165,7 +165,7 @@ export const activeFields = {
   intervalSeconds: integer(1, 86400, 60).nullable().optional(),
   cron: cron.nullable().optional(),
   timeoutMs: integer(1, 300_000, 10_000).default(10_000),
-  // Several locations (see "Locations and quorum" in the README): null runs it once on any node.
+  // Several locations (see docs/guide/several-nodes.md): null runs it once on any node.
   locations: z
     .array(locationName)
     .min(1, "names at least one location, or is null")

@@ -1,5 +1,5 @@
 /**
- * A heartbeat: a check healthd does not make but is told, by a job that pings it (see the README's "Watching
+ * A heartbeat: a check healthd does not make but is told, by a job that pings it (see docs/guide/cron-jobs.md, "Watching
  * cron jobs"): when to expect the next ping, how late it may be, and how long a run may take.
  */
 import { z } from "zod";
