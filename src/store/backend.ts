@@ -52,6 +52,8 @@ export interface Backend {
    * transaction already holds everything.
    */
   lockServices(trx: Kysely<Tables>, keys: readonly number[]): Promise<void>;
+  /** An aggregate joining a text column's values of each group with commas (group_concat or string_agg). */
+  joinText(column: string): RawBuilder<string>;
   /** `column IN (keys)`, in the form the engine plans fastest. */
   keyIn(column: string, keys: readonly number[]): RawBuilder<boolean>;
   /** A claim of rows that several nodes may make at once: on PostgreSQL, rows another is claiming are skipped. */

@@ -150,7 +150,7 @@ export class KyselyStore implements Store {
   rollups = (serviceKey: number, sinceHour: number) => this.#run(() => status.rollups(this.#db, serviceKey, sinceHour));
   uptimeCounts: Store["uptimeCounts"] = (since, until, per) => this.#run(() => status.uptimeCounts(this.#db, since, until, per));
   rollupRevision = () => this.#run(() => status.rollupRevision(this.#db));
-  rollupSums: Store["rollupSums"] = (query) => this.#run(() => status.rollupSums(this.#db, query));
+  rollupSums: Store["rollupSums"] = (query) => this.#run(() => status.rollupSums(this.#backend, query));
 
   // The others hear of a node that joins at once: it takes a share of their checks.
   registerNode: Store["registerNode"] = (node, now, replacing) =>

@@ -101,6 +101,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
     lockServices: async (trx, keys) => {
       await trx.selectFrom("services").select("key").where(keyIn("key", keys)).orderBy("key").forNoKeyUpdate().execute();
     },
+    joinText: (column) => sql<string>`string_agg(${sql.ref(column)}, ',')`,
     keyIn,
     claiming: (query) => query.forUpdate().skipLocked(),
     bulkInsert: (trx, spec, rows) => bulkInsert(trx, postgresBulk, spec, rows),

@@ -3,10 +3,11 @@
  * states, the locations' latest results, and the rollups, aggregated per day or hour in the database, so a page
  * of 1,000 services is a few thousand rows, not millions.
  */
-import { SqliteAdapter, sql, type Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { IncidentState, Rollup } from "../../model.ts";
 import type { LocationResult } from "../../batch.ts";
 import type { RollupSum, UptimeCount } from "../store.ts";
+import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";
 import { locationResultFromRow, rollupFromRow, sketchesFromText, stateFromRow } from "./rows.ts";
 
@@ -77,9 +78,10 @@ export async function uptimeCounts(db: Db, since: number, until: number, per: "d
  * text, which is scanned once (rows.ts, sketchesFromText): a month of 1,000 services is 720,000 hourly rows,
  * which read one by one took 3.5 s, and 0.6 s so.
  */
-export async function rollupSums(db: Db, q: { since: number; until: number; per: "day" | "hour" | "span"; serviceKeys: readonly number[] }): Promise<RollupSum[]> {
+export async function rollupSums(backend: Backend, q: { since: number; until: number; per: "day" | "hour" | "span"; serviceKeys: readonly number[] }): Promise<RollupSum[]> {
   if (q.serviceKeys.length === 0) return [];
-  const concat = db.getExecutor().adapter instanceof SqliteAdapter ? sql<string>`group_concat(sketch, ',')` : sql<string>`string_agg(sketch, ',')`;
+  const db = backend.db;
+  const concat = backend.joinText("sketch");
   const bucket = q.per === "day" ? sql<number>`hour - (hour % ${sql.lit(86_400_000)})` : q.per === "hour" ? sql<number>`hour` : sql<number>`${sql.lit(q.since)}`;
   const rows = await db
     .selectFrom("service_rollups")

@@ -99,6 +99,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     // BEGIN IMMEDIATE took the write lock: no other transaction of any process writes beside this one.
     lock: async () => {},
     lockServices: async () => {},
+    joinText: (column) => sql<string>`group_concat(${sql.ref(column)}, ',')`,
     keyIn: (column, keys) => sql<boolean>`${sql.ref(column)} in (${sql.join(keys)})`,
     claiming: (query) => query,
     bulkInsert: (trx, spec, rows) => bulkInsert(trx, sqliteBulk, spec, rows),
