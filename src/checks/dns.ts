@@ -12,10 +12,10 @@ import { systemClock } from "../clock.ts";
 import type { DnsCheck, Outcome } from "../model.ts";
 import { parseServer } from "../schema/dns.ts";
 import { connect } from "./connect.ts";
-import { firstHolding, latencyCondition, quote, tooSlow, type Condition, type Verdict } from "./expect.ts";
+import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
-import { matches } from "./regex.ts";
+import { compilePattern } from "./pattern.ts";
 import { onStop } from "./stopping.ts";
 
 export type DnsRequest = Pick<DnsCheck, "name" | "recordType" | "server" | "expect" | "timeoutMs">;
@@ -222,12 +222,12 @@ function conditionsOf(a: DnsRequest["expect"][number]): Condition<DnsObservation
     );
   } else if (wanted?.matches !== undefined) {
     const source = wanted.matches;
+    const compiled = compilePattern(source);
     list.push((seen) => {
+      if (!compiled.ok) return { kind: "answer", message: cannotRun(compiled) };
       if (seen.answers.length === 0) return { kind: "answer", message: `no answers to match /${source}/` };
       for (const x of seen.answers) {
-        const result = matches(source, x);
-        if (result === "timeout") return { kind: "answer", message: tooSlow(source, `the answer ${quote(x)}`) };
-        if (!result) return { kind: "answer", message: `the answer ${quote(x)} does not match /${source}/` };
+        if (!compiled.test(x)) return { kind: "answer", message: `the answer ${quote(x)} does not match /${source}/` };
       }
       return null;
     });

@@ -1,11 +1,11 @@
 /**
  * The expectation evaluator: pure. Given what a server answered and a check's `expect` list, it says which
- * alternative held, or why none did. No clock, network or state: the controller hands in every fact. (The one
- * concession: user patterns run under a time limit, see regex.ts.)
+ * alternative held, or why none did. No clock, network or state: the controller hands in every fact. User
+ * patterns run on a linear-time engine (pattern.ts), compiled once per alternative.
  */
 import type { Alternative, ErrorKind } from "../model.ts";
 import { parseJsonPath, resolveJsonPath } from "./jsonpath.ts";
-import { matches as matchesWithin, patternBudgetMs } from "./regex.ts";
+import { compilePattern, type Pattern } from "./pattern.ts";
 
 /** What a checked server answered, as the evaluator needs it. */
 export interface Observation {
@@ -114,16 +114,16 @@ function buildConditions(a: Alternative): Condition<Context>[] {
   }
   if (a.header !== undefined) {
     const { name, matches: pattern, equals } = a.header;
+    const compiled = pattern === undefined ? undefined : compilePattern(pattern);
     list.push((c) => {
       const value = c.response.headers[name.toLowerCase()];
       if (value === undefined) return { kind: "header", message: `header ${name} is missing` };
       if (equals !== undefined && value !== equals) {
         return { kind: "header", message: `header ${name} is ${quote(value)}, expected ${quote(equals)}` };
       }
-      if (pattern !== undefined) {
-        const result = matchesWithin(pattern, value);
-        if (result === "timeout") return { kind: "header", message: tooSlow(pattern, `header ${name}`) };
-        if (!result) return { kind: "header", message: `header ${name} is ${quote(value)}, expected to match /${pattern}/` };
+      if (compiled !== undefined) {
+        if (!compiled.ok) return { kind: "header", message: cannotRun(compiled) };
+        if (!compiled.test(value)) return { kind: "header", message: `header ${name} is ${quote(value)}, expected to match /${pattern}/` };
       }
       return null;
     });
@@ -146,10 +146,10 @@ function buildConditions(a: Alternative): Condition<Context>[] {
   }
   if (a.bodyMatches !== undefined) {
     const source = a.bodyMatches;
+    const compiled = compilePattern(source);
     list.push((c) => {
-      const result = matchesWithin(source, c.response.body);
-      if (result === "timeout") return { kind: "body", message: tooSlow(source, "the body") };
-      return result ? null : { kind: "body", message: `body does not match /${source}/` };
+      if (!compiled.ok) return { kind: "body", message: cannotRun(compiled) };
+      return compiled.test(c.response.body) ? null : { kind: "body", message: `body does not match /${source}/` };
     });
   }
   if (a.json !== undefined) list.push(jsonCondition(a.json));
@@ -221,6 +221,5 @@ function jsonEqual(a: unknown, b: unknown): boolean {
 
 export const quote = (text: string) => JSON.stringify(text.length > 120 ? text.slice(0, 120) + "…" : text);
 
-export const tooSlow = (pattern: string, what: string) =>
-  `/${pattern}/ ran longer than ${patternBudgetMs} ms on ${what} and was stopped; ` +
-  "simplify it (nested quantifiers such as (a+)+ backtrack exponentially)";
+/** A pattern saved before the engine refused it (a lookahead from an older healthd): the check says so. */
+export const cannotRun = (pattern: Extract<Pattern, { ok: false }>) => `${pattern.problem}, then save the service again`;

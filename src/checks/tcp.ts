@@ -8,10 +8,10 @@ import type { TLSSocket } from "node:tls";
 import { systemClock } from "../clock.ts";
 import type { ErrorKind, Outcome, TcpCheck } from "../model.ts";
 import { certExpiry, connect } from "./connect.ts";
-import { certCondition, firstHolding, latencyCondition, quote, tooSlow, type Condition, type Verdict } from "./expect.ts";
+import { cannotRun, certCondition, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
 import type { ControllerOptions } from "./http.ts";
 import { classify, printable, round } from "./failure.ts";
-import { matches } from "./regex.ts";
+import { compilePattern } from "./pattern.ts";
 import { onStop } from "./stopping.ts";
 
 export type TcpRequest = Pick<TcpCheck, "host" | "port" | "tls" | "verifyTls" | "send" | "expect" | "timeoutMs">;
@@ -66,7 +66,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
     let read = { text: "", timedOut: false };
     if (banner) {
       stage = "reading the banner";
-      read = await banner.until((text) => check.expect.some((a) => a.banner !== undefined && bannerHolds(a.banner, text) === true), ended);
+      read = await banner.until((text) => check.expect.some((a) => a.banner !== undefined && bannerHolds(a.banner, text)), ended);
     }
     const latencyMs = round(banner ? clock.monotonic() - started : connectedMs);
     const verdict = evaluateTcp(check.expect, { banner: read.text, latencyMs, certValidTo, checkedAt, timedOut: read.timedOut });
@@ -131,8 +131,11 @@ class BannerReader {
 
 type Banner = NonNullable<TcpRequest["expect"][number]["banner"]>;
 
-function bannerHolds(banner: Banner, text: string): boolean | "timeout" {
-  return banner.contains !== undefined ? text.includes(banner.contains) : matches(banner.matches!, text);
+/** Whether the banner holds; a pattern that cannot run never does (the verdict says why). */
+function bannerHolds(banner: Banner, text: string): boolean {
+  if (banner.contains !== undefined) return text.includes(banner.contains);
+  const pattern = compilePattern(banner.matches!);
+  return pattern.ok && pattern.test(text);
 }
 
 /** Which alternative held, or why none did: pure. No alternatives: connecting was enough. */
@@ -152,9 +155,11 @@ function conditionsOf(a: TcpRequest["expect"][number]): Condition<TcpObservation
     const banner = a.banner;
     const wanted = banner.contains !== undefined ? `to contain ${quote(banner.contains)}` : `to match /${banner.matches}/`;
     list.push((seen) => {
-      const held = bannerHolds(banner, seen.banner);
-      if (held === "timeout") return { kind: "banner", message: tooSlow(banner.matches!, "the banner") };
-      if (held) return null;
+      if (banner.matches !== undefined) {
+        const pattern = compilePattern(banner.matches);
+        if (!pattern.ok) return { kind: "banner", message: cannotRun(pattern) };
+      }
+      if (bannerHolds(banner, seen.banner)) return null;
       if (seen.banner === "") return { kind: "banner", message: `no banner ${seen.timedOut ? "within the timeout" : "before the server closed"}, expected one ${wanted}` };
       return { kind: "banner", message: `banner ${quote(seen.banner)} was expected ${wanted}` };
     });
