@@ -7,12 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { HeartbeatTiming, HeartbeatProgress } from "../src/batch.ts";
+import type { HeartbeatTiming, HeartbeatProgress, ServiceFacts, ServiceRecord } from "../src/batch.ts";
 import { storedRows } from "../src/cli/tail.ts";
-import { status } from "../src/cli/tail-view.tsx";
+import { fold, status } from "../src/cli/tail-view.tsx";
 import { createLogger } from "../src/log.ts";
-import type { Outcome } from "../src/model.ts";
+import { initialState, type Outcome } from "../src/model.ts";
+import { decide } from "../src/policy/decide.ts";
 import { heartbeatStep } from "../src/policy/heartbeat.ts";
+import { noRoutes } from "../src/policy/route.ts";
 import { duration } from "../src/policy/message.ts";
 import { serverDocument } from "../src/schema/index.ts";
 import type { KyselyStore } from "../src/store/kysely-store.ts";
@@ -125,6 +127,11 @@ for (const engine of engines) {
     assert.equal((await d(store)).get("slow"), "degraded");
     assert.equal(rows.get("web-01/down")!.since, t0, "its incident's start: the first failure");
     assert.equal(status(rows.get("web-01/down")!, t0 + 50_000), "DOWN 50s");
+    // The table takes the stored rows after the entries that came: a slow pass is slow, not up.
+    const [entry] = await store.entriesAfter(0, { serverId: "web-01", serviceId: "slow" });
+    const folded = fold({ rows: new Map(), failures: [] }, [entry!], [...rows.values()]);
+    assert.equal(status(folded.rows.get("web-01/slow")!, t0 + 50_000), "slow");
+    assert.equal(status(fold({ rows: new Map(), failures: [] }, [entry!]).rows.get("web-01/slow")!, t0 + 50_000), "up", "the entry alone cannot tell");
   });
 
   test(`${engine}: a heartbeat's card gives its last run's duration, not "Latency 0 ms"`, async (t) => {
@@ -156,4 +163,31 @@ test("a run reported too long that finishes at last: its entry carries its durat
   const finished = heartbeatStep(timing, late.progress, ping(100_000, "success"));
   assert.deepEqual([finished.entry?.kind, finished.entry?.durationMs, finished.progress.lastDurationMs], ["success", 99_000, 99_000]);
   assert.deepEqual([finished.progress.openRuns, finished.progress.overdueRuns], [{}, {}], "the run is over");
+});
+
+test("an incident that a pass interrupts (recoverThreshold 2) keeps its start: RECOVERED and the close count from its first failure", () => {
+  const record: ServiceRecord = {
+    key: 1, serverId: "web-01", serviceId: "home", serverName: "web-01", serviceName: "home", channels: null, type: "http", url: "http://127.0.0.1/", notify: true,
+    notifyThreshold: 1, notifyTopic: null, paused: false, recoverThreshold: 2, remindEveryMinutes: null, certWarnDays: null, slowMs: null, notifySlow: false,
+    domainWarnDays: null, domain: null, locations: null, quorum: null, intervalSeconds: 60, cron: null, dependsOn: [], maintenance: [], heartbeat: null,
+  };
+  const progress: ServiceFacts["progress"] = {
+    state: initialState, lastCheckedAt: null, incidentId: null, incidentFailures: 0, incidentError: null, incidentStartedAt: null, certWarnedExpiry: null,
+    lastVerdictAt: null, lastPingAt: null, openRuns: {}, lastDurationMs: null, lastFinishAt: null, missedDueAt: null, slowStreak: 0, slowSent: false, domainWarnedExpiry: null,
+  };
+  const t0 = Date.UTC(2026, 10, 23, 10);
+  const outcome = (ok: boolean, minute: number): Outcome =>
+    ok
+      ? { ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: t0 + minute * 60_000 }
+      : { ok: false, status: 503, latencyMs: 1, matched: null, errorKind: "status", error: "status 503", checkedAt: t0 + minute * 60_000 };
+  // Fails at 0 and 1 (opens), passes at 2, fails at 3, passes at 4 and 5 (closes).
+  const results = [false, false, true, false, true, true].map((ok, minute) => ({ serviceKey: 1, outcome: outcome(ok, minute) }));
+  const facts = { runs: results, services: new Map([[1, { record, progress, latest: new Map() }]]), silences: [], upstream: new Map(), rollups: new Map(), domains: new Map(), routes: noRoutes };
+  const decision = decide(facts, t0);
+  assert.deepEqual(decision.incidents.map((i) => [i.kind, i.kind === "open" ? [i.startedAt, i.openedAt] : null]), [["open", [t0, t0 + 60_000]], ["close", null]]);
+  const closed = decision.runs[5]!.incident!;
+  assert.deepEqual([closed.startedAt, closed.closedAt], [t0, t0 + 5 * 60_000]);
+  const recovered = decision.notifications.find((n) => n.kind === "recovered")!;
+  assert.match(recovered.body.message!, /down for 5m 0s\n/);
+  assert.deepEqual([recovered.event.since, recovered.event.duration], ["2026-11-23T10:00:00Z", "5m 0s"]);
 });

@@ -114,15 +114,14 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       p.incidentFailures = step.state.consecutiveFailures;
       p.incidentError = judged!.error;
       p.incidentStartedAt = step.state.failingSince ?? at;
-    } else if (judged && !judged.ok && step.state.incidentOpenSince !== null) p.incidentFailures += count;
-    if (step.opened) {
       p.incidentId = --opened;
       incidents.push({
         kind: "open", id: p.incidentId, serviceKey: record.key, serverId: record.serverId, serviceId: record.serviceId,
-        startedAt: p.incidentStartedAt!, openedAt: at, firstError: judged!.error, notified: step.state.downSent,
+        startedAt: p.incidentStartedAt, openedAt: at, firstError: judged!.error, notified: step.state.downSent,
       });
-    } else if (step.notices.includes("down") && p.incidentId !== null) {
-      incidents.push({ kind: "notified", id: p.incidentId });
+    } else {
+      if (judged && !judged.ok && step.state.incidentOpenSince !== null) p.incidentFailures += count;
+      if (step.notices.includes("down") && p.incidentId !== null) incidents.push({ kind: "notified", id: p.incidentId });
     }
     let notices: readonly NotificationKind[] = step.notices;
     for (const notice of step.notices) {
