@@ -452,7 +452,8 @@ function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick
 
 /** Every incident opened and closed goes to the log, with or without ntfy. */
 function logIncident(log: Logger, service: ScheduledService, incident: IncidentChange, silenced: boolean): void {
-  const fields = { server: service.serverId, service: service.serviceId, incident: incident.id, startedAt: new Date(incident.startedAt).toISOString(), error: incident.error };
+  // Each line says when the incident started: its first failed check, from which its duration counts.
+  const fields = { server: service.serverId, service: service.serviceId, incident: incident.id, error: incident.error, startedAt: new Date(incident.startedAt).toISOString() };
   if (incident.opened) log.warn("incident opened", { ...fields, ...(silenced ? { silenced: true } : {}) });
   if (incident.closedAt !== null) {
     // Down for as long as the RECOVERED says: from its first failed check (its startedAt), not from its opening.
