@@ -143,6 +143,8 @@ export interface ServiceProgress extends HeartbeatProgress {
   readonly incidentFailures: number;
   /** The open incident's first error. */
   readonly incidentError: string | null;
+  /** The open incident's first failed check, as stored with it (decided when it opened). */
+  readonly incidentStartedAt: number | null;
   /** The expiry of the certificate the last CERT warning was about. */
   readonly certWarnedExpiry: number | null;
   /** When the last verdict of a check with locations was made. */
@@ -163,6 +165,11 @@ export interface HeartbeatProgress {
   readonly lastPingAt: number | null;
   /** Its runs going: when each started, by run id ("" for runs without one). */
   readonly openRuns: Readonly<Record<string, number>>;
+  /**
+   * Its runs already reported too long and not finished yet, likewise (absent: none): a finish pairs with one
+   * when no run going matches it, so the entry of a run that finishes late still carries its duration.
+   */
+  readonly overdueRuns?: Readonly<Record<string, number>>;
   /** Its last run's duration, start to finish. */
   readonly lastDurationMs: number | null;
   /** Its last success or failure: the next due time counts from it. */
@@ -199,10 +206,10 @@ export interface IncidentChange {
   readonly id: number;
   readonly opened: boolean;
   readonly closed: boolean;
-  /** When it opened, and when it closed (Unix ms). */
+  /** Its first failed check: its outage (policy/outage.ts) counts from here, as its RECOVERED's "down for" does. */
+  readonly startedAt: number;
+  /** When it opened (the check past notifyThreshold), and when it closed (the first pass that closed it), Unix ms. */
   readonly openedAt: number;
-  /** When the failures that opened it began: a RECOVERED's "down for" counts from here. */
-  readonly failingSince: number;
   readonly closedAt: number | null;
   /** The error of the result that opened it, or of the last failure before it closed. */
   readonly error: string | null;
@@ -233,6 +240,8 @@ export type IncidentWrite =
       readonly serviceKey: number;
       readonly serverId: string;
       readonly serviceId: string;
+      /** Its first failed check, decided here once (decide.ts) and stored with it. */
+      readonly startedAt: number;
       readonly openedAt: number;
       readonly firstError: string | null;
       readonly notified: boolean;

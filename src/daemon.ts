@@ -36,6 +36,7 @@ import type { SendResult } from "./notify/outgoing.ts";
 import { ntfyPublisher, type NtfyOptions } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
 import { duration } from "./policy/message.ts";
+import { outageMs } from "./policy/outage.ts";
 import type { Recorded } from "./recorder.ts";
 import { Retention } from "./retention.ts";
 import { shippedBootstrap, type Bootstrap } from "./domains/rdap.ts";
@@ -451,10 +452,11 @@ function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick
 
 /** Every incident opened and closed goes to the log, with or without ntfy. */
 function logIncident(log: Logger, service: ScheduledService, incident: IncidentChange, silenced: boolean): void {
-  const fields = { server: service.serverId, service: service.serviceId, incident: incident.id, error: incident.error };
+  // Each line says when the incident started: its first failed check, from which its duration counts.
+  const fields = { server: service.serverId, service: service.serviceId, incident: incident.id, error: incident.error, startedAt: new Date(incident.startedAt).toISOString() };
   if (incident.opened) log.warn("incident opened", { ...fields, ...(silenced ? { silenced: true } : {}) });
   if (incident.closedAt !== null) {
-    // Down for as long as the RECOVERED says: from the first failure, not from when the incident opened.
-    log.info("incident closed", { ...fields, failures: incident.failures, duration: duration(incident.closedAt - incident.failingSince) });
+    // Down for as long as the RECOVERED says: from its first failed check (its startedAt), not from its opening.
+    log.info("incident closed", { ...fields, failures: incident.failures, duration: duration(outageMs(incident, incident.closedAt)) });
   }
 }

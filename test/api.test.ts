@@ -65,7 +65,7 @@ for (const engine of engines) {
       domainWarnDays: null,
       slaTarget: null,
     });
-    assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null });
+    assert.deepEqual(home.state, { status: "unknown", consecutiveFailures: 0, lastCheckedAt: null, lastEntry: null, incidentOpenSince: null, incidentStartedAt: null });
     assert.equal(apiService.check.intervalSeconds, null);
     assert.equal(apiService.check.notify, false);
     assert.equal(apiService.name, "api");

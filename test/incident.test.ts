@@ -170,7 +170,8 @@ test("messages name server and service, carry the error, URL, failures and times
   const reminder = renderNotification("reminder", subject, later, after, { ...after, consecutiveFailures: 123 });
   assert.equal(reminder.title, "Still DOWN: web-01/home");
   assert.equal(reminder.priority, 4);
-  assert.match(reminder.message!, /^still DOWN for 2h 0m \(123 consecutive failed checks\)\nstatus: status 503/);
+  // Counted from the incident's first failure (12:01), as every notice of it is: not from its opening (12:03).
+  assert.match(reminder.message!, /^still DOWN for 2h 2m \(123 consecutive failed checks\)\nstatus: status 503/);
   // One is one: "1 failed check", not "1 consecutive failed checks".
   assert.match(renderNotification("down", subject, failed, initialState, { ...after, consecutiveFailures: 1 }).message!, /\n1 failed check since /);
   assert.match(renderNotification("recovered", subject, passed, { ...after, consecutiveFailures: 1 }, initialState).message!, /^Passing again after 1 failed check; /);

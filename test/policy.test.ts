@@ -36,7 +36,7 @@ function record(key: number, settings: Partial<ServiceRecord> = {}): ServiceReco
 }
 
 const fresh: ServiceProgress = {
-  state: initialState, lastCheckedAt: null, incidentId: null, incidentFailures: 0, incidentError: null, certWarnedExpiry: null, lastVerdictAt: null,
+  state: initialState, lastCheckedAt: null, incidentId: null, incidentFailures: 0, incidentError: null, incidentStartedAt: null, certWarnedExpiry: null, lastVerdictAt: null,
   lastPingAt: null, openRuns: {}, lastDurationMs: null, lastFinishAt: null, missedDueAt: null, slowStreak: 0, slowSent: false, domainWarnedExpiry: null,
 };
 
@@ -82,8 +82,8 @@ test("policy: a DOWN names the service, the error, the URL and the count; the RE
   assert.match(recovered!.body.message!, /^Passing again after 2 failed checks; down for 2m 0s/);
   const incident = decision.runs[2]!.incident!;
   assert.deepEqual([incident.id, incident.opened, incident.closed, incident.openedAt, incident.closedAt, incident.failures], [-1, false, true, t0 + 60_000, t0 + 120_000, 2]);
-  // The log's duration counts from the first failure, as the RECOVERED's "down for 2m 0s" does.
-  assert.equal(incident.closedAt! - incident.failingSince, 120_000);
+  // The incident starts at its first failure: the log's duration counts from it, as the RECOVERED's "down for 2m 0s" does.
+  assert.equal(incident.closedAt! - incident.startedAt, 120_000);
   assert.deepEqual(decision.services.get(1)!.incidentId, null, "closed: the service has none");
 });
 

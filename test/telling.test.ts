@@ -164,7 +164,7 @@ for (const engine of engines) {
       `INSERT INTO service_rollups (service_key, hour, checks, failures, latency_sum, sketch) VALUES
        (${key}, ${thisHour - 2 * hourMs}, 60, 3, 63, '{"60":60}'), (${key}, ${thisHour - 5 * 24 * hourMs}, 10, 0, 500, '{"100":10}')`,
     );
-    await rawQuery(d.store, `INSERT INTO incidents (service_key, server_id, service_id, opened_at, closed_at, failures, notified) VALUES (${key}, 'web-01', 'home', ${thisHour - 3 * hourMs}, ${thisHour - 3 * hourMs + 90_000}, 4, ${engine === "sqlite" ? 1 : "true"})`);
+    await rawQuery(d.store, `INSERT INTO incidents (service_key, server_id, service_id, started_at, opened_at, closed_at, failures, notified) VALUES (${key}, 'web-01', 'home', ${thisHour - 3 * hourMs}, ${thisHour - 3 * hourMs + 60_000}, ${thisHour - 3 * hourMs + 90_000}, 4, ${engine === "sqlite" ? 1 : "true"})`);
 
     const day = await d.api("GET", "/status/web-01/home");
     assert.equal(day.status, 200);
@@ -219,10 +219,10 @@ for (const engine of engines) {
     values.push(`(${keys.a}, ${Date.UTC(2026, 8, 30, 23)}, 60, 60, 60, '{"300":60}', 0, 0)`, `(${keys.a}, ${Date.UTC(2026, 10, 1, 0)}, 60, 60, 60, '{"300":60}', 0, 0)`);
     await rawQuery(d.store, `INSERT INTO service_rollups (service_key, hour, checks, failures, latency_sum, sketch, silenced_checks, silenced_failures) VALUES ${values.join(", ")}`);
     const incident = (service: string, from: number, to: number | null) =>
-      `(${keys[service]}, 'web-01', '${service}', ${from}, ${to ?? "NULL"}, 1, ${bool(true)})`;
+      `(${keys[service]}, 'web-01', '${service}', ${from}, ${from}, ${to ?? "NULL"}, 1, ${bool(true)})`;
     await rawQuery(
       d.store,
-      `INSERT INTO incidents (service_key, server_id, service_id, opened_at, closed_at, failures, notified) VALUES
+      `INSERT INTO incidents (service_key, server_id, service_id, started_at, opened_at, closed_at, failures, notified) VALUES
        ${incident("a", hour(10, 12), hour(10, 12) + 30 * 60_000)},
        ${incident("a", hour(20, 3), hour(20, 3) + 45 * 60_000)},
        ${incident("b", hour(31, 23), hour(31, 23) + 120 * 60_000)},

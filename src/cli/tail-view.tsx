@@ -1,7 +1,8 @@
 /**
  * The terminal UI of `healthd tail`: one row per service (status, last latency, a sparkline of recent
  * latencies with failures marked, consecutive failures, time since its last check) and the recent failures
- * below. It starts from the stored state of every service, then follows new entries. Services that are down
+ * below. It starts from the stored state of every service, then follows new entries, and takes each service's
+ * stored state again after them where it is given (slow, down since its incident's start). Services that are down
  * come first; the header stays; rows that do not fit are counted, not scrolled off; narrow terminals lose the
  * least needed columns first. `q` quits. Colour only when wanted (never with NO_COLOR): status is a word too.
  */
@@ -9,11 +10,17 @@ import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useState } from "react";
 import type { NamedEntry } from "../store/store.ts";
 import { systemClock } from "../clock.ts";
+import { duration } from "../policy/message.ts";
+import { outageMs } from "../policy/outage.ts";
 
 export interface Row {
   readonly name: string;
   /** null before the service's first check. */
   readonly ok: boolean | null;
+  /** Up, but its last check passed slower than its slowMs (the API's degraded). */
+  readonly slow?: boolean;
+  /** Its open incident's start (its first failed check), Unix ms; null or absent without one. */
+  readonly since?: number | null;
   readonly latencyMs: number | null;
   readonly consecutiveFailures: number;
   /** Unix ms of the last check, or null. */
@@ -25,8 +32,11 @@ export interface Row {
 export interface TailViewProps {
   /** Every service in scope, as stored when tail started. */
   readonly initial: readonly Row[];
-  /** Subscribe to batches of new entries; answers an unsubscribe function. */
-  readonly subscribe: (onEntries: (entries: readonly NamedEntry[]) => void) => () => void;
+  /**
+   * Subscribe to batches of new entries, each with the services in scope as stored after it where they could
+   * be read; answers an unsubscribe function.
+   */
+  readonly subscribe: (onEntries: (entries: readonly NamedEntry[], stored?: readonly Row[]) => void) => () => void;
   /** Colours on (a terminal without NO_COLOR). Default true. */
   readonly colour?: boolean;
   /** The clock for "time since last check". Default the system's. */
@@ -41,8 +51,12 @@ interface State {
 const sparkWidth = 20;
 const bars = "▁▂▃▄▅▆▇█";
 
-/** Fold a batch of entries into the rows and the recent failures: pure, so it is tested on its own. */
-export function fold(state: State, entries: readonly NamedEntry[]): { rows: Map<string, Row>; failures: NamedEntry[] } {
+/**
+ * Fold a batch of entries into the rows and the recent failures: pure, so it is tested on its own. `stored`:
+ * the services as the daemon left them after these entries; what they say of status, slowness, the incident's
+ * start and the failures in a row stands over what the entries alone suggest.
+ */
+export function fold(state: State, entries: readonly NamedEntry[], stored: readonly Row[] = []): { rows: Map<string, Row>; failures: NamedEntry[] } {
   const rows = new Map(state.rows);
   const failures = [...state.failures];
   for (const e of entries) {
@@ -56,6 +70,7 @@ export function fold(state: State, entries: readonly NamedEntry[]): { rows: Map<
     rows.set(name, {
       name,
       ok: e.ok,
+      since: e.ok ? null : (before?.since ?? null),
       latencyMs: e.latencyMs,
       consecutiveFailures: e.ok ? 0 : (before?.consecutiveFailures ?? 0) + 1,
       lastAt: e.checkedAt,
@@ -63,7 +78,18 @@ export function fold(state: State, entries: readonly NamedEntry[]): { rows: Map<
     });
     if (!e.ok) failures.unshift(e);
   }
+  for (const s of stored) {
+    const before = rows.get(s.name);
+    rows.set(s.name, before ? { ...before, ok: s.ok, slow: s.slow, since: s.since, consecutiveFailures: s.consecutiveFailures } : s);
+  }
   return { rows, failures: failures.slice(0, 5) };
+}
+
+/** The status word: DOWN (for how long, from its incident's start), slow (up, slower than its slowMs), up, or … before its first check. */
+export function status(r: Row, now: number): string {
+  if (r.ok === null) return "…";
+  if (!r.ok) return r.since == null ? "DOWN" : `DOWN ${duration(outageMs({ startedAt: r.since, closedAt: null }, now))}`;
+  return r.slow ? "slow" : "up";
 }
 
 /** Down first, then not yet checked, then up; by name within each. */
@@ -93,7 +119,7 @@ export function TailView({ initial, subscribe, colour = true, now = systemClock.
   const [state, setState] = useState<State>({ rows: new Map(initial.map((r) => [r.name, r])), failures: [] });
   const [, setTick] = useState(0);
 
-  useEffect(() => subscribe((entries) => setState((s) => fold(s, entries))), [subscribe]);
+  useEffect(() => subscribe((entries, stored) => setState((s) => fold(s, entries, stored))), [subscribe]);
   useEffect(() => {
     const timer = setInterval(() => setTick((t) => t + 1), 1000);
     return () => clearInterval(timer);
@@ -110,18 +136,19 @@ export function TailView({ initial, subscribe, colour = true, now = systemClock.
   const visible = rows.length > room ? rows.slice(0, room - 1) : rows;
   const hidden = rows.slice(visible.length);
   const nameWidth = Math.min(40, Math.max(7, ...rows.map((r) => r.name.length)), Math.max(7, width - 30));
-  const paint = (ok: boolean | null) => (colour && ok !== null ? { color: ok ? "green" : "red" } : {});
+  const paint = (ok: boolean | null, slow = false) => (colour && ok !== null ? { color: !ok ? "red" : slow ? "yellow" : "green" } : {});
+  const statusWidth = Math.max(6, ...visible.map((r) => status(r, now()).length));
   return (
     <Box flexDirection="column" width={width}>
       <Text bold wrap="truncate">
-        {`${"SERVICE".padEnd(nameWidth)}  STATUS  LATENCY${show.recent ? `  ${"RECENT".padEnd(sparkWidth)}` : ""}  FAILS${show.last ? "  LAST" : ""}`}
+        {`${"SERVICE".padEnd(nameWidth)}  ${"STATUS".padEnd(statusWidth)}  LATENCY${show.recent ? `  ${"RECENT".padEnd(sparkWidth)}` : ""}  FAILS${show.last ? "  LAST" : ""}`}
       </Text>
       {rows.length === 0 && <Text dimColor={colour}>no services in scope yet; waiting for some…</Text>}
       {visible.map((r) => (
         <Text key={r.name} wrap="truncate">
           {r.name.length > nameWidth ? `${r.name.slice(0, nameWidth - 1)}…` : r.name.padEnd(nameWidth)}
           {"  "}
-          <Text {...paint(r.ok)}>{(r.ok === null ? "…" : r.ok ? "up" : "DOWN").padEnd(6)}</Text>
+          <Text {...paint(r.ok, r.slow)}>{status(r, now()).padEnd(statusWidth)}</Text>
           {`  ${(r.latencyMs === null ? "" : `${r.latencyMs.toFixed(0)} ms`).padStart(7)}`}
           {show.recent ? `  ${sparkline(r.recent).padEnd(sparkWidth)}` : ""}
           {`  ${String(r.consecutiveFailures).padStart(5)}`}

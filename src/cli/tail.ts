@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { followEntries } from "../follow.ts";
 import { entryJson } from "../http/views.ts";
+import { shown, upstreamRefs } from "../status/shown.ts";
 import type { NamedEntry, Store } from "../store/store.ts";
 import { openForReading } from "./database.ts";
 import { dbOption } from "./options.ts";
@@ -32,6 +33,13 @@ Examples:
         if (scope.serverId) selectTarget(await store.scheduledServices(), scope);
         const after = await store.lastEntryId();
         const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) => followEntries(store, after, { ...scope, onEntries });
+        // The table also takes each service as the daemon left it after the entries came (read in order, one
+        // look at a time), so it says what the API says: slow as degraded, an incident down since its start.
+        let reading = Promise.resolve();
+        const follow = (onEntries: (entries: readonly NamedEntry[], stored?: readonly Row[]) => void) =>
+          subscribe((entries) => {
+            reading = reading.then(() => storedRows(store, scope).then((rows) => onEntries(entries, rows), () => onEntries(entries)));
+          });
         if (flags.json || !process.stdout.isTTY || !process.stdin.isTTY) {
           const stop = subscribe((entries) => {
             for (const { server, service, ...entry } of entries) process.stdout.write(JSON.stringify({ server, service, ...entryJson(entry) }) + "\n");
@@ -46,7 +54,7 @@ Examples:
           // Loaded only here: ink and React are most of what the other commands would otherwise pay to start.
           const [{ render }, { createElement }, { TailView }] = await Promise.all([import("ink"), import("react"), import("./tail-view.tsx")]);
           const initial = await storedRows(store, scope);
-          await render(createElement(TailView, { initial, subscribe, colour: colourWanted(process.stdout) })).waitUntilExit();
+          await render(createElement(TailView, { initial, subscribe: follow, colour: colourWanted(process.stdout) })).waitUntilExit();
         }
       } finally {
         await store.close();
@@ -54,14 +62,25 @@ Examples:
     });
 }
 
-/** The services in scope as stored: the table starts from them rather than empty. */
-async function storedRows(store: Store, scope: Target): Promise<Row[]> {
-  return (await store.services(scope)).map(({ serverId, id, state, lastEntry: last }) => ({
-    name: `${serverId}/${id}`,
-    ok: state === null || state.status === "unknown" ? null : state.status === "up",
-    latencyMs: last?.latencyMs ?? null,
-    consecutiveFailures: state?.consecutiveFailures ?? 0,
-    lastAt: state?.lastCheckedAt ?? null,
-    recent: last ? [last.ok ? last.latencyMs : -1] : [],
-  }));
+/**
+ * The services in scope as stored: the table starts from them rather than empty, and takes them again after
+ * new entries. Slow is what the API calls degraded (status/shown.ts); an open incident is down since its
+ * stored start (its first failed check).
+ */
+export async function storedRows(store: Store, scope: Target, now = Date.now()): Promise<Row[]> {
+  const services = await store.services(scope);
+  const upstream = await store.upstream(upstreamRefs(services));
+  return services.map((s): Row => {
+    const { serverId, id, state, lastEntry: last } = s;
+    return {
+      name: `${serverId}/${id}`,
+      ok: state === null || state.status === "unknown" ? null : state.status === "up",
+      slow: shown(s, upstream, now).status === "degraded",
+      since: state?.incidentStartedAt ?? null,
+      latencyMs: last?.latencyMs ?? null,
+      consecutiveFailures: state?.consecutiveFailures ?? 0,
+      lastAt: state?.lastCheckedAt ?? null,
+      recent: last ? [last.ok ? last.latencyMs : -1] : [],
+    };
+  });
 }

@@ -3,6 +3,7 @@
  * as shown (src/status/shown.ts). The shapes are answers.ts's, which the OpenAPI document describes.
  */
 import type { Entry } from "../model.ts";
+import { outageMs } from "../policy/outage.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
 import type { Announcement, Incident, Silence, StatusPage, Store, StoredService, TokenRecord } from "../store/store.ts";
 
@@ -59,6 +60,7 @@ export async function serviceViews(store: Store, now: number, serverId: string, 
         lastCheckedAt: isoOrNull(state?.lastCheckedAt ?? null),
         lastEntry: s.lastEntry && entryJson(s.lastEntry),
         incidentOpenSince: isoOrNull(state?.incidentOpenSince ?? null),
+        incidentStartedAt: isoOrNull(state?.incidentStartedAt ?? null),
         ...(s.check.type === "heartbeat"
           ? {
               lastPingAt: isoOrNull(state?.lastPingAt ?? null),
@@ -129,9 +131,10 @@ export function incidentJson(i: Incident, now: number) {
     id: String(i.id),
     server: i.serverId,
     service: i.serviceId,
+    startedAt: iso(i.startedAt),
     openedAt: iso(i.openedAt),
     closedAt: isoOrNull(i.closedAt),
-    durationMs: (i.closedAt ?? now) - i.openedAt,
+    durationMs: outageMs(i, now),
     failures: i.failures,
     firstError: i.firstError,
     notified: i.notified,

@@ -108,22 +108,27 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     p.state = step.state;
     if (entry || judged) service.checkedAt = Math.max(service.checkedAt, at);
     const count = run.kind === undefined ? (run.folded ?? 1) : 1;
-    // An incident's failures are those of the run that opened it, and every one while it stays open.
-    if (step.opened) (p.incidentFailures = step.state.consecutiveFailures), (p.incidentError = judged!.error);
-    else if (judged && !judged.ok && step.state.incidentOpenSince !== null) p.incidentFailures += count;
+    // An incident's failures are those of the run that opened it, and every one while it stays open. It starts
+    // at the first of them: decided here, once, and stored with it; every surface reads it from there.
     if (step.opened) {
+      p.incidentFailures = step.state.consecutiveFailures;
+      p.incidentError = judged!.error;
+      p.incidentStartedAt = step.state.failingSince ?? at;
       p.incidentId = --opened;
       incidents.push({
         kind: "open", id: p.incidentId, serviceKey: record.key, serverId: record.serverId, serviceId: record.serviceId,
-        openedAt: at, firstError: judged!.error, notified: step.state.downSent,
+        startedAt: p.incidentStartedAt, openedAt: at, firstError: judged!.error, notified: step.state.downSent,
       });
-    } else if (step.notices.includes("down") && p.incidentId !== null) {
-      incidents.push({ kind: "notified", id: p.incidentId });
+    } else {
+      if (judged && !judged.ok && step.state.incidentOpenSince !== null) p.incidentFailures += count;
+      if (step.notices.includes("down") && p.incidentId !== null) incidents.push({ kind: "notified", id: p.incidentId });
     }
     let notices: readonly NotificationKind[] = step.notices;
     for (const notice of step.notices) {
-      const body = renderNotification(notice, record, judged!, before, step.state, p.incidentFailures);
-      notify(record, at, notice, body, p.incidentId, { judged: judged!, before, after: step.state });
+      // Every notice is of an open incident (or the one this run closes): its start is stored with it.
+      const startedAt = p.incidentStartedAt ?? before.failingSince ?? at;
+      const body = renderNotification(notice, record, judged!, before, step.state, p.incidentFailures, startedAt);
+      notify(record, at, notice, body, p.incidentId, { judged: judged!, before, after: step.state, startedAt });
     }
     if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: at, failures: p.incidentFailures });
     const slow = run.kind === undefined && isSlow(record, run.outcome);
@@ -140,14 +145,14 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
             id: p.incidentId,
             opened: step.opened,
             closed: step.closed,
+            startedAt: p.incidentStartedAt ?? (step.opened ? step.state : before).incidentOpenSince!,
             openedAt: (step.opened ? step.state : before).incidentOpenSince!,
-            failingSince: (step.opened ? step.state : before).failingSince ?? (step.opened ? step.state : before).incidentOpenSince!,
             closedAt: step.closed ? at : null,
             error: p.incidentError,
             failures: p.incidentFailures,
           }
         : null;
-    if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null);
+    if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null), (p.incidentStartedAt = null);
     if (run.kind === undefined) {
       const location = run.location ?? defaultLocation;
       const o = run.outcome;

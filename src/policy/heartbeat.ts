@@ -6,7 +6,8 @@
  * - A start records a run going; a log, its text. Neither is a result.
  * - At a deadline: past the due time and its grace without a ping, a missed result, and the next due time a
  *   period on (so another each further period); else a run going for longer than maxRunSeconds (or its grace)
- *   is a too-long result, and is forgotten.
+ *   is a too-long result, and is no longer a run going; it is kept aside (overdueRuns) until it finishes, so
+ *   that a finish still pairs with it and its entry carries its duration, start to finish.
  * Only what happened is kept (the last finish, the last period found missed, the runs going); the due time and
  * the next deadline follow from it and the timing as it is now, so a changed period or cron applies at once.
  * Before its first finish, a heartbeat's first due time counts from its creation or its last change.
@@ -57,11 +58,12 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
   const graceMs = timing.graceSeconds * 1000;
   const nextDueAt = nextDue(timing, before);
   const openRuns = { ...before.openRuns };
+  const overdueRuns = { ...before.overdueRuns };
   const at = run.at;
   const step = (entry: HeartbeatStep["entry"], judged: Judged | null, changed: Partial<HeartbeatProgress> = {}): HeartbeatStep => ({
     entry,
     judged,
-    progress: { ...before, openRuns, ...changed },
+    progress: { ...before, openRuns, overdueRuns, ...changed },
   });
   const entry = (fields: Partial<Omit<EntryFields, "location" | "type">>): HeartbeatStep["entry"] => ({
     checkedAt: at, ok: true, status: null, latencyMs: 0, errorKind: null, error: null, matched: null, kind: null, exitCode: null, durationMs: null, body: null, answers: null,
@@ -79,6 +81,8 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
     const [runId, startedAt] = oldest(openRuns);
     if (runId !== undefined && at >= startedAt + runLimitMs(timing)) {
       delete openRuns[runId];
+      overdueRuns[runId] = startedAt;
+      keepNewest(overdueRuns);
       const error = `a run started ${iso(startedAt)} had not finished after ${duration(at - startedAt)} (${timing.maxRunSeconds !== null ? "maxRunSeconds" : "its grace"} is ${duration(runLimitMs(timing))})`;
       return step(entry({ ok: false, kind: "too-long", errorKind: "too-long", error, durationMs: at - startedAt, latencyMs: at - startedAt }), {
         ok: false, checkedAt: at, errorKind: "too-long", error,
@@ -90,15 +94,18 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
   const { signal, exitCode, body, runId } = run.ping;
   if (signal === "start") {
     openRuns[runId ?? ""] = at;
-    const runs = Object.entries(openRuns).sort((a, b) => a[1] - b[1]);
-    for (const [id] of runs.slice(0, Math.max(0, runs.length - maxOpenRuns))) delete openRuns[id];
+    delete overdueRuns[runId ?? ""]; // a new run of the same id: the old one will not finish as itself
+    keepNewest(openRuns);
     return step(entry({ kind: "start", body }), null, { lastPingAt: at });
   }
   if (signal === "log") return step(entry({ kind: "log", body }), null, { lastPingAt: at });
 
-  // A finish: paired with its start (by run id, or the latest without one), which it ends.
-  const started = runId !== null ? [runId, openRuns[runId]] as const : latest(openRuns);
-  if (started[0] !== undefined && started[1] !== undefined) delete openRuns[started[0]];
+  // A finish: paired with its start (by run id, or the latest without one), which it ends; else with a run
+  // already reported too long, which finishes at last.
+  const going = runId !== null ? [runId, openRuns[runId]] as const : latest(openRuns);
+  const late = runId !== null ? [runId, overdueRuns[runId]] as const : latest(overdueRuns);
+  const started = going[1] !== undefined ? going : late;
+  if (started[0] !== undefined && started[1] !== undefined) delete (started === going ? openRuns : overdueRuns)[started[0]];
   const durationMs = started[1] === undefined ? null : at - started[1];
   const failed = signal === "fail" || (signal === "exit" && exitCode !== 0);
   const tooShort = !failed && durationMs !== null && timing.minRunSeconds !== null && durationMs < timing.minRunSeconds * 1000;
@@ -129,6 +136,12 @@ function lastElapsed(timing: HeartbeatTiming, due: number, until: number): numbe
     due = next;
   }
   return due;
+}
+
+/** A job that only ever starts forgets its oldest runs: at most maxOpenRuns are kept. */
+function keepNewest(runs: Record<string, number>): void {
+  const sorted = Object.entries(runs).sort((a, b) => a[1] - b[1]);
+  for (const [id] of sorted.slice(0, Math.max(0, sorted.length - maxOpenRuns))) delete runs[id];
 }
 
 /** How long a run may go: maxRunSeconds, or else the grace. */

@@ -4,6 +4,7 @@
  */
 import type { CheckType, ErrorKind, IncidentState, NotificationBody } from "../model.ts";
 import type { Notice } from "./incident.ts";
+import { outageMs } from "./outage.ts";
 
 /** What a notification says of the result (or, with several locations, the verdict) that called for it. */
 export interface Judged {
@@ -46,18 +47,21 @@ export function renderNotification(
   after: IncidentState,
   /** The incident's failed checks (RECOVERED says how many); by default the failures in a row before this result. */
   failures = before.consecutiveFailures,
+  /** The incident's first failed check (its stored startedAt): every notice counts its outage from it. */
+  startedAt = before.failingSince ?? after.failingSince ?? result.checkedAt,
 ): NotificationBody {
   const name = `${subject.serverId}/${subject.serviceId}`;
   const at = iso(result.checkedAt);
   const { line: what, click } = checked(subject);
+  // While it is open, the outage so far; a RECOVERED's result is the pass that closed it.
+  const lasted = duration(outageMs({ startedAt, closedAt: result.checkedAt }, result.checkedAt));
   if (kind === "down") {
-    const since = after.failingSince ?? result.checkedAt;
     return {
       title: `DOWN: ${name}`,
       message: [
         `${result.errorKind}: ${result.error}`,
         ...what,
-        `${failed(subject, after.consecutiveFailures)} since ${iso(since)}`,
+        `${failed(subject, after.consecutiveFailures)} since ${iso(startedAt)}`,
         `Checked at ${at}`,
       ].join("\n"),
       priority: 4,
@@ -66,27 +70,26 @@ export function renderNotification(
     };
   }
   if (kind === "reminder") {
-    const since = after.incidentOpenSince ?? result.checkedAt;
     return {
       title: `Still DOWN: ${name}`,
       message: [
-        `still DOWN for ${duration(result.checkedAt - since)} (${failed(subject, after.consecutiveFailures)})`,
+        `still DOWN for ${lasted} (${failed(subject, after.consecutiveFailures)})`,
         `${result.errorKind}: ${result.error}`,
         ...what,
-        `Down since ${iso(since)}, checked at ${at}`,
+        `Down since ${iso(startedAt)}, checked at ${at}`,
       ].join("\n"),
       priority: 4,
       tags: tags.reminder,
       ...(click && { click }),
     };
   }
-  const downSince = before.incidentOpenSince ?? before.failingSince ?? result.checkedAt;
+  const alertedAt = before.incidentOpenSince ?? startedAt;
   return {
     title: `RECOVERED: ${name}`,
     message: [
-      `Passing again after ${failures} ${subject.type === "heartbeat" ? (failures === 1 ? "failure" : "failures") : failures === 1 ? "failed check" : "failed checks"}; down for ${duration(result.checkedAt - (before.failingSince ?? downSince))}`,
+      `Passing again after ${failures} ${subject.type === "heartbeat" ? (failures === 1 ? "failure" : "failures") : failures === 1 ? "failed check" : "failed checks"}; down for ${lasted}`,
       ...what,
-      `Alerted at ${iso(downSince)}, recovered at ${at}`,
+      `Down since ${iso(startedAt)}, alerted at ${iso(alertedAt)}, recovered at ${at}`,
     ].join("\n"),
     priority: 3,
     tags: tags.recovered,

@@ -6,6 +6,7 @@
 import type { IncidentState, NotificationBody, NotificationKind } from "../model.ts";
 import type { ChannelEvent } from "../schema/channel.ts";
 import { duration, type Judged } from "./message.ts";
+import { outageMs } from "./outage.ts";
 
 /** What routing needs of the stored channels: each one's events (null: all but test), and the default names. */
 export interface Routes {
@@ -58,18 +59,17 @@ export interface Moment {
   readonly judged: Judged;
   readonly before: IncidentState;
   readonly after: IncidentState;
+  /** The incident's first failed check (its stored startedAt). */
+  readonly startedAt: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 export function eventOf(kind: NotificationKind, subject: Named, at: number, body: NotificationBody, incidentId: number | null, moment?: Moment): EventFields {
   const event: EventName = kind === "down" && moment?.judged.errorKind === "missed" ? "late" : kind;
-  const since =
-    kind === "down" ? moment?.after.failingSince
-    : kind === "reminder" ? moment?.after.incidentOpenSince
-    : kind === "recovered" ? (moment?.before.failingSince ?? moment?.before.incidentOpenSince)
-    : null;
-  const lasted = since != null && (kind === "reminder" || kind === "recovered") ? duration(at - since) : null;
+  // A DOWN, a reminder and a RECOVERED all count from the incident's start, as their text does.
+  const since = kind === "down" || kind === "reminder" || kind === "recovered" ? moment?.startedAt : null;
+  const lasted = since != null && (kind === "reminder" || kind === "recovered") ? duration(outageMs({ startedAt: since, closedAt: at }, at)) : null;
   const error = kind === "recovered" ? null : (moment?.judged.error ?? body.message?.split("\n")[0] ?? null);
   return {
     event, server: subject.serverId, service: subject.serviceId, serverName: subject.serverName, serviceName: subject.serviceName, url: subject.url,

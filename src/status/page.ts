@@ -82,7 +82,7 @@ function badge(s: ServiceStatus): Html {
 function service(s: ServiceStatus, now: number, dates: readonly string[], revision: number, links: string): Html {
   const headingId = `s-${s.serverId}-${s.id}`;
   return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}"><a href="${links}/${s.serverId}/${s.id}">${s.name}</a></h3>${badge(s)}</div>
-<dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div><div><dt>Latency</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div></dl>
+<dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>${latencyFact(s)}</dl>
 ${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since <time datetime="${s.incident.since}">${at(s.incident.since)}</time></p>`}
 ${s.quiet && html`<p class="waiting">${s.quiet.kind === "silence" ? "Silenced" : "In maintenance"} until <time datetime="${s.quiet.until}">${at(s.quiet.until)}</time>${s.quiet.reason ? html`: ${s.quiet.reason}` : ""}</p>`}
 ${s.blockedBy && html`<p class="waiting">Waiting on ${s.blockedBy.join(", ")}, which ${s.blockedBy.length === 1 ? "is" : "are"} down</p>`}
@@ -91,6 +91,15 @@ ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="e
 ${barOf(s, revision, dates)}
 ${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse(s.lastCheckedAt))} ago</p>`}</li>
 `;
+}
+
+/**
+ * A card's timing fact: a check's last latency; a heartbeat has none (it is told, not checked), so its last
+ * run's duration, labelled as such, or nothing while no run's start was seen.
+ */
+export function latencyFact(s: ServiceStatus, latencyLabel = "Latency"): Html {
+  if (s.lastRunMs !== undefined) return s.lastRunMs === null ? html`` : html`<div><dt>Last run took</dt><dd>${s.lastRunMs < 1000 ? `${Math.round(s.lastRunMs)} ms` : duration(s.lastRunMs)}</dd></div>`;
+  return html`<div><dt>${latencyLabel}</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div>`;
 }
 
 /** A service's history bar: its uptime per day, oldest first. */
@@ -212,7 +221,7 @@ function past(model: StatusModel["past"]): Html {
     ...model.announcements.map((a) => ({ at: a.endsAt!, html: announcement(a, "past") })),
     ...model.incidents.map((i) => ({
       at: i.closedAt,
-      html: html`<p class="past-incident"><strong>${i.serverId}/${i.name}</strong> was down for ${duration(i.durationMs)}, from <time datetime="${i.openedAt}">${at(i.openedAt)}</time> to <time datetime="${i.closedAt}">${at(i.closedAt)}</time></p>
+      html: html`<p class="past-incident"><strong>${i.serverId}/${i.name}</strong> was down for ${duration(i.durationMs)}, from <time datetime="${i.startedAt}">${at(i.startedAt)}</time> to <time datetime="${i.closedAt}">${at(i.closedAt)}</time></p>
 `,
     })),
   ].sort((a, b) => b.at.localeCompare(a.at));

@@ -4,6 +4,7 @@
  * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
  */
 import { targetOf, type Sketch } from "../model.ts";
+import { outageMs } from "../policy/outage.ts";
 import { dayMs, hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
 import type { Store, StoredService } from "../store/store.ts";
@@ -42,9 +43,12 @@ export interface ServiceStatus {
   readonly uptime30d: number | null;
   /** The last 90 days, oldest first, today last. */
   readonly history: History90;
-  /** The last check's total response time. */
+  /** The last check's total response time; null for a heartbeat, which is told, not checked (see lastRunMs). */
   readonly latencyMs: number | null;
+  /** A heartbeat's: its last run's duration, start to finish (null when no start was seen). */
+  readonly lastRunMs?: number | null;
   readonly lastCheckedAt: string | null;
+  /** The open incident: since its first failed check (its stored startedAt), and for how long (policy/outage.ts). */
   readonly incident: { readonly since: string; readonly durationMs: number } | null;
   /** A heartbeat's: when its next ping is due (with status late: when it was due). */
   readonly dueAt?: string;
@@ -269,19 +273,20 @@ function serviceStatus(
     if (counts && i >= at.dates.length - 30) (monthChecks += counts.checks), (monthFailures += counts.failures);
   });
   const last24h = snapshot.since(s.key, at.since24h);
-  const openSince = s.state?.incidentOpenSince ?? null;
+  const startedAt = s.state?.incidentStartedAt ?? null;
+  const heartbeat = s.check.type === "heartbeat";
   return {
     serverId: s.serverId,
     id: s.id,
     name: s.name,
     ...shownStatus(shown(s, upstream, at.now, quiet), isPublic),
-    ...(s.check.type === "heartbeat" ? { dueAt: iso(dueAt(s)!) } : {}),
+    ...(heartbeat ? { dueAt: iso(dueAt(s)!), lastRunMs: s.state?.lastDurationMs ?? null } : {}),
     uptime24h: round(ratio(last24h.checks, last24h.failures)),
     uptime30d: round(ratio(monthChecks, monthFailures)),
     history: { from: at.from, uptime, settled: at.settled },
-    latencyMs: s.lastEntry?.latencyMs ?? null,
+    latencyMs: heartbeat ? null : (s.lastEntry?.latencyMs ?? null),
     lastCheckedAt: s.state?.lastCheckedAt == null ? null : iso(s.state.lastCheckedAt),
-    incident: openSince === null ? null : { since: iso(openSince), durationMs: at.now - openSince },
+    incident: startedAt === null ? null : { since: iso(startedAt), durationMs: outageMs({ startedAt, closedAt: null }, at.now) },
     ...(isPublic ? {} : { url: targetOf(s.check), error: s.lastEntry?.error ?? null }),
   };
 }

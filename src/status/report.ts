@@ -5,6 +5,7 @@
  * hours from downtime; the report says how much was left out.
  */
 import { stringify } from "csv-stringify/sync";
+import { outageSpan } from "../policy/outage.ts";
 import { quantile } from "../policy/sketch.ts";
 import { overlap, quietSpans, upcomingWindows, union } from "../policy/silence.ts";
 import type { Store } from "../store/store.ts";
@@ -19,7 +20,7 @@ export interface ServiceReport {
   readonly failures: number;
   /** Incidents open at any time in the month. */
   readonly incidents: number;
-  /** Time in incidents within the month, less the time it was silenced or in maintenance. */
+  /** Time in incidents (each from its first failed check to the pass that closed it) within the month, less the time it was silenced or in maintenance. */
   readonly downtimeMs: number;
   readonly latencyMs: { readonly p50: number | null; readonly p95: number | null };
   /** The check's slaTarget (percent), and whether uptime reached it (null: no target, or no checks). */
@@ -59,7 +60,7 @@ export async function monthlyReport(store: Store, month: string, now: number, se
   const [servers, sums, incidents, silences] = await Promise.all([
     store.servers(serverId),
     store.rollupSums({ since: span.from, until, per: "span", serviceKeys: services.map((s) => s.key) }),
-    store.incidents({ ...(serverId === undefined ? {} : { serverId }), openedBefore: until, endedAfter: span.from, limit: 1_000_000 }),
+    store.incidents({ ...(serverId === undefined ? {} : { serverId }), startedBefore: until, endedAfter: span.from, limit: 1_000_000 }),
     store.silencesBetween(span.from, until),
   ]);
   const byKey = new Map(sums.map((s) => [s.serviceKey, s]));
@@ -80,7 +81,11 @@ export async function monthlyReport(store: Store, month: string, now: number, se
   const report = services.map((s): ServiceReport => {
     const sum = byKey.get(s.key);
     const quiet = quietSpans(silences, occurrences.get(s.serverId) ?? [], { serverId: s.serverId, serviceId: s.id }, since.get(s.serverId) ?? span.from, until);
-    const own = (incidentsOf.get(`${s.serverId}/${s.id}`) ?? []).map((i) => ({ start: Math.max(i.openedAt, span.from), end: Math.min(i.closedAt ?? now, until) }));
+    // Each incident's outage (from its first failed check), the part of it inside the month.
+    const own = (incidentsOf.get(`${s.serverId}/${s.id}`) ?? []).map((i) => {
+      const outage = outageSpan(i, now);
+      return { start: Math.max(outage.start, span.from), end: Math.min(outage.end, until) };
+    });
     const down = union(own.filter((i) => i.end > i.start));
     const downtimeMs = down.reduce((total, d) => total + (d.end - d.start) - overlap(d, quiet), 0);
     const counted = sum ? sum.checks - sum.silencedChecks : 0;

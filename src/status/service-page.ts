@@ -4,13 +4,14 @@
  * its uptime per day, and its incidents with their durations.
  */
 import { z } from "zod";
+import { outageMs } from "../policy/outage.ts";
 import { hourMs } from "../policy/rollup.ts";
 import { quantile } from "../policy/sketch.ts";
 import { duration } from "../policy/message.ts";
 import type { Store } from "../store/store.ts";
 import { latencyChart, type LatencyPoint } from "./chart.ts";
 import { html, type Html } from "./html.ts";
-import { announcementsOf, at, barOf, layout, label, percent } from "./page.ts";
+import { announcementsOf, at, barOf, latencyFact, layout, label, percent } from "./page.ts";
 import { dayMs, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
 export const ranges = { "24h": { per: "hour", count: 24, words: "last 24 hours" }, "30d": { per: "day", count: 30, words: "last 30 days" }, "90d": { per: "day", count: 90, words: "last 90 days" } } as const;
@@ -26,7 +27,15 @@ export interface ServicePageModel {
   readonly range: Range;
   readonly latency: readonly LatencyPoint[];
   /** Its incidents open or closed in the last 90 days, the latest first. */
-  readonly incidents: readonly { readonly openedAt: string; readonly closedAt: string | null; readonly durationMs: number; readonly failures: number; readonly error: string | null }[];
+  /** Each from its first failed check (startedAt) to the pass that closed it, its duration policy/outage.ts's. */
+  readonly incidents: readonly {
+    readonly startedAt: string;
+    readonly openedAt: string;
+    readonly closedAt: string | null;
+    readonly durationMs: number;
+    readonly failures: number;
+    readonly error: string | null;
+  }[];
   readonly announcements: StatusModel["announcements"];
   readonly historyRevision: number;
 }
@@ -65,9 +74,10 @@ export async function servicePageModel(store: Store, server: StatusModel, key: n
     range,
     latency,
     incidents: incidents.incidents.map((i) => ({
+      startedAt: iso(i.startedAt),
       openedAt: iso(i.openedAt),
       closedAt: i.closedAt === null ? null : iso(i.closedAt),
-      durationMs: (i.closedAt ?? now) - i.openedAt,
+      durationMs: outageMs(i, now),
       failures: i.failures,
       error: isPublic ? null : i.firstError,
     })),
@@ -87,7 +97,7 @@ export function renderServicePage(model: ServicePageModel, options: { base: stri
 ${announcementsOf(model.announcements)}
 <p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${at(s.quiet.until)})`}</p>
 <p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time>${s.lastCheckedAt && html`; checked <time datetime="${s.lastCheckedAt}">${at(s.lastCheckedAt)}</time>`}</p>
-<dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div><div><dt>Last latency</dt><dd>${s.latencyMs === null ? "no data" : `${Math.round(s.latencyMs)} ms`}</dd></div></dl>
+<dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>${latencyFact(s, "Last latency")}</dl>
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
 <section aria-labelledby="latency"><h2 id="latency">Latency, ${words}</h2>
 <nav aria-label="Chart span"><ul class="ranges">${rangeLinks}</ul></nav>
@@ -101,7 +111,7 @@ ${
     : html`<table><caption class="when">The last 90 days, the latest first</caption><thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Lasted</th><th scope="col">Failed checks</th></tr></thead><tbody>
 ${model.incidents.map(
   (i) =>
-    html`<tr><td><time datetime="${i.openedAt}">${at(i.openedAt)}</time></td><td>${i.closedAt ? html`<time datetime="${i.closedAt}">${at(i.closedAt)}</time>` : "still open"}</td><td>${duration(i.durationMs)}</td><td>${i.failures}</td></tr>
+    html`<tr><td><time datetime="${i.startedAt}">${at(i.startedAt)}</time></td><td>${i.closedAt ? html`<time datetime="${i.closedAt}">${at(i.closedAt)}</time>` : "still open"}</td><td>${duration(i.durationMs)}</td><td>${i.failures}</td></tr>
 `,
 )}</tbody></table>`
 }</section></div>`;

@@ -5,6 +5,7 @@
  * JSON alike.
  */
 import type { MaintenanceWindow } from "../model.ts";
+import { outageMs } from "../policy/outage.ts";
 import { dayMs } from "../policy/rollup.ts";
 import { upcomingWindows } from "../policy/silence.ts";
 import type { Severity } from "../schema/announcement.ts";
@@ -51,8 +52,11 @@ export interface PastIncident {
   readonly serverId: string;
   readonly serviceId: string;
   readonly name: string;
+  /** Its first failed check: the outage counts from here. */
+  readonly startedAt: string;
   readonly openedAt: string;
   readonly closedAt: string;
+  /** startedAt to closedAt (policy/outage.ts). */
   readonly durationMs: number;
 }
 
@@ -132,9 +136,10 @@ export async function telling(store: Store, now: number, scope: TellingScope): P
           serverId: i.serverId,
           serviceId: i.serviceId,
           name: scope.names.get(`${i.serverId}/${i.serviceId}`) ?? i.serviceId,
+          startedAt: iso(i.startedAt),
           openedAt: iso(i.openedAt),
           closedAt: iso(i.closedAt!),
-          durationMs: i.closedAt! - i.openedAt,
+          durationMs: outageMs(i, now),
         })),
     },
   };

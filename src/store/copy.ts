@@ -55,8 +55,8 @@ const tables = [
     key: ["id"],
     identity: "id",
     columns: [
-      ["id", "bigint"], ["service_key", "bigint"], ["server_id", "text"], ["service_id", "text"], ["opened_at", "bigint"], ["closed_at", "bigint"],
-      ["failures", "integer"], ["first_error", "text"], ["notified", "boolean"],
+      ["id", "bigint"], ["service_key", "bigint"], ["server_id", "text"], ["service_id", "text"], ["started_at", "bigint"], ["opened_at", "bigint"],
+      ["closed_at", "bigint"], ["failures", "integer"], ["first_error", "text"], ["notified", "boolean"],
     ],
   }),
   table({
@@ -77,7 +77,7 @@ const tables = [
       ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
       ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"], ["last_ping_at", "bigint"], ["open_runs", "text"],
       ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"], ["slow_streak", "integer"],
-      ["slow_sent", "boolean"], ["domain_warned_expiry", "bigint"],
+      ["slow_sent", "boolean"], ["domain_warned_expiry", "bigint"], ["overdue_runs", "text"],
     ],
   }),
   table({

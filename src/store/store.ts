@@ -354,6 +354,8 @@ export interface StoredService {
     /** When it was last checked (a heartbeat: its last entry); null when only a start or a log came so far. */
     readonly lastCheckedAt: number | null;
     readonly incidentOpenSince: number | null;
+    /** The open incident's first failed check (its stored startedAt), or null. */
+    readonly incidentStartedAt: number | null;
     /** A heartbeat's: its last ping, the start of its latest run going, its last run's duration, its last finish and missed period. */
     readonly lastPingAt: number | null;
     readonly lastStartAt: number | null;
@@ -501,15 +503,19 @@ export interface IncidentQuery extends ServiceFilter {
   readonly open?: boolean | undefined;
   /** Only those open, or closed after this time (Unix ms). */
   readonly endedAfter?: number | undefined;
-  /** Only those opened before this time (Unix ms). */
-  readonly openedBefore?: number | undefined;
+  /** Only those that started (their first failed check) before this time (Unix ms). */
+  readonly startedBefore?: number | undefined;
 }
 
 export interface Incident {
   readonly id: number;
   readonly serverId: string;
   readonly serviceId: string;
+  /** Its first failed check: its outage counts from here to closedAt (policy/outage.ts). */
+  readonly startedAt: number;
+  /** The check that crossed notifyThreshold and opened it (its DOWN is due then, or when a silence ends). */
   readonly openedAt: number;
+  /** The first passing check that closed it. */
   readonly closedAt: number | null;
   /** Checks that failed while it was open (so far). */
   readonly failures: number;

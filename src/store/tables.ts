@@ -134,6 +134,8 @@ export interface ServiceStatesTable {
   /** A heartbeat's last ping (or missed deadline), its runs going (JSON {runId: startedAt}), its last run's duration. */
   last_ping_at: number | null;
   open_runs: string | null;
+  /** Its runs reported too long and not finished yet (JSON {runId: startedAt}): their finish still has a duration. */
+  overdue_runs: string | null;
   last_duration_ms: number | null;
   /** When a heartbeat's next ping is due, and when healthd looks at it next (its next deadline). */
   last_finish_at: number | null;
@@ -180,6 +182,9 @@ export interface IncidentsTable {
   service_key: number;
   server_id: string;
   service_id: string;
+  /** Its first failed check: the outage counts from here (policy/outage.ts). */
+  started_at: number;
+  /** The check that crossed notifyThreshold and opened it. */
   opened_at: number;
   closed_at: number | null;
   failures: number;

@@ -64,6 +64,7 @@ function incidentFromRow(r: Selectable<IncidentsTable>): Incident {
     id: r.id,
     serverId: r.server_id,
     serviceId: r.service_id,
+    startedAt: r.started_at,
     openedAt: r.opened_at,
     closedAt: r.closed_at,
     failures: r.failures,
@@ -86,7 +87,7 @@ export async function incidents(db: Db, q: IncidentQuery): Promise<{ incidents: 
   if (q.serviceId !== undefined) query = query.where("i.service_id", "=", q.serviceId);
   if (q.open !== undefined) query = query.where("i.closed_at", q.open ? "is" : "is not", null);
   if (q.before !== undefined) query = query.where("i.id", "<", q.before);
-  if (q.openedBefore !== undefined) query = query.where("i.opened_at", "<", q.openedBefore);
+  if (q.startedBefore !== undefined) query = query.where("i.started_at", "<", q.startedBefore);
   if (q.endedAfter !== undefined) query = query.where((eb) => eb.or([eb("i.closed_at", "is", null), eb("i.closed_at", ">", q.endedAfter!)]));
   const rows = await query.orderBy("i.id", "desc").limit(q.limit + 1).execute();
   const page = rows.slice(0, q.limit);

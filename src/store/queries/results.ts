@@ -48,7 +48,7 @@ const stateColumns = [
   "status", "consecutive_failures", "consecutive_passes", "last_checked_at", "last_entry_id", "incident_open_since", "failing_since",
   "incident_id", "incident_failures", "down_sent", "last_reminded_at", "cert_warned_expiry", "last_verdict_at", "last_ping_at", "open_runs",
   "last_duration_ms", "last_finish_at", "missed_due_at", "slow_streak", "slow_sent",
-  "domain_warned_expiry",
+  "domain_warned_expiry", "overdue_runs",
 ] as const;
 const states: BulkInsert<"service_states"> = {
   table: "service_states",
@@ -58,7 +58,7 @@ const states: BulkInsert<"service_states"> = {
     ["incident_id", "bigint"], ["incident_failures", "integer"], ["down_sent", "boolean"], ["last_reminded_at", "bigint"],
     ["cert_warned_expiry", "bigint"], ["last_verdict_at", "bigint"], ["last_ping_at", "bigint"], ["open_runs", "text"],
     ["last_duration_ms", "double precision"], ["last_finish_at", "bigint"], ["missed_due_at", "bigint"], ["slow_streak", "integer"],
-    ["slow_sent", "boolean"], ["domain_warned_expiry", "bigint"],
+    ["slow_sent", "boolean"], ["domain_warned_expiry", "bigint"], ["overdue_runs", "text"],
   ],
   upsert: { key: ["service_key"], update: stateColumns },
 };
@@ -238,7 +238,7 @@ async function writeIncidents(trx: Db, backend: Backend, writes: BatchDecision["
   const idOf: IdOf = (id) => (id !== null && id < 0 ? ids.get(id)! : id);
   for (const write of writes) {
     if (write.kind === "open") {
-      const { rows } = await openIncident(trx, backend, write.serviceKey, write.serverId, write.serviceId, write.openedAt, write.firstError, write.notified);
+      const { rows } = await openIncident(trx, backend, write.serviceKey, write.serverId, write.serviceId, write.startedAt, write.openedAt, write.firstError, write.notified);
       ids.set(write.id, rows[0]!.id);
     } else if (write.kind === "notified") await notifiedIncident(trx, backend, idOf(write.id)!);
     else await closeIncident(trx, backend, idOf(write.id)!, write.closedAt, write.failures);
@@ -247,10 +247,10 @@ async function writeIncidents(trx: Db, backend: Backend, writes: BatchDecision["
 }
 
 const openIncident = compiledOnce(
-  (db: Db, _backend: Backend, serviceKey: number, serverId: string, serviceId: string, openedAt: number, firstError: string | null, notified: boolean) =>
+  (db: Db, _backend: Backend, serviceKey: number, serverId: string, serviceId: string, startedAt: number, openedAt: number, firstError: string | null, notified: boolean) =>
     db
       .insertInto("incidents")
-      .values({ service_key: serviceKey, server_id: serverId, service_id: serviceId, opened_at: openedAt, failures: 0, first_error: firstError, notified })
+      .values({ service_key: serviceKey, server_id: serverId, service_id: serviceId, started_at: startedAt, opened_at: openedAt, failures: 0, first_error: firstError, notified })
       .returning("id"),
 );
 const notifiedIncident = compiledOnce((db: Db, _backend: Backend, id: number) => db.updateTable("incidents").set({ notified: true }).where("id", "=", id));
@@ -284,11 +284,12 @@ function progressOf(batch: ReadBatch, decision: BatchDecision, lastEntryIds: Rea
 function stateRow(key: number, progress: ServiceProgress, lastEntryId: number | null): unknown[] {
   const s = progress.state;
   const openRuns = Object.keys(progress.openRuns).length === 0 ? null : JSON.stringify(progress.openRuns);
+  const overdueRuns = Object.keys(progress.overdueRuns ?? {}).length === 0 ? null : JSON.stringify(progress.overdueRuns);
   return [
     key, s.status, s.consecutiveFailures, s.consecutivePasses, progress.lastCheckedAt, lastEntryId, s.incidentOpenSince, s.failingSince,
     progress.incidentId, progress.incidentFailures, s.downSent, s.lastRemindedAt, progress.certWarnedExpiry, progress.lastVerdictAt,
     progress.lastPingAt, openRuns, progress.lastDurationMs, progress.lastFinishAt, progress.missedDueAt, progress.slowStreak, progress.slowSent,
-    progress.domainWarnedExpiry,
+    progress.domainWarnedExpiry, overdueRuns,
   ];
 }
 
@@ -337,9 +338,9 @@ const servicesRead = compiledOnce((db: Db, backend: Backend, keys: readonly numb
     .select(["c.paused", "c.recover_threshold", "c.remind_every_minutes", "c.cert_warn_days", "c.depends_on", "c.slow_ms", "c.notify_slow"])
     .select(["c.domain_warn_days", "c.domain", "st.domain_warned_expiry"])
     .select(["c.locations", "c.quorum", "c.interval_seconds", "c.cron", "st.last_verdict_at", "st.last_checked_at"])
-    .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak", "st.slow_sent"])
+    .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak", "st.slow_sent", "st.overdue_runs"])
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
-    .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error"])
+    .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error", "i.started_at"])
     .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures", "r.slow_checks"])
     .where(backend.keyIn("s.key", keys))
     .orderBy("s.key"),

@@ -284,6 +284,7 @@ export type ServiceRow = {
   service_name: string;
   server_channels: string | null;
   first_error: string | null;
+  started_at: number | null;
 } & Pick<
   Selectable<HttpCheckConfigsTable>,
   | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
@@ -332,6 +333,8 @@ export function progressFromRow(row: ServiceRow): ServiceProgress {
     incidentId: row.incident_id,
     incidentFailures: row.incident_failures ?? 0,
     incidentError: row.first_error,
+    incidentStartedAt: row.started_at,
+    ...(row.overdue_runs === null ? {} : { overdueRuns: JSON.parse(row.overdue_runs) as Record<string, number> }),
     certWarnedExpiry: row.cert_warned_expiry,
     lastVerdictAt: row.last_verdict_at,
     slowStreak: row.slow_streak ?? 0,

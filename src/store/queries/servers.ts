@@ -34,9 +34,10 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
     .innerJoin("servers as srv", "srv.id", "s.server_id")
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
     .leftJoin("service_states as st", "st.service_key", "s.key")
+    .leftJoin("incidents as i", "i.id", "st.incident_id")
     .selectAll("c")
     .select(["s.key", "s.server_id", "srv.name as server_name", "s.id as service_id", "s.name as service_name"])
-    .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since", "st.last_entry_id"])
+    .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since", "i.started_at as incident_started_at", "st.last_entry_id"])
     .select(["s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak"]);
   if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
   if (filter.serviceId !== undefined) query = query.where("s.id", "=", filter.serviceId);
@@ -64,6 +65,9 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
               consecutiveFailures: r.consecutive_failures ?? 0,
               lastCheckedAt: r.last_checked_at,
               incidentOpenSince: r.incident_open_since,
+              // The open incident's start as stored with it; an incident open without a record (none: the
+              // migration that added incidents gave each its record) would count from its opening.
+              incidentStartedAt: r.incident_open_since === null ? null : (r.incident_started_at ?? r.incident_open_since),
               lastPingAt: r.last_ping_at,
               lastStartAt: openRuns.length === 0 ? null : Math.max(...openRuns),
               lastDurationMs: r.last_duration_ms,
