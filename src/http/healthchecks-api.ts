@@ -231,10 +231,16 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     operationId,
     // The key is checked here, HC's way (401 with HC's texts), not by the router.
     open: true,
-    query: anyQuery,
-    responses: { 200: { description: "HC's answer", schema: z.looseObject({}) }, 400: { description: "Invalid input: `{\"error\": ...}`" }, 401: { description: "Missing or wrong api key (a read key on a write endpoint too)" }, 404: { description: "No such check among those the key may see" } },
-    handle: hc(handle),
+    query: noQuery,
     ...more,
+    responses: {
+      200: { description: "HC's answer", schema: z.looseObject({}) },
+      400: { description: 'Invalid input: `{"error": ...}` with HC\'s text' },
+      401: { description: "Missing or wrong api key (a read key on a write endpoint too)" },
+      404: { description: "No such check among those the key may see" },
+      ...more.responses,
+    },
+    handle: hc(handle),
   });
   const writes = { body: { schema: specSchema, required: false, types: ["*/*"] } };
 
@@ -244,10 +250,10 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
       methods: {
         GET: op("List the heartbeats the key may see as checks; ?slug= filters, ?tag= matches none (healthd keeps no tags)", "hcListChecks", async (req) => {
           const who = await principal(req, "read");
-          const { tag, slug } = req.query as z.output<typeof anyQuery>;
+          const { tag, slug } = req.query as z.output<typeof listQuery>;
           const services = (await visible(who)).filter((s) => tag === undefined && (slug === undefined || s.id === slug));
           return answer(200, { checks: await dicts(req, services, who.scope === "read") });
-        }),
+        }, { query: listQuery }),
         POST: op("Create a check (a heartbeat), or update the one matching `unique`", "hcCreateCheck", async (req) => {
           const raw = await body(req);
           const who = await principal(req, "write", raw.api_key);
@@ -293,11 +299,11 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
       methods: {
         GET: op("A check's flips (its incidents opening and closing), newest first; ?seconds=, ?start=, ?end=", "hcListFlips", async (req) => {
           const service = await find(req, await principal(req, "read"), true);
-          const window = flipWindow(req.query as z.output<typeof anyQuery>, ctx.now());
+          const window = flipWindow(req.query as z.output<typeof flipsQuery>, ctx.now());
           if (!window) return plain(400, "");
           const { incidents } = await store.incidents({ serverId: service.serverId, serviceId: service.id, limit: 1000 });
           return answer(200, { flips: flipDicts(incidents, window) });
-        }),
+        }, { query: flipsQuery }),
       },
     },
     {
@@ -313,17 +319,20 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
   ];
 }
 
-// HC's clients may send parameters HC ignores: let them through, unread.
-const anyQuery = z.looseObject({
+// HC's clients may send parameters HC ignores: they are let through, unread.
+const noQuery = z.looseObject({});
+const listQuery = z.looseObject({
   tag: z.string().optional().describe("A tag the checks must carry (healthd keeps none: no check matches)"),
   slug: z.string().optional().describe("The check's slug (its service id)"),
-  seconds: z.string().optional(),
-  start: z.string().optional(),
-  end: z.string().optional(),
+});
+const flipsQuery = z.looseObject({
+  seconds: z.string().optional().describe("Only flips of the last this many seconds (0 to 31536000)"),
+  start: z.string().optional().describe("Only flips at or after this Unix time (seconds)"),
+  end: z.string().optional().describe("Only flips before this Unix time (seconds)"),
 });
 
 /** HC's flips filters: `seconds` (0 to a year) back from now, `start` and `end` (Unix seconds); undefined when one is bad. */
-function flipWindow(q: z.output<typeof anyQuery>, now: number): { start: number; end: number } | undefined {
+function flipWindow(q: z.output<typeof flipsQuery>, now: number): { start: number; end: number } | undefined {
   const read = (value: string | undefined, max: number) => (value === undefined ? null : /^[0-9]+$/.test(value) && Number(value) <= max ? Number(value) : undefined);
   const [seconds, start, end] = [read(q.seconds, 31_536_000), read(q.start, 10_000_000_000), read(q.end, 10_000_000_000)];
   if (seconds === undefined || start === undefined || end === undefined) return undefined;
