@@ -193,7 +193,8 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
       const match = own.find((_, i) => matchesUnique(spec, all[i]!));
       if (match) return answer(200, await dict(req, await update(req, match, spec)));
     }
-    const taken = new Set(own.map((s) => s.id));
+    // Every service of the server, heartbeat or not, holds its id.
+    const taken = new Set((await store.services({ serverId })).map((s) => s.id));
     if (spec.slug && (await store.findService(serverId, spec.slug)).key !== undefined) {
       throw new Refusal(409, `slug ${JSON.stringify(spec.slug)} is already a service's of server ${serverId} (a slug is a service id in healthd, unique in its server); choose another`);
     }
