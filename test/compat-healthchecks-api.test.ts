@@ -114,8 +114,10 @@ for (const engine of engines) {
     const readWrites = await hc("POST", "/checks/", read, { name: "x" });
     assert.deepEqual([readWrites.status, readWrites.body], [401, { error: "wrong api key" }]);
     assert.equal((await hc("GET", "/checks/00000000-0000-4000-8000-000000000000", write)).status, 404);
-    // The key may also be a bearer token, as for the rest of the API.
+    // The key may also be a bearer token; and X-Api-Key counts as one on the rest of the API.
     assert.equal((await d.api("GET", "/api/v3/checks/", undefined, { authorization: `Bearer ${write}` })).status, 200);
+    assert.equal((await d.api("GET", "/services/web", undefined, { "x-api-key": read })).status, 200);
+    assert.equal((await d.api("PUT", "/services/web", { services: [] }, { "x-api-key": read })).status, 403, "with its scope");
   });
 
   test(`${engine}: POST /api/v3/checks/ creates a heartbeat (201), upserts by unique (200), validates as HC; POST and DELETE /checks/{uuid}`, async (t) => {
