@@ -363,7 +363,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
     ...pushRoutes(publisher, version),
-    ...healthchecksRoutes({ store, now, scheduleChanged, authenticate: access.authenticate, publicUrl: options.publicUrl }),
+    ...healthchecksRoutes({ store, now, scheduleChanged, authenticate: access.authenticate, publicUrl: options.publicUrl, log: log.child({ part: "http" }) }),
     ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), pingKeyOf: (server, service) => checking.pingKeyOf(server, service), clock }),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
     ...announcementRoutes({ store, now, changed: () => views.changed() }),

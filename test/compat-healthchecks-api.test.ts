@@ -9,6 +9,9 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test, type TestContext } from "node:test";
 import type { CheckDone } from "../src/daemon.ts";
+import { flipDicts, hcStatus, hcTime } from "../src/http/healthchecks-map.ts";
+import { createLogger } from "../src/log.ts";
+import { shownStatuses } from "../src/status/shown.ts";
 import { engines, type TestEngine } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";
@@ -45,8 +48,8 @@ interface Setup {
   readonly hc: (method: string, path: string, key?: string, body?: unknown) => ReturnType<TestDaemon["api"]>;
 }
 
-async function setup(t: TestContext, engine: TestEngine): Promise<Setup> {
-  const d = await testDaemon(t, { engine, token: adminToken });
+async function setup(t: TestContext, engine: TestEngine, lines: string[] = []): Promise<Setup> {
+  const d = await testDaemon(t, { engine, token: adminToken, log: createLogger({ write: (line) => lines.push(line) }) });
   const admin = { authorization: `Bearer ${adminToken}` };
   const heartbeat = (pingKey: string) => ({ type: "heartbeat", periodSeconds: 3600, graceSeconds: 60, pingKey });
   assert.equal((await d.api("PUT", "/services/web", { name: "Web", services: [{ id: "backup", name: "Backups", check: heartbeat(backupKey) }] }, admin)).status, 201);
@@ -180,8 +183,10 @@ for (const engine of engines) {
   });
 
   test(`${engine}: pause and resume; pings and flips after real pings (/ping/{uuid}/start, /fail, success)`, async (t) => {
-    const { d, write, read, hc } = await setup(t, engine);
+    const lines: string[] = [];
+    const { d, write, read, hc } = await setup(t, engine, lines);
     await ping(d, `${backupKey}/start`, "start");
+    assert.equal((await hc("GET", `/checks/${backupKey}`, write)).body.started, true, "a run going: started");
     await ping(d, backupKey, "success");
     await ping(d, `${backupKey}/fail`, "fail");
     await ping(d, backupKey, "success");
@@ -220,6 +225,9 @@ for (const engine of engines) {
     assert.deepEqual([resumed.status, resumed.body.status], [200, "up"]);
     const again = await hc("POST", `/checks/${backupKey}/resume`, write);
     assert.deepEqual([again.status, again.body], [409, "check is not paused"]);
+    // Who changed what is logged, naming the service, never its uuid (the ping key is a secret).
+    assert.ok(lines.some((line) => line.includes("POST /api/v3/checks/{uuid}/pause (web/backup) by terraform")), lines.join("\n"));
+    assert.ok(!lines.some((line) => line.includes(backupKey)));
   });
 
   test(`${engine}: a token limited to one server sees only that server's checks (others are 404) and creates its checks there`, async (t) => {
@@ -236,3 +244,21 @@ for (const engine of engines) {
     assert.deepEqual([elsewhere.status, elsewhere.body], [403, { error: 'token "other-team" may not use server web' }]);
   });
 }
+
+test("the mapping: healthd's statuses as HC's, HC's time formats, flips from incidents within a window", () => {
+  assert.deepEqual(
+    Object.fromEntries(shownStatuses.map((status) => [status, hcStatus(status)])),
+    { up: "up", down: "down", unknown: "new", paused: "paused", blocked: "down", new: "new", late: "grace", degraded: "up" },
+  );
+  const at = Date.UTC(2020, 5, 9, 14, 51, 6, 113);
+  assert.deepEqual([hcTime(at), hcTime(at, true), hcTime(at - 113, true)], ["2020-06-09T14:51:06+00:00", "2020-06-09T14:51:06.113000+00:00", "2020-06-09T14:51:06+00:00"]);
+  const incident = (openedAt: number, closedAt: number | null) => ({ id: 1, serverId: "s", serviceId: "x", openedAt, closedAt, failures: 1, firstError: null, notified: true });
+  const s = 1000;
+  const incidents = [incident(300 * s, null), incident(100 * s, 200 * s)];
+  assert.deepEqual(flipDicts(incidents, { start: -Infinity, end: Infinity }).map((f) => [f.timestamp, f.up]), [
+    ["1970-01-01T00:05:00+00:00", 0],
+    ["1970-01-01T00:03:20+00:00", 1],
+    ["1970-01-01T00:01:40+00:00", 0],
+  ]);
+  assert.deepEqual(flipDicts(incidents, { start: 100 * s, end: 300 * s }).map((f) => f.up), [1, 0], "start inclusive, end exclusive");
+});

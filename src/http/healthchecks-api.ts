@@ -11,6 +11,7 @@
  * server when it is limited to one, else to the server `healthchecks` (made with the first check).
  */
 import { z } from "zod";
+import type { Logger } from "../log.ts";
 import type { HeartbeatCheck, ScheduleChange } from "../model.ts";
 import { serverDocument, serviceDocument } from "../schema/index.ts";
 import { dueAt, shown, upstreamRefs } from "../status/shown.ts";
@@ -31,6 +32,8 @@ export interface HealthchecksContext {
   readonly authenticate?: Authenticate | undefined;
   /** The daemon's public URL (--public-url) for the URLs in answers; else the request's Host. */
   readonly publicUrl?: string | null | undefined;
+  /** Where who changed what is said (the router says it of the operations it authenticates, not of these). */
+  readonly log?: Logger | undefined;
 }
 
 /** Where a new check goes when neither the body nor the token says (made with the first check). */
@@ -61,6 +64,9 @@ const notFound = () => new Refusal(404, "not found");
 
 export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
   const { store } = ctx;
+  /** Who each request turned out to be and the check it named, for the log line of a change (not the uuid: a ping key is a secret). */
+  const senders = new WeakMap<Request, Principal>();
+  const named = new WeakMap<Request, string>();
 
   /** HC's authorize: the key from X-Api-Key (or a write's body); a read key, or a ping one, may not write. */
   async function principal(req: Request, need: "read" | "write", bodyKey?: unknown): Promise<Principal> {
@@ -76,6 +82,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     }
     const may = need === "read" ? who.scope !== "ping" : who.scope === "write" || who.scope === "admin";
     if (!may) throw new Refusal(401, "wrong api key");
+    senders.set(req, who);
     return who;
   }
 
@@ -120,6 +127,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     const code = req.params.check!;
     const found = (await visible(who)).find((s) => s.check.pingKey === code || (byUniqueKey && /^[0-9a-f]{40}$/.test(code) && uniqueKey(s.check.pingKey) === code));
     if (!found) throw notFound();
+    named.set(req, `${found.serverId}/${found.id}`);
     return found;
   }
 
@@ -154,7 +162,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
   }
 
   /** Write a heartbeat service (create or change) and answer it; `create` the server too when it is the default one. */
-  async function write(req: Request, serverId: string, input: Record<string, unknown>): Promise<Heartbeat> {
+  async function write(serverId: string, input: Record<string, unknown>): Promise<Heartbeat> {
     const parsed = validate(serviceDocument, input);
     if (!parsed.ok) throw new Refusal(400, `json validation error: ${parsed.errors[0]!.path.slice(1).replaceAll("/", ".")} ${parsed.errors[0]!.message}`);
     let schedule: ScheduleChange;
@@ -172,13 +180,13 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
   }
 
   /** A stored heartbeat changed as `spec` says (its slug is its id, so it cannot change). */
-  async function update(req: Request, service: Heartbeat, spec: HcSpec): Promise<Heartbeat> {
+  async function update(service: Heartbeat, spec: HcSpec): Promise<Heartbeat> {
     if (spec.slug && spec.slug !== service.id) {
       throw new Refusal(400, `json validation error: slug cannot change: in healthd it is the service id (${service.id}); leave slug out or give it as it is`);
     }
     const name = spec.name === undefined ? service.name : spec.name || undefined;
     const check = heartbeatInput(service.check, spec, await channelNames(spec));
-    return write(req, service.serverId, { id: service.id, ...(name === undefined ? {} : { name }), check });
+    return write(service.serverId, { id: service.id, ...(name === undefined ? {} : { name }), check });
   }
 
   async function create(req: Request, who: Principal, spec: HcSpec): Promise<Response> {
@@ -191,7 +199,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     if ((spec.unique ?? []).length > 0) {
       const all = await dicts(req, own, false);
       const match = own.find((_, i) => matchesUnique(spec, all[i]!));
-      if (match) return answer(200, await dict(req, await update(req, match, spec)));
+      if (match) return answer(200, await dict(req, await update(match, spec)));
     }
     // Every service of the server, heartbeat or not, holds its id.
     const taken = new Set((await store.services({ serverId })).map((s) => s.id));
@@ -200,13 +208,19 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     }
     const id = spec.slug || freeId(slugify(spec.name ?? "") || "check", taken);
     const check = heartbeatInput(hcDefaults, spec, await channelNames(spec));
-    return answer(201, await dict(req, await write(req, serverId, { id, ...(spec.name ? { name: spec.name } : {}), check })));
+    return answer(201, await dict(req, await write(serverId, { id, ...(spec.name ? { name: spec.name } : {}), check })));
   }
 
-  /** Runs `handle`, answering its refusals HC's way. */
-  const hc = (handle: (req: Request) => Promise<Response>) => async (req: Request) => {
+  /** Runs `handle`, answering its refusals HC's way; a change made is logged with who made it. */
+  const hc = (handle: (req: Request) => Promise<Response>, path: string) => async (req: Request) => {
     try {
-      return await handle(req);
+      const done = await handle(req);
+      const who = senders.get(req);
+      if (req.method !== "GET" && req.method !== "HEAD" && done.status < 400 && who) {
+        const what = named.get(req);
+        ctx.log?.info(`${req.method} ${path.replace(":check", "{uuid}")}${what ? ` (${what})` : ""} by ${who.name}`, { status: done.status });
+      }
+      return done;
     } catch (error) {
       if (error instanceof Refusal) return error.text ? plain(error.status, error.error) : answer(error.status, { error: error.error });
       if (error instanceof HttpError && error.status < 500) return answer(error.status, { error: error.detail });
@@ -223,11 +237,11 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     const key = (await body(req)).api_key;
     const service = await find(req, await principal(req, "write", key));
     if (!paused && !service.check.paused) throw new Refusal(409, "check is not paused", true);
-    const changed = service.check.paused === paused ? service : await write(req, service.serverId, { id: service.id, name: service.name, check: { ...service.check, paused } });
+    const changed = service.check.paused === paused ? service : await write(service.serverId, { id: service.id, name: service.name, check: { ...service.check, paused } });
     return answer(200, await dict(req, changed));
   };
 
-  const op = (summary: string, operationId: string, handle: (req: Request) => Promise<Response>, more: Partial<Operation> = {}): Operation => ({
+  const op = (path: string, summary: string, operationId: string, handle: (req: Request) => Promise<Response>, more: Partial<Operation> = {}): Operation => ({
     summary: `${summary} (Healthchecks.io's API v3; key in X-Api-Key)`,
     operationId,
     // The key is checked here, HC's way (401 with HC's texts), not by the router.
@@ -241,21 +255,22 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
       404: { description: "No such check among those the key may see" },
       ...more.responses,
     },
-    handle: hc(handle),
+    handle: hc(handle, path),
   });
+  const [checks, check, channels] = ["/api/v3/checks", "/api/v3/checks/:check", "/api/v3/channels"];
   const writes = { body: { schema: specSchema, required: false, types: ["*/*"] } };
 
   return [
     {
-      path: "/api/v3/checks",
+      path: checks,
       methods: {
-        GET: op("List the heartbeats the key may see as checks; ?slug= filters, ?tag= matches none (healthd keeps no tags)", "hcListChecks", async (req) => {
+        GET: op(checks, "List the heartbeats the key may see as checks; ?slug= filters, ?tag= matches none (healthd keeps no tags)", "hcListChecks", async (req) => {
           const who = await principal(req, "read");
           const { tag, slug } = req.query as z.output<typeof listQuery>;
           const services = (await visible(who)).filter((s) => tag === undefined && (slug === undefined || s.id === slug));
           return answer(200, { checks: await dicts(req, services, who.scope === "read") });
         }, { query: listQuery }),
-        POST: op("Create a check (a heartbeat), or update the one matching `unique`", "hcCreateCheck", async (req) => {
+        POST: op(checks, "Create a check (a heartbeat), or update the one matching `unique`", "hcCreateCheck", async (req) => {
           const raw = await body(req);
           const who = await principal(req, "write", raw.api_key);
           return create(req, who, spec(raw));
@@ -263,18 +278,18 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
       },
     },
     {
-      path: "/api/v3/checks/:check",
+      path: check,
       methods: {
-        GET: op("A check, by uuid (its ping key) or unique_key", "hcGetCheck", async (req) => {
+        GET: op(check, "A check, by uuid (its ping key) or unique_key", "hcGetCheck", async (req) => {
           const who = await principal(req, "read");
           return answer(200, await dict(req, await find(req, who, true), who.scope === "read"));
         }),
-        POST: op("Change a check's fields", "hcUpdateCheck", async (req) => {
+        POST: op(check, "Change a check's fields", "hcUpdateCheck", async (req) => {
           const raw = await body(req);
           const service = await find(req, await principal(req, "write", raw.api_key));
-          return answer(200, await dict(req, await update(req, service, spec(raw))));
+          return answer(200, await dict(req, await update(service, spec(raw))));
         }, writes),
-        DELETE: op("Delete a check (the heartbeat service, with its entries)", "hcDeleteCheck", async (req) => {
+        DELETE: op(check, "Delete a check (the heartbeat service, with its entries)", "hcDeleteCheck", async (req) => {
           const service = await find(req, await principal(req, "write"));
           const last = await dict(req, service);
           const change = await store.deleteService(service.serverId, service.id, ctx.now());
@@ -284,21 +299,21 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
         }),
       },
     },
-    { path: "/api/v3/checks/:check/pause", methods: { POST: op("Pause a check", "hcPauseCheck", (req) => setPaused(req, true), writes) } },
-    { path: "/api/v3/checks/:check/resume", methods: { POST: op("Resume a paused check (409 when it is not paused)", "hcResumeCheck", (req) => setPaused(req, false), writes) } },
+    { path: `${check}/pause`, methods: { POST: op(`${check}/pause`, "Pause a check", "hcPauseCheck", (req) => setPaused(req, true), writes) } },
+    { path: `${check}/resume`, methods: { POST: op(`${check}/resume`, "Resume a paused check (409 when it is not paused)", "hcResumeCheck", (req) => setPaused(req, false), writes) } },
     {
-      path: "/api/v3/checks/:check/pings",
+      path: `${check}/pings`,
       methods: {
-        GET: op("A check's pings kept, newest first (at most 1,000)", "hcListPings", async (req) => {
+        GET: op(`${check}/pings`, "A check's pings kept, newest first (at most 1,000)", "hcListPings", async (req) => {
           const service = await find(req, await principal(req, "write"));
           return answer(200, { pings: pingDicts((await store.readEntries(service.key, { limit: pingLimit })).entries) });
         }),
       },
     },
     {
-      path: "/api/v3/checks/:check/flips",
+      path: `${check}/flips`,
       methods: {
-        GET: op("A check's flips (its incidents opening and closing), newest first; ?seconds=, ?start=, ?end=", "hcListFlips", async (req) => {
+        GET: op(`${check}/flips`, "A check's flips (its incidents opening and closing), newest first; ?seconds=, ?start=, ?end=", "hcListFlips", async (req) => {
           const service = await find(req, await principal(req, "read"), true);
           const window = flipWindow(req.query as z.output<typeof flipsQuery>, ctx.now());
           if (!window) return plain(400, "");
@@ -308,9 +323,9 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
       },
     },
     {
-      path: "/api/v3/channels",
+      path: channels,
       methods: {
-        GET: op("The channels, as HC's integrations (id, name, kind)", "hcListChannels", async (req) => {
+        GET: op(channels, "The channels, as HC's integrations (id, name, kind)", "hcListChannels", async (req) => {
           await principal(req, "write");
           const stored = (await store.channels()).map((c) => ({ id: channelUuid(c.name), name: c.name, kind: c.doc.type }));
           return answer(200, { channels: [{ id: channelUuid("ntfy"), name: "ntfy", kind: "ntfy" }, ...stored] });
