@@ -1,5 +1,5 @@
 /**
- * Healthchecks.io's management API v3 over healthd's heartbeats, over real HTTP on both engines, checked against
+ * Healthchecks.io's management API v3 (and v1, v2) over healthd's heartbeats, over real HTTP on both engines, checked against
  * HC's own answers as COMPAT-SPEC §2 digests them from its code, tests and docs (the docs' check example field
  * by field, names and types): list, get, create with `unique` (201 then 200), update, delete, pause and resume,
  * pings and flips after real pings, channels; a read key's view, wrong and missing keys, a token limited to
@@ -187,6 +187,11 @@ for (const engine of engines) {
     const { d, write, read, hc } = await setup(t, engine, lines);
     await ping(d, `${backupKey}/start`, "start");
     assert.equal((await hc("GET", `/checks/${backupKey}`, write)).body.started, true, "a run going: started");
+    // API v1 (which HC's Terraform provider uses) says so as a status; its URLs are v1's. No v4.
+    const v1 = (await d.api("GET", `/api/v1/checks/${backupKey}`, undefined, { "x-api-key": write })).body;
+    assert.deepEqual([v1.status, v1.started, v1.update_url], ["started", true, `${d.url}/api/v1/checks/${backupKey}`]);
+    assert.equal((await d.api("GET", "/api/v2/checks/", undefined, { "x-api-key": write })).body.checks[1].status, "new");
+    assert.deepEqual((await d.api("GET", "/api/v4/checks/", undefined, { "x-api-key": write })).status, 404);
     await ping(d, backupKey, "success");
     await ping(d, `${backupKey}/fail`, "fail");
     await ping(d, backupKey, "success");

@@ -1,5 +1,6 @@
 /**
- * Healthchecks.io's management API v3 (/api/v3/checks/..., /api/v3/channels/) over healthd's heartbeats, so
+ * Healthchecks.io's management API (/api/v3/checks/..., /api/v3/channels/; v1 and v2 too, which older clients
+ * and its Terraform provider use: the same but for v1's `started` status) over healthd's heartbeats, so
  * that HC's Terraform provider, its Ansible modules and the client libraries work with a base URL changed and
  * a healthd token as the key (X-Api-Key, or `api_key` in a write's JSON body, as HC takes it). A server stands
  * for an HC project: a token sees the heartbeats of the servers it may use; a check's uuid is its heartbeat's
@@ -18,7 +19,7 @@ import { dueAt, shown, upstreamRefs } from "../status/shown.ts";
 import type { Store, StoredService } from "../store/store.ts";
 import { validate } from "../validate.ts";
 import type { Authenticate, Principal } from "./access.ts";
-import { channelUuid, checkDict, flipDicts, hcDefaults, hcStatus, heartbeatInput, isPing, matchesUnique, pingDicts, readSpec, uniqueKey, type HcSpec } from "./healthchecks-map.ts";
+import { channelUuid, checkDict, flipDicts, hcDefaults, hcStatus, heartbeatInput, isPing, matchesUnique, pingDicts, readSpec, uniqueKey, type HcSpec, type HcVersion } from "./healthchecks-map.ts";
 import { HttpError } from "./problem.ts";
 import type { Operation, Request, Response, Route } from "./router.ts";
 import { refusable } from "./services.ts";
@@ -116,7 +117,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
           dueAt: dueAt(s),
           nPings: counts[i]!,
         },
-        { readOnly, base },
+        { readOnly, base, version: version(req) },
       ),
     );
   }
@@ -214,11 +215,13 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
   /** Runs `handle`, answering its refusals HC's way; a change made is logged with who made it. */
   const hc = (handle: (req: Request) => Promise<Response>, path: string) => async (req: Request) => {
     try {
+      version(req); // an unknown version is 404 before anything else, as HC's URLs have no such path
       const done = await handle(req);
       const who = senders.get(req);
       if (req.method !== "GET" && req.method !== "HEAD" && done.status < 400 && who) {
         const what = named.get(req);
-        ctx.log?.info(`${req.method} ${path.replace(":check", "{uuid}")}${what ? ` (${what})` : ""} by ${who.name}`, { status: done.status });
+        const where = path.replace(":version", req.params.version!).replace(":check", "{uuid}");
+        ctx.log?.info(`${req.method} ${where}${what ? ` (${what})` : ""} by ${who.name}`, { status: done.status });
       }
       return done;
     } catch (error) {
@@ -242,7 +245,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
   };
 
   const op = (path: string, summary: string, operationId: string, handle: (req: Request) => Promise<Response>, more: Partial<Operation> = {}): Operation => ({
-    summary: `${summary} (Healthchecks.io's API v3; key in X-Api-Key)`,
+    summary: `${summary} (Healthchecks.io's API; version v1, v2 or v3; key in X-Api-Key)`,
     operationId,
     // The key is checked here, HC's way (401 with HC's texts), not by the router.
     open: true,
@@ -257,7 +260,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     },
     handle: hc(handle, path),
   });
-  const [checks, check, channels] = ["/api/v3/checks", "/api/v3/checks/:check", "/api/v3/channels"];
+  const [checks, check, channels] = ["/api/:version/checks", "/api/:version/checks/:check", "/api/:version/channels"];
   const writes = { body: { schema: specSchema, required: false, types: ["*/*"] } };
 
   return [
@@ -346,6 +349,13 @@ const flipsQuery = z.looseObject({
   start: z.string().optional().describe("Only flips at or after this Unix time (seconds)"),
   end: z.string().optional().describe("Only flips before this Unix time (seconds)"),
 });
+
+/** The version of HC's API a request's path names (v1, v2, v3); else 404, as for a path HC does not have. */
+function version(req: Request): HcVersion {
+  const match = /^v([123])$/.exec(req.params.version ?? "");
+  if (!match) throw new Refusal(404, "not found");
+  return Number(match[1]) as HcVersion;
+}
 
 /** HC's flips filters: `seconds` (0 to a year) back from now, `start` and `end` (Unix seconds); undefined when one is bad. */
 function flipWindow(q: z.output<typeof flipsQuery>, now: number): { start: number; end: number } | undefined {

@@ -14,8 +14,11 @@ import type { Entry, HeartbeatCheck } from "../model.ts";
 import type { ShownStatus } from "../status/shown.ts";
 import type { Incident } from "../store/store.ts";
 
-/** HC's check statuses (v3): `started` is a field of its own there, not a status. */
+/** HC's check statuses (v2, v3: `started` is a field of its own there; v1 also says `started` as a status). */
 export type HcStatus = "new" | "up" | "grace" | "down" | "paused";
+
+/** The versions of HC's API served: the same endpoints, under /api/v1/, /api/v2/ and /api/v3/. */
+export type HcVersion = 1 | 2 | 3;
 
 /** healthd's shown status as HC says it: late is HC's grace, blocked is down, degraded is up. */
 export function hcStatus(shown: ShownStatus): HcStatus {
@@ -70,8 +73,11 @@ export interface CheckFacts {
   readonly nPings: number;
 }
 
-/** HC's Check.to_dict: the read-write view, or the read-only one (no uuid nor URLs; a unique_key instead). */
-export function checkDict(facts: CheckFacts, options: { readonly readOnly: boolean; readonly base: string }) {
+/**
+ * HC's Check.to_dict: the read-write view, or the read-only one (no uuid nor URLs; a unique_key instead). Of
+ * the API's version: v1 says a check with a run going is `started` (unless down or paused), and its URLs are v1's.
+ */
+export function checkDict(facts: CheckFacts, options: { readonly readOnly: boolean; readonly base: string; readonly version: HcVersion }) {
   const { check } = facts;
   const uuid = check.pingKey;
   const dict: Record<string, unknown> = {
@@ -81,7 +87,7 @@ export function checkDict(facts: CheckFacts, options: { readonly readOnly: boole
     desc: "",
     grace: check.graceSeconds,
     n_pings: facts.nPings,
-    status: facts.status,
+    status: options.version === 1 && facts.started && facts.status !== "down" && facts.status !== "paused" ? "started" : facts.status,
     started: facts.started,
     last_ping: facts.lastPingAt === null ? null : hcTime(facts.lastPingAt),
     // HC gives the grace start only while the check is up (its grace is computed, its stored status still up).
@@ -102,7 +108,7 @@ export function checkDict(facts: CheckFacts, options: { readonly readOnly: boole
   if (facts.lastDurationMs) dict.last_duration = Math.floor(facts.lastDurationMs / 1000);
   if (options.readOnly) dict.unique_key = uniqueKey(uuid);
   else {
-    const update = `${options.base}/api/v3/checks/${uuid}`;
+    const update = `${options.base}/api/v${options.version}/checks/${uuid}`;
     Object.assign(dict, {
       uuid,
       ping_url: `${options.base}/ping/${uuid}`,
