@@ -38,8 +38,12 @@ export const newSecret = () => `hd_${randomBytes(32).toString("base64url")}`;
 
 const unauthorized = (detail: string) => new HttpError(401, detail, undefined, { "www-authenticate": 'Bearer realm="healthd"' });
 
-/** The bearer token of a request, if it sends one. The scheme name is case-insensitive (RFC 9110, 11.1). */
-export const bearer = (headers: IncomingHttpHeaders) => /^bearer +(.*)$/is.exec(headers.authorization ?? "")?.[1];
+/**
+ * The bearer token of a request, if it sends one. The scheme name is case-insensitive (RFC 9110, 11.1). An
+ * `X-Api-Key` header counts the same: Healthchecks.io's clients send their key so (healthchecks-api.ts).
+ */
+export const bearer = (headers: IncomingHttpHeaders) =>
+  /^bearer +(.*)$/is.exec(headers.authorization ?? "")?.[1] ?? (typeof headers["x-api-key"] === "string" ? headers["x-api-key"] : undefined);
 
 /** Answers who a request is; throws HttpError 401 when it needs a token and sends none, or an unknown one. */
 export type Authenticate = (headers: IncomingHttpHeaders) => Promise<Principal>;
