@@ -257,7 +257,7 @@ test("the mapping: healthd's statuses as HC's, HC's time formats, flips from inc
   );
   const at = Date.UTC(2020, 5, 9, 14, 51, 6, 113);
   assert.deepEqual([hcTime(at), hcTime(at, true), hcTime(at - 113, true)], ["2020-06-09T14:51:06+00:00", "2020-06-09T14:51:06.113000+00:00", "2020-06-09T14:51:06+00:00"]);
-  const incident = (openedAt: number, closedAt: number | null) => ({ id: 1, serverId: "s", serviceId: "x", openedAt, closedAt, failures: 1, firstError: null, notified: true });
+  const incident = (openedAt: number, closedAt: number | null) => ({ id: 1, serverId: "s", serviceId: "x", startedAt: openedAt, openedAt, closedAt, failures: 1, firstError: null, notified: true });
   const s = 1000;
   const incidents = [incident(300 * s, null), incident(100 * s, 200 * s)];
   assert.deepEqual(flipDicts(incidents, { start: -Infinity, end: Infinity }).map((f) => [f.timestamp, f.up]), [
