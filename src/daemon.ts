@@ -16,7 +16,7 @@ import { announcementRoutes } from "./http/announcements.ts";
 import { reportRoutes } from "./http/reports.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
-import { pingRoutes } from "./http/ping.ts";
+import { pingRoutes, type PingBuckets } from "./http/ping.ts";
 import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
@@ -262,6 +262,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     },
   });
   const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight, tick }, version);
+  const pingBuckets: PingBuckets = new Map();
   const metrics = createMetrics(
     {
       loopDelays: tick.delays,
@@ -271,6 +272,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
       notifications: () => store.notificationCounts(),
       storeWritable: () => checking.writeError === null,
       nodes: () => cluster.live,
+      pingBuckets: () => pingBuckets.size,
     },
     version,
   );
@@ -362,7 +364,15 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
     ...pushRoutes(publisher, version),
-    ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), pingKeyOf: (server, service) => checking.pingKeyOf(server, service), clock }),
+    ...pingRoutes(
+      {
+        knows: (pingKey) => checking.heartbeat(pingKey) !== undefined,
+        ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
+        pingKeyOf: (server, service) => checking.pingKeyOf(server, service),
+        clock,
+      },
+      pingBuckets,
+    ),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
     ...announcementRoutes({ store, now, changed: () => views.changed() }),
     ...reportRoutes({ store, now }),

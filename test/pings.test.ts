@@ -1,7 +1,7 @@
 /**
  * Heartbeats from the outside, as jobs report: pings from a real curl and from the built `healthd run` and
  * `healthd ping`, against a running daemon on both engines, with the answers Healthchecks.io's clients expect
- * and the bad input they may send. Deadlines fire on their own; pings sent while PostgreSQL is away are kept.
+ * and the bad input they may send. Deadlines fire on their own; pings sent while PostgreSQL is away are 503.
  */
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
@@ -174,14 +174,17 @@ test("a deadline fires on its own: missed once per period, one DOWN with thresho
   assert.match(incidents[0].firstError, /^no ping by .* and its grace of 1s \(never pinged\)$/);
 });
 
-test("postgres: pings while the database is away are answered OK, kept, and stored once it is back", async (t) => {
+test("postgres: pings while the database is away are 503 (OK means stored), and stored once it is back and they are sent again", async (t) => {
   const url = await testDatabase(t, "postgres");
   const server = new URL(url);
   const proxy = await tcpProxy(t, { host: server.hostname, port: Number(server.port || 5432) });
   const { d, key } = await daemonWithHeartbeat(t, "postgres", {}, throughProxy(url, proxy));
   await proxy.set("close");
-  for (const suffix of ["/start", "", "/log"]) assert.equal((await fetch(`${d.url}/ping/${key}${suffix}`)).status, 200);
+  for (const suffix of ["/start", "", "/log"]) assert.equal((await fetch(`${d.url}/ping/${key}${suffix}`)).status, 503);
   await proxy.set("pass");
+  for (const suffix of ["/start", "", "/log"]) {
+    await until(() => fetch(`${d.url}/ping/${key}${suffix}`).then((r) => r.status), (status) => status === 200, `${suffix || "success"} taken again`, 30_000);
+  }
   const entries = await entriesUntil(d, (e) => e.length === 3, "the three pings stored after the outage");
   assert.deepEqual(entries.map((e) => e.kind).reverse(), ["start", "success", "log"]);
 });
