@@ -188,6 +188,6 @@ test("storable: NUL and lone surrogates become U+FFFD in every text a run carrie
   assert.deepEqual(run.outcome.answers, ["x\uFFFD"]);
   const ping = { kind: "ping", serviceKey: 1, at: 1, ping: { signal: "success", exitCode: null, body: "\0", runId: null } } as const;
   assert.equal((storableRun(ping) as typeof ping).ping.body, "\uFFFD");
-  const clean = { serviceKey: 1, outcome: { ...outcome, error: "Bad Gateway", answers: ["x"] } };
+  const clean = { serviceKey: 1, outcome: { ...outcome, error: "Bad Gateway", answers: ["x"] } as Outcome };
   assert.equal(storableRun(clean), clean);
 });
