@@ -245,7 +245,9 @@ export class KyselyStore implements Store {
   downStatus = (incidentId: number, channel: string) => this.#run(() => outbox.downStatus(this.#db, incidentId, channel));
 
   domainsToLookUp: Store["domainsToLookUp"] = (node, since, keys) => this.#run(() => domains.domainsToLookUp(this.#db, this.#backend, node, since, keys));
-  saveRegistration: Store["saveRegistration"] = (domain, found, now) => this.#run(() => domains.saveRegistration(this.#db, domain, found, now));
+  // A lookup's problem may quote the registry's answer: text from outside.
+  saveRegistration: Store["saveRegistration"] = (domain, found, now) =>
+    this.#run(() => domains.saveRegistration(this.#db, domain, { ...found, problem: storable(found.problem) }, now));
   pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));
   pruneRollups = (cutoff: number, afterKey: number, services: number) =>
     this.#run(() => entries.pruneRollups(this.#db, cutoff, afterKey, services));
