@@ -8,6 +8,11 @@ import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { storable, storableRun } from "../src/text.ts";
 import type { Outcome } from "../src/model.ts";
+import { systemClock } from "../src/clock.ts";
+import { silentLogger } from "../src/log.ts";
+import { Recorder } from "../src/recorder.ts";
+import { serverDocument } from "../src/schema/index.ts";
+import { open } from "./support/raw.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { runHealthd, serveHealthd } from "./support/cli.ts";
@@ -191,6 +196,44 @@ test("pings for thousands of unknown keys leave no rate-limit state behind; a kn
   assert.equal((await fetch(`${d.url}/ping/${key}`)).status, 200);
   assert.equal(await kept(), 1, "the known key's bucket");
 });
+
+for (const engine of engines) {
+  test(`${engine}: the recorder: pings of one turn share one commit and settle with it; one not stored is refused and not kept, a check result beside it is`, async (t) => {
+    const store = await open(await testDatabase(t, engine), { mode: "write" });
+    t.after(() => store.close());
+    const doc = serverDocument.parse({
+      services: [
+        { id: "hb", check: { type: "heartbeat", periodSeconds: 3600 } },
+        { id: "web", check: { url: "http://127.0.0.1:9/", intervalSeconds: 60 } },
+      ],
+    });
+    await store.applyServers(new Map([["s", doc]]), { now: Date.now() });
+    const services = await store.scheduledServices();
+    const hb = services.find((s) => s.serviceId === "hb")!;
+    const web = services.find((s) => s.serviceId === "web");
+    const batches: number[] = [];
+    // A flush timer no test outlives: only the pings' own commits write.
+    const recorder = new Recorder(store, { log: silentLogger, clock: systemClock, flushMs: 3_600_000, onWritten: (_ms, runs) => batches.push(runs) });
+    t.after(() => recorder.flushAll());
+    const ping = (at: number) => recorder.commitRun(hb, { kind: "ping", serviceKey: hb.key, at, ping: { signal: "success", exitCode: null, body: null, runId: null } });
+
+    await Promise.all(Array.from({ length: 50 }, (_, i) => ping(1_000 + i)));
+    assert.deepEqual(batches, [50], "fifty pings of one turn, one commit");
+    assert.equal((await store.readEntries(hb.key, { limit: 100 })).entries.length, 50, "stored when answered");
+
+    if (engine === "sqlite") {
+      await rawQuery(store, "PRAGMA query_only = 1");
+      recorder.push(web!, { ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: 2_000 });
+      await assert.rejects(ping(2_001), /readonly|read-only|query_only/i);
+      assert.equal(recorder.pending, 1, "the check result waits for a retry; the ping is not kept");
+      await rawQuery(store, "PRAGMA query_only = 0");
+      await recorder.flushAll();
+      const after = (await store.readEntries(hb.key, { limit: 100 })).entries;
+      assert.equal(after.length, 50, "the refused ping was never stored: " + JSON.stringify(after.slice(0, 2)));
+      assert.equal((await store.readEntries(web!.key, { limit: 100 })).entries.length, 1);
+    }
+  });
+}
 
 test("storable: NUL and lone surrogates become U+FFFD in every text a run carries from outside; clean runs are kept as they are", () => {
   assert.equal(storable("a\0b\ud800c\udc00d😀"), "a\uFFFDb\uFFFDc\uFFFDd😀");
