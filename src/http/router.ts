@@ -333,7 +333,7 @@ function readBody(req: IncomingMessage, maxBytes: number, keepBytes: number): Pr
       reject(error);
     };
     // A client gone before its body ended: nothing is answered, but the handler must not wait for ever.
-    const closed = () => stop(new Error("the client closed the connection before its body ended"));
+    const closed = () => stop(new HttpError(400, "the connection closed before the body ended; send the whole body"));
     const data = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) return stop(tooLarge(maxBytes));
