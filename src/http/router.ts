@@ -281,6 +281,7 @@ function send(req: IncomingMessage, res: ServerResponse, answer: Response): void
     headers["connection"] = "close";
     res.writeHead(answer.status, headers);
     if (req.method !== "HEAD" && payload !== undefined) res.write(payload);
+    else res.flushHeaders();
     drain(req, () => res.end());
     return;
   }
