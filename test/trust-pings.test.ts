@@ -19,6 +19,8 @@ import { runHealthd, serveHealthd } from "./support/cli.ts";
 import { until } from "./support/events.ts";
 import { rawQuery } from "./support/raw.ts";
 import { tcpProxy, throughProxy } from "./support/tcp-proxy.ts";
+import { dnsServer } from "./support/dns-server.ts";
+import { nextEvent } from "./support/events.ts";
 import { tempDbPath } from "./support/temp.ts";
 
 const heartbeats = (count: number) => ({
@@ -232,6 +234,20 @@ for (const engine of engines) {
       assert.equal(after.length, 50, "the refused ping was never stored: " + JSON.stringify(after.slice(0, 2)));
       assert.equal((await store.readEntries(web!.key, { limit: 100 })).entries.length, 1);
     }
+  });
+}
+
+for (const engine of engines) {
+  test(`${engine}: a checked target's text with a NUL (a DNS TXT answer): the failed check, its incident and its DOWN are stored with U+FFFD`, { timeout: 60_000 }, async (t) => {
+    const zone = await dnsServer(t, { "nul.example.test": { answers: [{ type: "TXT", name: "nul.example.test", data: ["a\0b"] }] } });
+    const d = await testDaemon(t, { engine });
+    const check = { type: "dns", name: "nul.example.test", recordType: "TXT", server: zone.address, intervalSeconds: 1, notifyThreshold: 1, expect: [{ answers: { equals: ["x"] } }] };
+    const done = nextEvent(d.events, "check:done");
+    assert.equal((await d.api("PUT", "/services/dns", { services: [{ id: "txt", check }] })).status, 201);
+    await done;
+    const [entry] = (await d.api("GET", "/services/dns/txt/data?limit=1")).body.entries;
+    assert.deepEqual([entry.ok, entry.answers], [false, ["a\uFFFDb"]]);
+    await until(() => d.api("GET", "/incidents"), (a) => a.body.incidents.length === 1, "the incident, opened by the same write");
   });
 }
 
