@@ -14,6 +14,7 @@ import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import type { Ping } from "../batch.ts";
 import { RunGone } from "../recorder.ts";
+import { StoreUnavailable } from "../store/errors.ts";
 import { bearer, permitScope, permitServer } from "./access.ts";
 import { HttpError } from "./problem.ts";
 import type { Request, Response, Route } from "./router.ts";
@@ -107,8 +108,10 @@ export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): 
       if (!(await ctx.ping(key, { signal, exitCode, body: kept, runId: rid?.toLowerCase() ?? null }, now))) return text(404, "not found\n");
     } catch (error) {
       if (error instanceof RunGone) return text(404, "not found\n");
-      // Not stored, and not kept to be stored later: the sender retries, and is told when.
-      return text(503, `the ping could not be stored (${(error as Error).message}); nothing was kept, send it again\n`, { "retry-after": "1" });
+      // Not stored, and not kept to be stored later: the sender retries, and is told when. The daemon's log
+      // has the error; an unauthenticated sender gets its code only.
+      const why = error instanceof StoreUnavailable ? `the database cannot take it now (${error.code})` : "the database refused it";
+      return text(503, `the ping was not stored: ${why}; nothing was kept, send it again\n`, { "retry-after": "1" });
     }
     return text(200, "OK");
   };
