@@ -148,13 +148,14 @@ export class Checking {
   }
 
   /**
-   * A ping for the heartbeat of `pingKey`, taken at `at`: handed to the recorder, stored with its batch (kept
-   * while the store is away). Answers false when no heartbeat has that key.
+   * A ping for the heartbeat of `pingKey`, taken at `at`: committed with the next batch, which starts at the end
+   * of this turn. Resolves once it is stored (false when no heartbeat has that key); rejects when it cannot
+   * be stored (RunGone: its heartbeat was deleted meanwhile), and is then not kept: its sender retries.
    */
-  ping(pingKey: string, ping: Ping, at: number): boolean {
+  async ping(pingKey: string, ping: Ping, at: number): Promise<boolean> {
     const service = this.#heartbeats.get(pingKey);
     if (!service) return false;
-    this.#recorder.pushRun(service, { kind: "ping", serviceKey: service.key, at, ping, location: this.#cluster.location });
+    await this.#recorder.commitRun(service, { kind: "ping", serviceKey: service.key, at, ping, location: this.#cluster.location });
     return true;
   }
 

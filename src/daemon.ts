@@ -17,7 +17,7 @@ import { reportRoutes } from "./http/reports.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { healthchecksRoutes } from "./http/healthchecks-api.ts";
-import { pingRoutes } from "./http/ping.ts";
+import { pingRoutes, type PingBuckets } from "./http/ping.ts";
 import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
@@ -264,6 +264,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     },
   });
   const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight, tick }, version);
+  const pingBuckets: PingBuckets = new Map();
   const metrics = createMetrics(
     {
       loopDelays: tick.delays,
@@ -273,6 +274,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
       notifications: () => store.notificationCounts(),
       storeWritable: () => checking.writeError === null,
       nodes: () => cluster.live,
+      pingBuckets: () => pingBuckets.size,
     },
     version,
   );
@@ -365,7 +367,15 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     ...alertingRoutes({ store, now }),
     ...pushRoutes(publisher, version),
     ...healthchecksRoutes({ store, now, scheduleChanged, authenticate: access.authenticate, publicUrl: options.publicUrl, log: log.child({ part: "http" }) }),
-    ...pingRoutes({ ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at), pingKeyOf: (server, service) => checking.pingKeyOf(server, service), clock }),
+    ...pingRoutes(
+      {
+        knows: (pingKey) => checking.heartbeat(pingKey) !== undefined,
+        ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
+        pingKeyOf: (server, service) => checking.pingKeyOf(server, service),
+        clock,
+      },
+      pingBuckets,
+    ),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
     ...announcementRoutes({ store, now, changed: () => views.changed() }),
     ...reportRoutes({ store, now }),

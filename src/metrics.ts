@@ -34,6 +34,8 @@ export interface MetricSources {
   storeWritable(): boolean;
   /** The live nodes sharing the database, as of the last heartbeat. */
   nodes(): readonly { readonly location: string }[];
+  /** Ping keys whose rate this node keeps (known keys that pinged lately). */
+  pingBuckets(): number;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -119,6 +121,14 @@ export function createMetrics(sources: MetricSources, version: string) {
       // While the database is away the last counts stand: /metrics must work most when the store does not.
       const counts = await sources.notifications().catch(() => undefined);
       for (const [status, count] of Object.entries(counts ?? {})) this.set({ status }, count);
+    },
+  });
+  new Gauge({
+    name: "healthd_ping_rate_keys",
+    help: "Ping keys whose rate this node keeps: heartbeats' keys that pinged lately (an unknown key is never kept)",
+    registers,
+    collect() {
+      this.set(sources.pingBuckets());
     },
   });
   new Gauge({

@@ -9,6 +9,12 @@
  * that still count in the service's state: a DOWN or RECOVERED they called for is still recorded. A batch
  * refused for anything else is written one result at a time: a result the database cannot take (refused
  * alone, while others are stored) is dropped, so one bad result never holds back the others.
+ *
+ * A heartbeat's ping is different: its sender waits for the answer, which must mean it is stored. It is
+ * committed (commitRun) with the results waiting beside it, in a write started at the end of the turn it came
+ * in (pings arriving while a write is in flight join the next one: many share one commit), and its promise
+ * settles with that commit. A ping that cannot be stored is refused to its sender, who retries, and is not
+ * kept: kept and stored later, it would be stored twice.
  */
 import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
@@ -46,6 +52,20 @@ export interface RecorderOptions {
 interface Pending {
   readonly service: ScheduledService;
   readonly run: CheckRun;
+  /** Someone waits for this run's commit (a ping): settled with it, never kept past a failed write. */
+  readonly waiter?: Waiter;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/** A run's service was deleted before the run could be stored: there is nothing to store it in. */
+export class RunGone extends Error {
+  constructor(service: ScheduledService) {
+    super(`${service.serverId}/${service.serviceId} is gone`);
+  }
 }
 
 /** Folded runs kept per service at most; a service flapping through a longer outage loses its oldest runs. */
@@ -61,6 +81,10 @@ export class Recorder {
   /** The flushMs timer is to be armed at the end of this turn of the event loop, if anything still waits. */
   #bounding = false;
   #writing: Promise<void> | undefined;
+  /** A write queued behind the one in flight and not started: whatever comes meanwhile joins it. */
+  #queued: Promise<void> | undefined;
+  /** A write is to start at the end of this turn of the event loop (a run is waited for). */
+  #committing = false;
   #writeError: Error | null = null;
   #foldWarned = false;
 
@@ -87,12 +111,35 @@ export class Recorder {
 
   /** Take any run (a finished check, a heartbeat's ping or deadline), in order. */
   pushRun(service: ScheduledService, run: CheckRun): void {
-    this.#pending.push({ service, run });
+    this.#take({ service, run });
+  }
+
+  /**
+   * Take a run someone waits for (a heartbeat's ping): it is written with what waits beside it in a write
+   * started at the end of this turn (or the next one, when one is in flight), and the promise settles when
+   * that write commits. It rejects when the run cannot be stored (the store unavailable, or refusing it), and
+   * the run is then forgotten: its sender is told, and retries.
+   */
+  commitRun(service: ScheduledService, run: CheckRun): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#take({ service, run, waiter: { resolve, reject } });
+      if (this.#committing) return;
+      this.#committing = true;
+      setImmediate(() => {
+        this.#committing = false;
+        void this.flush();
+      });
+    });
+  }
+
+  #take(pending: Pending): void {
+    this.#pending.push(pending);
     const max = this.#options.maxPending ?? 50_000;
     if (this.#pending.length > max) this.#fold(this.#pending.length - max);
-    // While the store is failing, the retry timer alone writes: no attempt per finished check.
+    // While the store is failing, the retry timer alone writes: no attempt per finished check. A waited-for
+    // run has its write started at the end of its turn (commitRun).
     if (this.#pending.length >= this.#maxBatch && !this.#writeError) void this.flush();
-    else this.#bound();
+    else if (!pending.waiter) this.#bound();
   }
 
   /**
@@ -138,16 +185,24 @@ export class Recorder {
     return this.#options.maxBatch ?? 500;
   }
 
-  /** Write one batch now (after the one being written, if any); a longer backlog continues on the next turn. */
+  /**
+   * Write one batch now (after the one being written, if any, joining the write queued behind it); a longer
+   * backlog continues on the next turn.
+   */
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const writing = (this.#writing ?? Promise.resolve()).then(() => this.#write());
-    this.#writing = writing;
-    void writing.finally(() => {
-      if (this.#writing === writing) this.#writing = undefined;
+    if (this.#queued) return this.#queued;
+    const queued = (this.#writing ?? Promise.resolve()).then(() => {
+      if (this.#queued === queued) this.#queued = undefined;
+      return this.#write();
     });
-    return writing;
+    this.#queued = queued;
+    this.#writing = queued;
+    void queued.finally(() => {
+      if (this.#writing === queued) this.#writing = undefined;
+    });
+    return queued;
   }
 
   async #write(): Promise<void> {
@@ -183,6 +238,13 @@ export class Recorder {
     // refused (it would be stored again, one result at a time), nor keep the other from hearing of it.
     this.#tell(() => this.#options.onRecorded?.(done));
     if (writtenMs !== undefined) this.#tell(() => this.#options.onWritten?.(writtenMs, batch.length));
+    // Answered once committed and told: whoever asks next sees what the answer acknowledged. Those the write
+    // did not reach (refused, or waiting in #failed) were told already.
+    batch.forEach((p, i) => {
+      if (i >= recorded.length) return;
+      if (recorded[i]) p.waiter?.resolve();
+      else p.waiter?.reject(new RunGone(p.service));
+    });
   }
 
   #tell(listener: () => void): void {
@@ -214,6 +276,7 @@ export class Recorder {
         }
         refused.push({ pending: p, error: alone as Error });
         recorded.push(undefined);
+        p.waiter?.reject(alone as Error);
       }
     }
     if (refused.length === recorded.length) {
@@ -240,7 +303,10 @@ export class Recorder {
     }
     this.#writeError = error;
     this.#options.onWriteFailed?.(error);
-    this.#pending = batch.concat(this.#pending);
+    // A run someone waits for is refused to them, not kept: they retry, and a kept one would be stored twice.
+    const kept = batch.filter((p) => !p.waiter);
+    for (const p of batch) p.waiter?.reject(error);
+    this.#pending = kept.length === batch.length ? batch.concat(this.#pending) : kept.concat(this.#pending);
     const max = this.#options.maxPending ?? 50_000;
     if (this.#pending.length > max) this.#fold(this.#pending.length - max);
     this.#timer ??= setTimeout(() => void this.flush(), 1000);
@@ -255,6 +321,7 @@ export class Recorder {
     for (const p of this.#pending.splice(0, count)) {
       if (p.run.kind !== undefined) {
         lost++;
+        p.waiter?.reject(this.#writeError ?? new Error("too many results wait to be stored"));
         continue;
       }
       const { serviceKey, outcome, folded = 1 } = p.run;

@@ -5,19 +5,28 @@
  * its heartbeat, `/ping/{serverId}/{serviceId}[/signal]`, with a token that may ping that server (a ping,
  * write or admin token): a request that sends a token is read that way. Answers are plain text as
  * Healthchecks.io's are (`OK`, `not found`), each with `Ping-Body-Limit`; a POST body is kept, its first 10,000
- * bytes. A ping is taken into memory and answered at once, stored with the next batch (and kept through a
- * database outage, as check results are); each key is limited to a rate well above any job's.
+ * bytes (the rest, up to 10 MiB, is read and dropped). `OK` means stored: a ping is answered once the batch
+ * holding it commits (pings of one moment share a commit); one that cannot be stored is 503 with Retry-After,
+ * and forgotten (its sender retries). Each known key is limited to a rate well above any job's; an unknown
+ * key leaves nothing behind.
  */
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import type { Ping } from "../batch.ts";
+import { RunGone } from "../recorder.ts";
+import { StoreUnavailable } from "../store/errors.ts";
 import { bearer, permitScope, permitServer } from "./access.ts";
 import { HttpError } from "./problem.ts";
 import type { Request, Response, Route } from "./router.ts";
 
 export interface PingContext {
-  /** Take a ping for the heartbeat of `pingKey`: false when none has it. */
-  readonly ping: (pingKey: string, ping: Ping, at: number) => boolean;
+  /** Whether a heartbeat has `pingKey` (asked before anything is kept about the key). */
+  readonly knows: (pingKey: string) => boolean;
+  /**
+   * Store a ping for the heartbeat of `pingKey`: resolves once committed (false when none has the key),
+   * rejects when it cannot be stored (RunGone: the heartbeat was deleted meanwhile).
+   */
+  readonly ping: (pingKey: string, ping: Ping, at: number) => Promise<boolean>;
   /** The ping key of the heartbeat `serverId/serviceId`, for pings by name; undefined when it is none. */
   readonly pingKeyOf: (serverId: string, serviceId: string) => string | undefined;
   readonly clock: Clock;
@@ -25,6 +34,9 @@ export interface PingContext {
 
 /** What a ping's body may keep, in bytes. */
 export const pingBodyLimit = 10_000;
+
+/** The largest ping body read (its first pingBodyLimit bytes kept) rather than refused with 413. */
+export const pingBodyMax = 10 * 1024 * 1024;
 
 /** Pings a key may send: a burst of this many, then this many a second. */
 const burst = 200;
@@ -41,8 +53,10 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
 // Other query parameters (Healthchecks.io's clients may send some) are let through, unread.
 const pingQuery = z.looseObject({ rid: z.string().optional().describe("A UUID that pairs a start with its finish when runs overlap") });
 
-export function pingRoutes(ctx: PingContext): Route[] {
-  const buckets = new Map<string, { tokens: number; at: number }>();
+/** The rate limit's state: a token bucket per known key that pinged lately (its size is a metric). */
+export type PingBuckets = Map<string, { tokens: number; at: number }>;
+
+export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): Route[] {
   /** Whether `pingKey` may ping now (a token bucket per key; full buckets are forgotten when there are many). */
   const allowed = (pingKey: string, now: number): boolean => {
     const bucket = buckets.get(pingKey) ?? { tokens: burst, at: now };
@@ -84,12 +98,21 @@ export function pingRoutes(ctx: PingContext): Route[] {
       exitCode = Number(word);
     }
     if (rid !== undefined && !uuid.test(rid)) return text(400, "invalid rid: it must be a UUID\n");
-    if (key === undefined) return text(404, "not found\n");
+    // An unknown key is answered before anything is kept about it: a bucket each would let anyone fill memory.
+    if (key === undefined || !ctx.knows(key)) return text(404, "not found\n");
     const now = ctx.clock.now();
     if (!allowed(key, now)) return text(429, "too many pings for this key; slow down\n", { "retry-after": "1" });
     const body = req.method === "POST" ? await req.body() : undefined;
     const kept = body === undefined ? null : Buffer.from(body.text).subarray(0, pingBodyLimit).toString("utf8");
-    if (!ctx.ping(key, { signal, exitCode, body: kept, runId: rid?.toLowerCase() ?? null }, now)) return text(404, "not found\n");
+    try {
+      if (!(await ctx.ping(key, { signal, exitCode, body: kept, runId: rid?.toLowerCase() ?? null }, now))) return text(404, "not found\n");
+    } catch (error) {
+      if (error instanceof RunGone) return text(404, "not found\n");
+      // Not stored, and not kept to be stored later: the sender retries, and is told when. The daemon's log
+      // has the error; an unauthenticated sender gets its code only.
+      const why = error instanceof StoreUnavailable ? `the database cannot take it now (${error.code})` : "the database refused it";
+      return text(503, `the ping was not stored: ${why}; nothing was kept, send it again\n`, { "retry-after": "1" });
+    }
     return text(200, "OK");
   };
 
@@ -98,7 +121,7 @@ export function pingRoutes(ctx: PingContext): Route[] {
     operationId,
     open: true,
     query: pingQuery,
-    body: { schema: z.string(), required: false, types: ["*/*"] },
+    body: { schema: z.string(), required: false, types: ["*/*"], maxBytes: pingBodyMax, keepBytes: pingBodyLimit },
     responses: {
       200: { description: "OK", contentType: "text/plain" },
       400: { description: "A bad exit code or rid" },
@@ -106,6 +129,7 @@ export function pingRoutes(ctx: PingContext): Route[] {
       403: { description: "A ping by name with a token that may not ping that server" },
       404: { description: "No heartbeat has this key (or this name)" },
       429: { description: "Too many pings for this key" },
+      503: { description: "The ping could not be stored (the database is unavailable); send it again after Retry-After" },
     },
     handle,
   });

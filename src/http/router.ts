@@ -84,7 +84,15 @@ export interface Operation {
   /** The query string; unknown or repeated parameters are 400. Absent: none are allowed. */
   readonly query?: z.ZodType;
   /** The request body the handler reads (and validates with this same schema); `types` beyond JSON. */
-  readonly body?: { readonly schema: z.ZodType; readonly required: boolean; readonly types?: readonly string[] };
+  readonly body?: {
+    readonly schema: z.ZodType;
+    readonly required: boolean;
+    readonly types?: readonly string[];
+    /** The largest body taken rather than refused with 413. Default maxBodyBytes (1 MiB). */
+    readonly maxBytes?: number;
+    /** Only this many first bytes are kept (the rest is read and dropped). Default: all of it. */
+    readonly keepBytes?: number;
+  };
   /** The answers by status; problem answers (4xx, 5xx) need only a description. */
   readonly responses: Readonly<Record<number, Answer>>;
   /** Answered without the token, when the daemon has one. Default false. */
@@ -111,6 +119,14 @@ const compressAbove = 8 * 1024;
 
 /** Request bodies larger than this are refused with 413 before they are parsed. */
 export const maxBodyBytes = 1024 * 1024;
+
+/**
+ * What is read and dropped of a body refused unread (413, 401, 404...) before the connection closes: clients
+ * that send the whole body before they read (Node's fetch, Python's requests) see the answer only if it is
+ * read, and would see a broken pipe instead. Past this, or this long, the connection is cut.
+ */
+const drainBytes = 32 * 1024 * 1024;
+const drainMs = 10_000;
 
 export interface ListenerOptions {
   /** Who a request is; throws HttpError (401) when it may not use the API. Absent: everyone is admin. */
@@ -202,7 +218,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       }
       const query = parseQuery(operation.query, url.searchParams);
       let read: Promise<{ type: string; text: string } | undefined> | undefined;
-      const body = () => (read ??= readBody(req));
+      const body = () => (read ??= readBody(req, operation.body?.maxBytes ?? maxBodyBytes, operation.body?.keepBytes ?? Infinity));
       const changes = !operation.open && method !== "GET" && method !== "HEAD";
       answer = await operation.handle({
         method,
@@ -258,29 +274,88 @@ function send(req: IncomingMessage, res: ServerResponse, answer: Response): void
     headers["vary"] = "accept-encoding";
   }
   if (payload !== undefined) headers["content-length"] = payload.length;
-  if (!req.complete) {
-    // A body we refused unread (413, 415, 404...): close rather than read the rest of it.
-    const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
-    if (hasBody) headers["connection"] = "close";
-    else req.resume();
+  const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+  if (!req.complete && hasBody) {
+    // A body refused unread (413, 415, 404...): answer, read the rest and drop it, then close. The answer
+    // (its length given) is whole before the rest is read; ending the response closes the connection.
+    headers["connection"] = "close";
+    res.writeHead(answer.status, headers);
+    if (req.method !== "HEAD" && payload !== undefined) res.write(payload);
+    else res.flushHeaders();
+    drain(req, () => res.end());
+    return;
   }
+  if (!req.complete) req.resume();
   res.writeHead(answer.status, headers);
   res.end(req.method === "HEAD" ? undefined : payload);
 }
 
-async function readBody(req: IncomingMessage): Promise<{ type: string; text: string } | undefined> {
+/** Read and drop what is left of `req`'s body, then `done`; past drainBytes or drainMs, cut the connection. */
+function drain(req: IncomingMessage, done: () => void): void {
+  let left = drainBytes;
+  const cut = () => {
+    clearTimeout(timer);
+    req.off("data", count);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(cut, drainMs);
+  timer.unref();
+  const count = (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) cut();
+  };
+  req.on("data", count);
+  req.once("end", () => {
+    clearTimeout(timer);
+    done();
+  });
+  req.once("close", () => clearTimeout(timer));
+  req.resume();
+}
+
+/**
+ * Read a body of at most `maxBytes` (413 beyond, the rest left unread for send to drain), keeping its first
+ * `keepBytes`. Read by listening, not by iterating: leaving a `for await` over a request destroys it, and the
+ * connection with it, before the 413 can be answered.
+ */
+function readBody(req: IncomingMessage, maxBytes: number, keepBytes: number): Promise<{ type: string; text: string } | undefined> {
   const length = Number(req.headers["content-length"] ?? NaN);
-  if (length > maxBodyBytes) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBodyBytes) throw tooLarge();
-    chunks.push(chunk);
-  }
-  if (size === 0) return undefined;
-  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  return { type, text: Buffer.concat(chunks).toString("utf8") };
+  if (length > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let kept = 0;
+    const stop = (error: Error) => {
+      req.off("data", data);
+      req.off("end", end);
+      req.off("error", stop);
+      req.off("close", closed);
+      req.pause();
+      reject(error);
+    };
+    // A client gone before its body ended: nothing is answered, but the handler must not wait for ever.
+    const closed = () => stop(new HttpError(400, "the connection closed before the body ended; send the whole body"));
+    const data = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return stop(tooLarge(maxBytes));
+      if (kept < keepBytes) {
+        const part = kept + chunk.length > keepBytes ? chunk.subarray(0, keepBytes - kept) : chunk;
+        chunks.push(part);
+        kept += part.length;
+      }
+    };
+    const end = () => {
+      req.off("error", stop);
+      req.off("close", closed);
+      if (size === 0) return resolve(undefined);
+      const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+      resolve({ type, text: Buffer.concat(chunks).toString("utf8") });
+    };
+    req.on("data", data);
+    req.once("end", end);
+    req.once("error", stop);
+    req.once("close", closed);
+  });
 }
 
 /** The JSON of a body read by readBody: 415 for another media type, 400 (listing the problem) for bad JSON. */
@@ -326,6 +401,6 @@ function parseQuery(schema: z.ZodType | undefined, params: URLSearchParams): unk
   return parsed.value;
 }
 
-function tooLarge(): HttpError {
-  return new HttpError(413, `the body is larger than ${maxBodyBytes} bytes; split the server into smaller documents`);
+function tooLarge(maxBytes: number): HttpError {
+  return new HttpError(413, `the body is larger than ${maxBytes} bytes, this endpoint's limit; send a smaller one (a server's services may be split into several documents)`);
 }

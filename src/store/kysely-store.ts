@@ -19,6 +19,7 @@ import { readBatch, writeDecision } from "./queries/results.ts";
 import * as servers from "./queries/servers.ts";
 import * as status from "./queries/status.ts";
 import * as tokens from "./queries/tokens.ts";
+import { storable, storableRun } from "../text.ts";
 import { ServiceMemo } from "./memo.ts";
 import type { Store, WatchOptions } from "./store.ts";
 import type { Tables } from "./tables.ts";
@@ -124,9 +125,12 @@ export class KyselyStore implements Store {
       (renewed) => (renewed ? { started: [serviceKey], stopped: [] } : undefined),
     );
 
-  recordResults: Store["recordResults"] = (runs, now) =>
+  recordResults: Store["recordResults"] = (given, now) =>
     this.#run(async () => {
-      if (runs.length === 0) return [];
+      if (given.length === 0) return [];
+      // Text from outside (errors, answers, ping bodies) is made storable here, before the policy quotes it in
+      // incidents and notifications: the same on both engines, and never refused after a ping's answer.
+      const runs = given.map(storableRun);
       let keep = () => {};
       const recorded = await this.#backend.write(async (trx) => {
         const mark = await this.#backend.changeMark(trx);
@@ -220,10 +224,12 @@ export class KyselyStore implements Store {
   claimNotifications: Store["claimNotifications"] = (instance, now, room, sending) =>
     this.#write((trx) => outbox.claimNotifications(trx, this.#backend, instance, now, room, sending));
   nextNotificationAt = () => this.#run(() => outbox.nextNotificationAt(this.#db, this.#backend));
-  markDelivered: Store["markDelivered"] = (delivered, now) => this.#write((trx) => outbox.markDelivered(trx, delivered, now));
+  markDelivered: Store["markDelivered"] = (delivered, now) =>
+    this.#write((trx) => outbox.markDelivered(trx, delivered.map((d) => ({ ...d, remoteId: storable(d.remoteId) })), now));
   retryNow = (channel: string, now: number) => this.#run(() => outbox.retryNow(this.#db, channel, now));
-  markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, this.#backend, id, error, nextAt));
-  markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, this.#backend, id, status, error));
+  // A delivery's error quotes the receiver's answer: text from outside.
+  markRetry = (id: number, error: string, nextAt: number) => this.#run(() => outbox.markRetry(this.#db, this.#backend, id, storable(error), nextAt));
+  markGivenUp: Store["markGivenUp"] = (id, status, error) => this.#run(() => outbox.markGivenUp(this.#db, this.#backend, id, status, storable(error)));
   notificationCounts = () => this.#run(() => outbox.notificationCounts(this.#db));
   // Read first: almost always there is nothing to queue, and then no write transaction is opened.
   requeueUnsent = (defaultTopic: boolean, now: number) =>
@@ -239,7 +245,9 @@ export class KyselyStore implements Store {
   downStatus = (incidentId: number, channel: string) => this.#run(() => outbox.downStatus(this.#db, incidentId, channel));
 
   domainsToLookUp: Store["domainsToLookUp"] = (node, since, keys) => this.#run(() => domains.domainsToLookUp(this.#db, this.#backend, node, since, keys));
-  saveRegistration: Store["saveRegistration"] = (domain, found, now) => this.#run(() => domains.saveRegistration(this.#db, domain, found, now));
+  // A lookup's problem may quote the registry's answer: text from outside.
+  saveRegistration: Store["saveRegistration"] = (domain, found, now) =>
+    this.#run(() => domains.saveRegistration(this.#db, domain, { ...found, problem: storable(found.problem) }, now));
   pruneEntries = (cutoff: number, batch: number) => this.#run(() => entries.pruneEntries(this.#db, cutoff, batch));
   pruneRollups = (cutoff: number, afterKey: number, services: number) =>
     this.#run(() => entries.pruneRollups(this.#db, cutoff, afterKey, services));
