@@ -102,6 +102,8 @@ export class Checking {
       run: async (service, signal) => {
         const outcome = await probe(service.check, { signal, userAgent, clock });
         if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
+        // Its check changed (or went) while it ran: the result is of a check no longer there, and the new one runs.
+        if (!this.#scheduler.isCurrent(service)) return;
         if (!outcome.ok && outcome.shortage) {
           this.#shortages.seen(outcome.shortage, outcome.error);
           this.events.emit("check:shortage", outcome.shortage);

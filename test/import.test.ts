@@ -64,20 +64,20 @@ for (const engine of engines) {
         id: "homepage",
         name: "Homepage",
         check: {
-          url: `${target.url}/ok`, expect: [{ status: "2xx", bodyContains: "Welcome" }], intervalSeconds: 30, timeoutMs: 24_000, notifyThreshold: 3, remindEveryMinutes: 5,
+          url: `${target.url}/ok`, expect: [{ status: "2xx", bodyContains: "Welcome" }], intervalSeconds: 30, timeoutMs: 24_000, notifyThreshold: 2, remindEveryMinutes: 5,
           channels: ["ops-slack", "on-call-mail"],
         },
       },
       {
         id: "api-health",
         name: "API health",
-        check: { url: `${target.url}/json`, expect: [{ status: ["2xx", 304], json: { path: "$.status", equals: "up" } }], intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 1 },
+        check: { url: `${target.url}/json`, expect: [{ status: ["2xx", 304], json: { path: "$.status", equals: "up" } }], intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 0 },
       },
     ]);
     const [postgres, resolver, backup, login] = doc["uptime-kuma"].services;
-    assert.deepEqual(postgres.check, { type: "tcp", host: "127.0.0.1", port: 5432, intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 1, channels: ["ops-slack"] });
-    assert.deepEqual(resolver.check, { type: "dns", name: "example.org", recordType: "MX", server: "127.0.0.1:5353", intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 1 });
-    assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 86400, graceSeconds: 86400, paused: true });
+    assert.deepEqual(postgres.check, { type: "tcp", host: "127.0.0.1", port: 5432, intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 0, channels: ["ops-slack"] });
+    assert.deepEqual(resolver.check, { type: "dns", name: "example.org", recordType: "MX", server: "127.0.0.1:5353", intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 0 });
+    assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 86400, graceSeconds: 601, paused: true });
     assert.deepEqual(login.check.headers, { "x-trace": "1", authorization: `Basic ${Buffer.from("bob:pa$$word").toString("base64")}`, "content-type": "application/json" });
     // Kuma's values are literal: a "${" or "$$" in them is written "$${" and "$$$$", which apply reads back as they were.
     assert.deepEqual([login.check.method, login.check.body, login.check.followRedirects, login.check.verifyTls], ["POST", '{"user":"a","note":"$${literal} $$$"}', false, false]);
@@ -130,8 +130,8 @@ test("import --from uptime-kuma reads Kuma's JSON backup too, and says when a da
     channels: { "shop-team": { type: "discord", url: "https://discord.example/api/webhooks/1/x" } },
     "shop-01": {
       services: [
-        { id: "shop", name: "Shop", check: { url: "http://127.0.0.1:1/shop", expect: [{ status: ["2xx", "3xx"] }], intervalSeconds: 120, timeoutMs: 48_000, notifyThreshold: 1, channels: ["shop-team"] } },
-        { id: "shop-2", name: "Shop", check: { url: "http://127.0.0.1:1/shop", expect: [{ status: "2xx", bodyNotContains: "Sold out" }], intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 5 } },
+        { id: "shop", name: "Shop", check: { url: "http://127.0.0.1:1/shop", expect: [{ status: ["2xx", "3xx"] }], intervalSeconds: 120, timeoutMs: 48_000, notifyThreshold: 0, channels: ["shop-team"] } },
+        { id: "shop-2", name: "Shop", check: { url: "http://127.0.0.1:1/shop", expect: [{ status: "2xx", bodyNotContains: "Sold out" }], intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 4 } },
       ],
     },
   });

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { UsageError } from "../config.ts";
 import { parseServersFile } from "../servers-file.ts";
@@ -6,6 +5,7 @@ import { describeRefusal } from "../policy/dependencies.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken, SecretsMissing } from "../store/errors.ts";
 import type { ServerChange } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
+import { readInputFile, refuseTooDeep } from "./input.ts";
 import { dbOption } from "./options.ts";
 import { systemClock } from "../clock.ts";
 
@@ -35,13 +35,10 @@ Examples:
   healthd apply servers.yaml --prune`,
     )
     .action(async (file: string, flags: ApplyFlags) => {
-      let text: string;
-      try {
-        text = readFileSync(file === "-" ? 0 : file, "utf8");
-      } catch (error) {
-        throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-      }
-      await applyText(text, file === "-" ? "<stdin>" : file, flags);
+      const label = file === "-" ? "<stdin>" : file;
+      const text = readInputFile(file, { stdin: true }).toString("utf8");
+      refuseTooDeep(text, label);
+      await applyText(text, label, flags);
     });
 }
 

@@ -1,10 +1,11 @@
 /**
  * Opening the database for a subcommand: errors become usage errors (exit 2) whose message says what to do.
  */
+import { existsSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../config.ts";
 import { policy } from "../policy/index.ts";
-import { openStore, type OpenOptions } from "../store/open.ts";
+import { isPostgresUrl, openStore, type OpenOptions } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 
 /** check, tail, export: never create or migrate (`writable` is for check --record, which writes entries). */
@@ -27,8 +28,23 @@ export function databaseDefaulted(value: boolean): void {
   defaulted = value;
 }
 
+/** SQLite files this command made, to be removed if it is refused (an apply with a bad reference, say). */
+const created: string[] = [];
+
+/**
+ * Told by the program when a command has ended. A refused command leaves no new database behind: the SQLite
+ * files it created are removed, their stores closed by then (commands close them before their error reaches
+ * the program). A file that was there before is never touched; a command that ran keeps what it made.
+ */
+export function commandEnded({ refused }: { refused: boolean }): void {
+  for (const file of created.splice(0)) {
+    if (refused) for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(file + suffix, { force: true });
+  }
+}
+
 async function open(target: string, options: Omit<OpenOptions, "policy">): Promise<Store> {
   if (defaulted) process.stderr.write(`healthd: using ${resolve(target)} (no --db or HEALTHD_DB given)\n`);
+  if (options.mode === "write" && !isPostgresUrl(target) && !existsSync(target)) created.push(resolve(target));
   try {
     return await openStore(target, { ...options, policy });
   } catch (error) {

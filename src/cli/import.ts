@@ -3,12 +3,12 @@
  * document (YAML), and on stderr what could not be carried over and why; with --apply, apply it as
  * `healthd apply` would.
  */
-import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { UsageError } from "../config.ts";
 import { id } from "../schema/index.ts";
-import { importFile, NotThatFormat, sources, type Source } from "../import/index.ts";
+import { importFile, isSqlite, NotThatFormat, sources, type Source } from "../import/index.ts";
 import { applyText } from "./apply.ts";
+import { readInputFile, refuseTooDeep } from "./input.ts";
 import { argument, dbOption } from "./options.ts";
 
 interface Flags {
@@ -50,12 +50,8 @@ Examples:
     )
     .action(async (file: string, flags: Flags) => {
       if (flags.dryRun && !flags.apply) throw new UsageError("--dry-run goes with --apply (without --apply nothing is changed anyway)");
-      let bytes: Buffer;
-      try {
-        bytes = readFileSync(file);
-      } catch (error) {
-        throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-      }
+      const bytes = readInputFile(file, { sqlite: flags.from === "uptime-kuma" });
+      if (!isSqlite(bytes)) refuseTooDeep(bytes.toString("utf8"), file);
       let result;
       try {
         result = importFile(flags.from, file, bytes, flags.server ?? defaultServers[flags.from]);

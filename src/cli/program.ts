@@ -8,7 +8,7 @@ import { version } from "../version.ts";
 import { applyCommand } from "./apply.ts";
 import { checkCommand } from "./check.ts";
 import { copyCommand } from "./copy.ts";
-import { databaseDefaulted } from "./database.ts";
+import { commandEnded, databaseDefaulted } from "./database.ts";
 import { exportCommand } from "./export.ts";
 import { importCommand } from "./import.ts";
 import { migrateCommand } from "./migrate.ts";
@@ -72,9 +72,11 @@ export async function run(argv: readonly string[]): Promise<number> {
   const cli = program();
   try {
     await cli.parseAsync(argv);
+    commandEnded({ refused: false });
     // A subcommand that has a verdict (check) leaves it in process.exitCode.
     return Number(process.exitCode ?? exitCodes.ok);
   } catch (error) {
+    commandEnded({ refused: error instanceof UsageError });
     if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
     if (error instanceof UsageError) {
       process.stderr.write(`healthd: ${error.message}\n`);

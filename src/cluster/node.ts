@@ -164,7 +164,11 @@ export class ClusterNode {
     const presumed = this.#presume && this.#monotonic() < this.#presume.until ? this.#presume.liveAt : undefined;
     const moved = await this.#store.rebalance(presumed ?? this.#now());
     if (moved > 0) {
-      this.#options.log.info(`rebalanced the checks: ${moved} moved`, { moved, nodes: this.#live.map((n) => n.name).join(",") });
+      // Alone (SQLite, or the one live node), the checks "moved" from a previous run of this daemon or from a
+      // node gone (whose leaving is said already) to this one: nothing was balanced, and an operator reading
+      // "12 moved" looks for a second node that is not there.
+      const level = this.#live.length > 1 ? "info" : "debug";
+      this.#options.log[level](`rebalanced the checks: ${moved} moved`, { moved, nodes: this.#live.map((n) => n.name).join(",") });
       this.#onOwnership();
     }
   }

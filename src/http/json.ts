@@ -3,9 +3,10 @@
  * "services": []}` would silently delete every service: a key given twice in one object is refused, with the
  * JSON Pointer of the second. Nesting is bounded too, so that no body can exhaust the stack.
  */
+import { limits } from "../schema/common.ts";
 import { pointer, type FieldError } from "../validate.ts";
 
-export const maxDepth = 64;
+export const maxDepth = limits.nesting;
 
 /** Parse `text`; answers the value, or the problems (syntax, a repeated key, too deep) as field errors. */
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; errors: FieldError[]; detail: string } {

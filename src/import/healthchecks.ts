@@ -4,7 +4,8 @@
  * keeps its URL path and only the base URL changes (hc-ping.com/KEY becomes healthd's /ping/KEY).
  *
  * What carries over: name, timeout (periodSeconds) or schedule and tz (cron, timezone), grace, paused. Not:
- * tags, desc, channels (make them healthd channels by hand), email filters, methods, manual_resume.
+ * tags and desc (healthd has neither yet: said for each check that has them), channels (make them healthd
+ * channels by hand), email filters, methods, manual_resume.
  */
 import { cron } from "../schema/common.ts";
 import { clamp, DocumentBuilder, NotThatFormat, type Check, type Imported } from "./common.ts";
@@ -18,6 +19,8 @@ interface HcCheck {
   grace?: unknown;
   schedule?: unknown;
   tz?: unknown;
+  tags?: unknown;
+  desc?: unknown;
   status?: unknown;
   ping_url?: unknown;
   uuid?: unknown;
@@ -58,7 +61,11 @@ export function fromHealthchecks(data: unknown, defaultServer: string): Imported
       ...(key ? { pingKey: key } : {}),
       ...(c.status === "paused" ? { paused: true } : {}),
     };
-    builder.add(defaultServer, name, check, typeof c.slug === "string" && c.slug !== "" ? c.slug : `check-${i + 1}`);
+    const id = builder.add(defaultServer, name, check, typeof c.slug === "string" && c.slug !== "" ? c.slug : `check-${i + 1}`);
+    // Healthchecks.io writes tags as one space-separated string.
+    const tags = typeof c.tags === "string" ? c.tags.split(" ").filter(Boolean) : [];
+    if (tags.length > 0) builder.note(what, `its tags (${tags.join(", ")}) do not carry over: healthd has no tags yet; ${defaultServer}/${id} is carried over without them`);
+    if (typeof c.desc === "string" && c.desc.trim() !== "") builder.note(what, `its description does not carry over: healthd has no descriptions yet; ${defaultServer}/${id} is carried over without it`);
   }
   if (withoutKey > 0) {
     builder.note("ping keys", `${withoutKey} check${withoutKey === 1 ? " has" : "s have"} no ping_url or uuid (a read-only API key leaves them out): healthd makes new keys, so those jobs need their new URL; export with a read-write key to keep them`);

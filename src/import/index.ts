@@ -16,9 +16,15 @@ export { NotThatFormat };
 /** Kuma's tables that carry what healthd takes (and what says which version it is). */
 const kumaTables = ["monitor", "notification", "monitor_notification", "knex_migrations", "setting"];
 
-/** Import `file` (its bytes) as `from` says; answers the document as YAML and the notes. */
+/** The bytes start as a SQLite database does (Kuma's kuma.db). */
+export const isSqlite = (bytes: Buffer) => bytes.subarray(0, 16).toString("latin1") === "SQLite format 3\0";
+
+/**
+ * Import `file` (its bytes; of a SQLite database the 16-byte header is enough, its tables are read from `file`)
+ * as `from` says; answers the document as YAML and the notes.
+ */
 export function importFile(from: Source, file: string, bytes: Buffer, defaultServer: string): { yaml: string; imported: Imported } {
-  const sqlite = bytes.subarray(0, 16).toString("latin1") === "SQLite format 3\0";
+  const sqlite = isSqlite(bytes);
   const text = sqlite ? "" : bytes.toString("utf8");
   const what = sqlite ? "a SQLite database" : looksLike(text);
   let imported: Imported;

@@ -5,7 +5,7 @@
  *
  * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns and push (heartbeat)
  * monitors; groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
- * retries (notifyThreshold), resend (remindEveryMinutes), paused, accepted status codes, redirects, TLS
+ * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, accepted status codes, redirects, TLS
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
  * the kinds healthd has channels for become channels, named by the monitors that used them. The rest is noted.
  */
@@ -245,14 +245,30 @@ function carry(monitors: readonly Monitor[], defaultServer: string, builder: Doc
   return builder.finish();
 }
 
-/** What every kind takes from a monitor: schedule, retries, reminders, pause. */
+/** What every kind takes from a monitor: reminders and pause. */
 function alerting(m: Monitor): Check {
   const interval = clamp(m.interval, 20, 86_400);
   return {
-    ...(m.maxretries > 0 ? { notifyThreshold: clamp(m.maxretries + 1, 1, 1000) } : { notifyThreshold: 1 }),
     ...(m.resendInterval > 0 ? { remindEveryMinutes: clamp((m.resendInterval * interval) / 60, 1, 10_080) } : {}),
     ...(m.active ? {} : { paused: true }),
   };
+}
+
+/**
+ * An active check's retries. Kuma alerts on the failure after maxretries retries (server/model/monitor.js: a
+ * failure while retries < maxretries is PENDING, the next one DOWN), so on failure N + 1; healthd alerts when
+ * the failures in a row exceed notifyThreshold, so on failure notifyThreshold + 1: the same N. Kuma retries
+ * every retryInterval; healthd keeps checking at the interval, so a different retryInterval is said.
+ */
+function retries(m: Monitor, note: (why: string) => void): Check {
+  const retryEvery = m.retryInterval > 0 ? m.retryInterval : m.interval;
+  if (m.maxretries > 0 && retryEvery !== m.interval) {
+    const n = m.maxretries;
+    note(
+      `its retry interval (${m.retryInterval} s) does not carry over: healthd has none and keeps checking every ${m.interval} s while it fails, so the alert on the same check comes after ${n} × ${m.interval} s of retries rather than ${n} × ${m.retryInterval} s`,
+    );
+  }
+  return { notifyThreshold: clamp(m.maxretries, 0, 1000) };
 }
 
 function active(m: Monitor): Check {
@@ -270,21 +286,24 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       return httpCheck(m, note);
     case "port":
       if (!m.hostname || !m.port) return void note("it has no hostname or port");
-      return { type: "tcp", host: m.hostname, port: m.port, ...active(m), ...alerting(m) };
+      return { type: "tcp", host: m.hostname, port: m.port, ...active(m), ...retries(m, note), ...alerting(m) };
     case "dns": {
       if (!m.hostname) return void note("it has no hostname");
       const server = m.dnsResolveServer?.split(",")[0]?.trim();
       const port = m.port && m.port !== 53 ? m.port : null;
       const at = server ? (port ? (server.includes(":") ? `[${server}]:${port}` : `${server}:${port}`) : server) : null;
-      return { type: "dns", name: m.hostname, recordType: m.dnsResolveType ?? "A", ...(at ? { server: at } : {}), ...active(m), ...alerting(m) };
+      return { type: "dns", name: m.hostname, recordType: m.dnsResolveType ?? "A", ...(at ? { server: at } : {}), ...active(m), ...retries(m, note), ...alerting(m) };
     }
     case "push": {
       note("Kuma's push URL (/api/push/TOKEN) does not carry over: point the job at the new heartbeat's /ping/KEY (healthd run, or curl)");
+      // Kuma looks 1 s after a push's interval has run out (server/model/monitor.js: bufferTime), and from
+      // then on every retryInterval (or interval), alerting on the look after maxretries retries. healthd
+      // alerts on a heartbeat's first missed deadline (notifyThreshold 0, its default: a further missed
+      // period comes a whole period later), so the retries go into the grace: the deadline is Kuma's alert.
+      const retryEvery = m.retryInterval > 0 ? m.retryInterval : m.interval;
       const period = clamp(m.interval, 1, 31_536_000);
-      // Kuma looks once an interval, and retries maxretries times before DOWN: as much slack is the grace.
-      const grace = clamp(Math.max(m.interval, m.retryInterval * m.maxretries), 1, 31_536_000);
-      const { notifyThreshold: _, ...rest } = alerting(m);
-      return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, ...rest };
+      const grace = clamp(1 + m.maxretries * retryEvery, 1, 31_536_000);
+      return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, ...alerting(m) };
     }
     default:
       return void note(`healthd has no ${m.type} check (it has http, tcp, dns and heartbeat); not carried over`);
@@ -330,6 +349,7 @@ function httpCheck(m: Monitor, note: (why: string) => void): Check | undefined {
     ...(m.expiryNotification && m.url.startsWith("https:") && !m.ignoreTls ? { certWarnDays: 21 } : {}),
     ...(JSON.stringify(alternative) === JSON.stringify({ status: "2xx" }) ? {} : { expect: [alternative] }),
     ...active(m),
+    ...retries(m, note),
     ...alerting(m),
   };
 }

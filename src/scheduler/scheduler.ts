@@ -23,6 +23,11 @@
  * tick, tick.ts). It never keeps the tick going: at 100 services at 20 s that is a wake-up every two seconds,
  * not one every second.
  *
+ * A check changed while its run is going runs within a second all the same: the run of the check it replaces is
+ * superseded, left to end on its own (it still counts against the bound), and no longer current (isCurrent), so
+ * its result is not kept; without this the changed check's first run was skipped as a tick "while the previous
+ * run is going", and it was first checked half an interval later (2.5 minutes at 5).
+ *
  * A service new to this scheduler (handed over from another node, say) runs no sooner than half an interval
  * after its last check, which another node may have started early, and never at a planned time within the
  * early window from now: the node it comes from, stopping, may have started that run early and been stopped
@@ -85,6 +90,8 @@ export class Scheduler {
   readonly #jobs = new Map<number, Job>();
   readonly #heap = new TimeHeap<Job>();
   readonly #running = new Map<number, Promise<void>>();
+  /** Runs of checks since changed or removed, going until they end on their own: counted, never waited behind. */
+  readonly #superseded = new Set<Promise<void>>();
   readonly #waiting: { job: Job; plannedAt: number }[] = [];
   readonly #waitingKeys = new Set<number>();
   readonly #stop = new AbortController();
@@ -105,7 +112,12 @@ export class Scheduler {
   }
 
   get inFlight(): number {
-    return this.#running.size;
+    return this.#running.size + this.#superseded.size;
+  }
+
+  /** Whether `service` is scheduled as it is: false once its check changed or it was removed (a run's result then has nowhere to go). */
+  isCurrent(service: ScheduledService): boolean {
+    return this.#jobs.get(service.key)?.service === service;
   }
 
   get skipped(): number {
@@ -129,6 +141,7 @@ export class Scheduler {
     for (const service of services) {
       const old = this.#jobs.get(service.key);
       if (old && sameCheck(old.service.check, service.check)) continue;
+      this.#supersede(service.key);
       const identity = `${service.serverId}/${service.serviceId}`;
       const schedule = scheduleOf(service.check, identity);
       const early = typeof soon === "function" ? soon(service, old !== undefined) : soon;
@@ -146,7 +159,19 @@ export class Scheduler {
 
   /** Stop scheduling these services at once. A run already going finishes; its result has nowhere to go. */
   remove(keys: readonly number[]): void {
-    for (const key of keys) this.#jobs.delete(key);
+    for (const key of keys) {
+      this.#jobs.delete(key);
+      this.#supersede(key);
+    }
+  }
+
+  /** The run going for `key`, or waiting for a slot, no longer holds up the next: its check changed or went. */
+  #supersede(key: number): void {
+    if (this.#waitingKeys.delete(key)) this.#waiting.splice(this.#waiting.findIndex((w) => w.job.service.key === key), 1);
+    const run = this.#running.get(key);
+    if (run === undefined) return;
+    this.#running.delete(key);
+    this.#superseded.add(run);
   }
 
   /** Make the schedule exactly `services`: what is absent is removed. */
@@ -163,7 +188,7 @@ export class Scheduler {
     this.#jobs.clear();
     this.#waiting.length = 0;
     this.#waitingKeys.clear();
-    await Promise.allSettled(this.#running.values());
+    await Promise.allSettled([...this.#running.values(), ...this.#superseded]);
   }
 
   #current(job: Job): boolean {
@@ -220,7 +245,7 @@ export class Scheduler {
       this.#options.onSkip?.(job.service);
       return;
     }
-    if (this.#running.size < this.#maxInFlight) this.#start(job, plannedAt);
+    if (this.inFlight < this.#maxInFlight) this.#start(job, plannedAt);
     else {
       this.#waiting.push({ job, plannedAt });
       this.#waitingKeys.add(key);
@@ -234,15 +259,16 @@ export class Scheduler {
       .run(service, this.#stop.signal)
       .catch((error: unknown) => this.#options.log.error("check run failed", { server: service.serverId, service: service.serviceId, error }))
       .finally(() => {
-        this.#running.delete(service.key);
+        if (this.#running.get(service.key) === run) this.#running.delete(service.key);
+        this.#superseded.delete(run);
         this.#startWaiting();
-        if (this.#running.size === 0) this.#options.onIdle?.();
+        if (this.inFlight === 0) this.#options.onIdle?.();
       });
     this.#running.set(service.key, run);
   }
 
   #startWaiting(): void {
-    while (this.#running.size < this.#maxInFlight && this.#waiting.length > 0) {
+    while (this.inFlight < this.#maxInFlight && this.#waiting.length > 0) {
       const { job, plannedAt } = this.#waiting.shift()!;
       this.#waitingKeys.delete(job.service.key);
       if (!this.#current(job) || this.#running.has(job.service.key)) continue;

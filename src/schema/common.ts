@@ -20,6 +20,10 @@ export const limits = {
   dependencies: 32,
   locations: 16,
   maintenanceWindows: 32,
+  /** Levels of nesting of a JSON body, or of a file apply and import read (past it, recursive parsers overflow). */
+  nesting: 64,
+  /** A file apply and import read (a servers file of 1,000 servers is a few MiB); past it, refused unread. */
+  fileBytes: 10 * 1024 * 1024,
 } as const;
 
 /** An integer from `min` to `max`, with a message that says so and gives an example. */

@@ -113,6 +113,14 @@ export async function monthlyReport(store: Store, month: string, now: number, se
 const iso = (ms: number) => new Date(ms).toISOString();
 const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
 
+/**
+ * A text cell a spreadsheet would read as a formula (`=`, `+`, `-`, `@`, or a tab or CR before one) gets a
+ * leading `'`, which spreadsheets show as text (OWASP's advice on CSV injection). Only text cells: a name or id
+ * comes from whoever wrote the service; the numbers are healthd's own and are written as numbers, so a negative
+ * one (none today) would stay a number rather than turn into text.
+ */
+export const spreadsheetText = (value: string): string => (/^[=+\-@\t\r]/.test(value) ? `'${value}` : value);
+
 /** The report as CSV (RFC 4180), a row per service, with a header. */
 export function reportCsv(report: Report): string {
   return stringify(
@@ -133,6 +141,7 @@ export function reportCsv(report: Report): string {
       Math.round(s.excluded.quietMs / 1000),
     ]),
     {
+      cast: { string: spreadsheetText },
       header: true,
       columns: ["server", "service", "name", "uptime_percent", "checks", "failures", "incidents", "downtime_seconds", "p50_ms", "p95_ms", "sla_target_percent", "sla_met", "excluded_checks", "excluded_seconds"],
     },
