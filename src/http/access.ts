@@ -172,6 +172,34 @@ export function permitServer(principal: Principal, serverId: string | undefined,
   if (!principal.servers.includes(serverId)) throw new HttpError(403, `${what} is on server ${serverId}; ${limited}`);
 }
 
+/** Whether `principal` may use server `serverId`: the rule permitServer enforces, for handlers that filter or hide. */
+export const mayUse = (principal: Principal, serverId: string): boolean => principal.servers === null || principal.servers.includes(serverId);
+
+/** Whether `principal` may use every one of `servers` (null: every server, which only an unlimited token may). */
+export const mayUseAll = (principal: Principal, servers: readonly string[] | null): boolean =>
+  principal.servers === null || (servers !== null && servers.every((s) => mayUse(principal, s)));
+
+/**
+ * Throws 403 when a request names a server `principal` may not use: at `path` of its body, the reference
+ * `ref` (a dependsOn, a page's server). The answer is the same whether that server or service exists or not,
+ * so a token limited to some servers learns nothing of the others (a 400 "does not exist" beside a 201 would).
+ */
+export function permitReferences(principal: Principal, refs: readonly { readonly serverId: string; readonly ref: string; readonly path: string }[], what: string): void {
+  if (principal.servers === null) return;
+  const outside = refs.filter((r) => !mayUse(principal, r.serverId));
+  if (outside.length === 0) return;
+  const limited = `token ${JSON.stringify(principal.name)} is limited to server${principal.servers.length === 1 ? "" : "s"} ${principal.servers.join(", ")}`;
+  const message = (r: { serverId: string; ref: string }) => `names ${r.ref}, on server ${r.serverId}; ${limited}: name only services of those`;
+  throw new HttpError(403, `${what} ${message(outside[0]!)}`, outside.map((r) => ({ path: r.path, message: message(r) })));
+}
+
+/**
+ * Whether `principal` sees a check's secrets (its secret-looking header and body values, a heartbeat's
+ * pingKey): a token that may change the check may read what it would write; a `read` one (and a signed-in
+ * browser, which reads) sees them masked (schema/secrets.ts, maskedCheck).
+ */
+export const seesSecrets = (principal: Principal): boolean => grants[principal.scope].includes("write");
+
 /** Whether `host` only accepts connections from this machine. */
 export function isLoopback(host: string): boolean {
   if (host === "localhost") return true;

@@ -15,7 +15,8 @@ export interface TokenContext {
   readonly now: () => number;
 }
 
-const admin = { scope: "admin", server: "none" } as const;
+// On every server: a token limited to some servers may not touch what serves them all (an unlimited token, a shared channel).
+const admin = { scope: "admin" } as const;
 
 export function tokenRoutes(ctx: TokenContext): Route[] {
   const { store } = ctx;
