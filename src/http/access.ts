@@ -49,6 +49,10 @@ export const sessionCookie = "healthd_session";
 
 export interface Access {
   readonly authenticate: Authenticate;
+  /** Whether the API needs a token, as last known (--token, or tokens in the database). */
+  tokensRequired(): boolean;
+  /** Ask the database again now (a token was made or revoked, here or elsewhere): onChange hears of a switch at once. */
+  refresh(): Promise<void>;
   /**
    * What `secret` signs a browser in as: a principal that may read (a ping token may not), and the hash
    * of the token the session hangs on; undefined when it is no token of this daemon.
@@ -60,6 +64,29 @@ export interface AccessOptions {
   /** Whether the database held tokens at start, for an outage before the first request. */
   readonly hadTokens?: boolean | undefined;
   readonly now: () => number;
+  /**
+   * Told when the database's answer switches the API between open and "token required" (the first token made,
+   * the last one revoked): the daemon says so in its log (describeAccess), so nobody is locked out unawares.
+   */
+  readonly onChange?: (tokensRequired: boolean) => void;
+}
+
+/**
+ * What needs a token and what stays open, in a sentence for the log: said at start and whenever it switches
+ * (access decides it at each request, from the database: a first token closes an open API within a second).
+ */
+export function describeAccess(options: { readonly daemonToken: boolean; readonly storedTokens: boolean; readonly publicStatus: boolean }): string {
+  if (options.daemonToken || options.storedTokens) {
+    const why = options.daemonToken ? "--token is set" : "the database holds tokens";
+    const needs = options.publicStatus ? "the API and pings by name need a token" : "the API, the status page and pings by name need a token";
+    const open = options.publicStatus ? "pings by key (/ping/KEY), the status page and badges (--public-status), public named pages and /healthz" : "pings by key (/ping/KEY), public named pages and /healthz";
+    return `${needs} (${why}); ${open} stay open`;
+  }
+  return (
+    "the API, the status page and pings answer anyone who reaches this address (no --token, no token in the database); " +
+    "the first token made (healthd token create, POST /tokens) makes the API, the status page and pings by name need one within a second, " +
+    "pings by key (/ping/KEY) stay open"
+  );
 }
 
 /** A request's cookie of that name, if it sends one. */
@@ -87,8 +114,10 @@ export function authenticator(adminToken: string | undefined, store: Pick<TokenS
     if (expected !== undefined) return true;
     if (!fresh && hadTokens !== undefined && options.now() - askedAt < 1000) return hadTokens;
     try {
+      const before = hadTokens;
       hadTokens = await store.hasTokens();
       askedAt = options.now();
+      if (before !== undefined && before !== hadTokens) options.onChange?.(hadTokens);
       return hadTokens;
     } catch (error) {
       if (error instanceof StoreUnavailable && hadTokens !== undefined) return hadTokens;
@@ -120,6 +149,10 @@ export function authenticator(adminToken: string | undefined, store: Pick<TokenS
     return principal && reader(principal);
   };
   return {
+    tokensRequired: () => expected !== undefined || hadTokens === true,
+    async refresh() {
+      await hasTokens(true).catch(() => undefined); // an outage: the next request asks again
+    },
     async authenticate(headers) {
       const given = bearer(headers);
       if (given === undefined) {
