@@ -113,7 +113,7 @@ for (const engine of engines) {
   test(`${engine}: a read token sees checks with secret-looking headers and body fields masked and no pingKey; write and admin see them`, async (t) => {
     const d = await testDaemon(t, { engine, token: adminToken });
     const check = {
-      url: "http://127.0.0.1:9/health",
+      url: "http://127.0.0.1:9/health?region=eu&api_key=k2",
       method: "POST",
       headers: { Authorization: "Bearer abc", Cookie: "s=1", "Proxy-Authorization": "Basic x", "X-Api-Key": "k1", "x-session-TOKEN": "t1", "x-trace": "visible" },
       body: JSON.stringify({ user: "ops", password: "hunter2", nested: { client_secret: "s3" }, note: "hello" }),
@@ -141,12 +141,13 @@ for (const engine of engines) {
         for (const c of shown) {
           assert.deepEqual(c.headers, { Authorization: "***", Cookie: "***", "Proxy-Authorization": "***", "X-Api-Key": "***", "x-session-TOKEN": "***", "x-trace": "visible" });
           assert.deepEqual(JSON.parse(c.body), { user: "ops", password: "***", nested: { client_secret: "***" }, note: "hello" });
+          assert.equal(c.url, "http://127.0.0.1:9/health?region=eu&api_key=***");
         }
         assert.equal(form.check.body, "user=ops&password=***&x=1");
         assert.equal("pingKey" in job.check, false);
-        for (const secret of ["abc", "hunter2", "k1", "t1", "s3", pingKey]) assert.ok(!text.includes(secret), `${who} sees ${secret}`);
+        for (const secret of ["abc", "hunter2", "k1", "k2", "t1", "s3", pingKey]) assert.ok(!text.includes(secret), `${who} sees ${secret}`);
       } else {
-        for (const c of shown) assert.deepEqual(c.headers, check.headers);
+        for (const c of shown) assert.deepEqual([c.headers, c.url], [check.headers, check.url]);
         assert.equal(service.check.body, check.body);
         assert.equal(form.check.body, "user=ops&password=hunter2&x=1");
         assert.equal(job.check.pingKey, pingKey);

@@ -136,35 +136,47 @@ function maskedBody(text: string): string {
   } catch {
     // not JSON: a form, or text
   }
-  if (formBody.test(text)) {
-    return text
-      .split("&")
-      .map((pair) => {
-        const name = pair.slice(0, pair.indexOf("="));
-        let decoded = name;
-        try {
-          decoded = decodeURIComponent(name.replaceAll("+", " "));
-        } catch {
-          // a malformed escape: judged as written
-        }
-        return secretHeader.test(decoded) ? `${name}=${mask}` : pair;
-      })
-      .join("&");
-  }
+  if (formBody.test(text)) return maskedForm(text);
   return secretHeader.test(text) ? mask : text;
+}
+
+/** A form or a query string (a=1&b=2) with the values of its secret-looking fields masked, the rest as written. */
+function maskedForm(text: string): string {
+  return text
+    .split("&")
+    .map((pair) => {
+      const at = pair.indexOf("=");
+      if (at < 0) return pair;
+      const name = pair.slice(0, at);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replaceAll("+", " "));
+      } catch {
+        // a malformed escape: judged as written
+      }
+      return secretHeader.test(decoded) ? `${name}=${mask}` : pair;
+    })
+    .join("&");
 }
 
 /**
  * A check as a `read` token is shown it (http/access.ts, seesSecrets, decides who): the values of its
- * secret-looking headers masked, its request body (an http check's `body`, a tcp check's `send`) masked as
- * maskedBody says, and no `pingKey` (with it anyone could send /fail and page people). A token that may write
- * the check sees it whole.
+ * secret-looking headers and URL query parameters (?api_key=) masked, its request body (an http check's
+ * `body`, a tcp check's `send`) masked as maskedBody says, and no `pingKey` (with it anyone could send /fail
+ * and page people). A token that may write the check sees it whole.
  */
 export function maskedCheck<C extends object>(check: C): C {
   const copy: Fields = { ...(check as Fields) };
   delete copy.pingKey;
   if (copy.headers !== null && typeof copy.headers === "object") {
     copy.headers = Object.fromEntries(Object.entries(copy.headers).map(([name, value]) => [name, secretHeader.test(name) ? mask : value]));
+  }
+  if (typeof copy.url === "string") {
+    const at = copy.url.indexOf("?");
+    if (at >= 0) {
+      const end = copy.url.includes("#", at) ? copy.url.indexOf("#", at) : copy.url.length;
+      copy.url = copy.url.slice(0, at + 1) + maskedForm(copy.url.slice(at + 1, end)) + copy.url.slice(end);
+    }
   }
   for (const field of ["body", "send"]) {
     const value = copy[field];
