@@ -213,16 +213,16 @@ export const mayUseAll = (principal: Principal, servers: readonly string[] | nul
   principal.servers === null || (servers !== null && servers.every((s) => mayUse(principal, s)));
 
 /**
- * Throws 403 when a request names a server `principal` may not use: at `path` of its body, the reference
- * `ref` (a dependsOn, a page's server). The answer is the same whether that server or service exists or not,
+ * Throws 403 when a request names a server `principal` may not use: at `path` of its body, the server, or
+ * `ref` on it (a dependsOn). The answer is the same whether that server or service exists or not,
  * so a token limited to some servers learns nothing of the others (a 400 "does not exist" beside a 201 would).
  */
-export function permitReferences(principal: Principal, refs: readonly { readonly serverId: string; readonly ref: string; readonly path: string }[], what: string): void {
+export function permitReferences(principal: Principal, refs: readonly { readonly serverId: string; readonly ref?: string; readonly path: string }[], what: string): void {
   if (principal.servers === null) return;
   const outside = refs.filter((r) => !mayUse(principal, r.serverId));
   if (outside.length === 0) return;
   const limited = `token ${JSON.stringify(principal.name)} is limited to server${principal.servers.length === 1 ? "" : "s"} ${principal.servers.join(", ")}`;
-  const message = (r: { serverId: string; ref: string }) => `names ${r.ref}, on server ${r.serverId}; ${limited}: name only services of those`;
+  const message = (r: { serverId: string; ref?: string }) => `names ${r.ref === undefined ? "server " : `${r.ref}, of server `}${r.serverId}; ${limited}: name only those`;
   throw new HttpError(403, `${what} ${message(outside[0]!)}`, outside.map((r) => ({ path: r.path, message: message(r) })));
 }
 

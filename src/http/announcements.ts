@@ -48,7 +48,7 @@ const unknown = (servers: readonly string[], what: string) =>
  */
 function permitServers(who: Principal, servers: readonly string[] | null, what: string): void {
   if (servers === null) permitServer(who, undefined, what);
-  else permitReferences(who, servers.map((s, i) => ({ serverId: s, ref: `server ${s}`, path: `/servers/${i}` })), what);
+  else permitReferences(who, servers.map((s, i) => ({ serverId: s, path: `/servers/${i}` })), what);
 }
 
 export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
