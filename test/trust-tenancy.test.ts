@@ -103,6 +103,9 @@ for (const engine of engines) {
     assert.equal((await d.api("PUT", "/status-pages/hb-page", { title: "HB", servers: ["hb"] }, admin)).status, 201);
     assert.deepEqual((await d.api("GET", "/status-pages", undefined, as(hbAdmin))).body.pages.map((p: { slug: string }) => p.slug), ["hb-page"]);
     assert.deepEqual(shape(await d.api("GET", "/status-pages/secret-page", undefined, as(hbAdmin)), "secret-page"), shape(await d.api("GET", "/status-pages/ghost-page", undefined, as(hbAdmin)), "ghost-page"));
+    const realPage = await d.api("GET", "/status/p/secret-page", undefined, as(hb));
+    assert.equal(realPage.status, 404);
+    assert.deepEqual(shape(realPage, "secret-page"), shape(await d.api("GET", "/status/p/ghost-page", undefined, as(hb)), "ghost-page"));
     // Writing a page, a channel or a token serves every server: not for a limited admin.
     assert.equal((await d.api("PUT", "/status-pages/secret-page", { title: "Mine now", servers: ["hb"] }, as(hbAdmin))).status, 403);
     assert.equal((await d.api("POST", "/tokens", { name: "escalate", scope: "admin" }, as(hbAdmin))).status, 403);
