@@ -10,7 +10,7 @@ import { Checking } from "./checking.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { ClusterNode } from "./cluster/node.ts";
 import { defaults, UsageError } from "./config.ts";
-import { authenticator, isLoopback, type Access } from "./http/access.ts";
+import { authenticator, describeAccess, isLoopback, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { announcementRoutes } from "./http/announcements.ts";
 import { reportRoutes } from "./http/reports.ts";
@@ -151,7 +151,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }),
   );
   options.log.info("listening", { url: http.url, db: store.location, version });
-  options.log.info(`open ${http.url}/status to see every service`);
+  const access = (tokensRequired: boolean) => describeAccess({ daemonToken: options.token !== undefined, storedTokens: tokensRequired, publicStatus: options.publicStatus ?? false });
+  options.log.info(`access: ${access(running.access.tokensRequired())}`);
+  const signIn = running.access.tokensRequired() && !options.publicStatus ? " (sign in there with a token that may read)" : "";
+  options.log.info(`open ${http.url}/status to see every service${signIn}`);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -216,6 +219,13 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
   const clock = options.clock ?? systemClock;
   const now = () => clock.now();
   const events = new EventEmitter<DaemonEvents>();
+  // Decided from the database at each request; a switch (the first token, the last revoked) is said at once.
+  const access = authenticator(options.token, store, {
+    hadTokens: await store.hasTokens(),
+    now,
+    onChange: (tokensRequired) =>
+      log.warn(`access changed: ${describeAccess({ daemonToken: options.token !== undefined, storedTokens: tokensRequired, publicStatus: options.publicStatus ?? false })}`),
+  });
 
   // The default topic is the cluster's, so that any node can deliver any notification: --ntfy-topic makes it
   // the cluster's; a node started without it uses the one the cluster has. Followed on every reload.
@@ -326,6 +336,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
       defaultTopic = topic;
     }
     views.changed();
+    await access.refresh(); // a token made or revoked by another process (healthd token) is said in the log now
     if (!change || change.stopped.length > 0) cluster.rebalanceSoon();
     await requeue();
     domains.soon(change?.started);
@@ -360,7 +371,6 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
     return [...writing, cluster.problem(), ...store.problems(), checking.shortage()].filter((p): p is string => p !== undefined);
   };
-  const access = authenticator(options.token, store, { hadTokens: await store.hasTokens(), now });
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
@@ -380,7 +390,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     ...announcementRoutes({ store, now, changed: () => views.changed() }),
     ...reportRoutes({ store, now }),
     ...clusterRoutes({ store, cluster, now }),
-    ...tokenRoutes({ store, now }),
+    ...tokenRoutes({ store, now, changed: () => access.refresh() }),
     ...channelRoutes({
       store, channels, now, statusPage,
       ntfy: { url: options.ntfy.url, topic: () => defaultTopic, token: Boolean(options.ntfy.token ?? options.ntfy.password) },

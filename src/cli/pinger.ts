@@ -32,6 +32,26 @@ function parsePingKey(text: string): string {
   return text.toLowerCase();
 }
 
+/**
+ * A heartbeat's ping URL, as GET /services shows its key and the README writes it (https://host/ping/KEY): the
+ * daemon's address (with any path a proxy puts before /ping) and the key. Undefined for text that is no URL;
+ * a usage error for a URL that is not a ping URL.
+ */
+export function parsePingUrl(text: string): { readonly url: string; readonly key: string } | undefined {
+  if (!/^https?:\/\//i.test(text)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${JSON.stringify(text)} is not a URL; give the heartbeat's ping URL, such as https://healthd.example.org/ping/<uuid>`);
+  }
+  const found = /^(.*)\/ping\/([^/]+)\/?$/.exec(url.pathname);
+  if (!found || !uuid.test(found[2]!)) {
+    throw new UsageError(`${JSON.stringify(text)} is not a ping URL: it ends in /ping/ and the heartbeat's key, a UUID (https://healthd.example.org/ping/<uuid>)`);
+  }
+  return { url: `${url.origin}${found[1]!}`, key: found[2]!.toLowerCase() };
+}
+
 export interface Daemon {
   readonly url: string;
   readonly token?: string;

@@ -53,6 +53,10 @@ export const sessionCookie = "healthd_session";
 
 export interface Access {
   readonly authenticate: Authenticate;
+  /** Whether the API needs a token, as last known (--token, or tokens in the database). */
+  tokensRequired(): boolean;
+  /** Ask the database again now (a token was made or revoked, here or elsewhere): onChange hears of a switch at once. */
+  refresh(): Promise<void>;
   /**
    * What `secret` signs a browser in as: a principal that may read (a ping token may not), and the hash
    * of the token the session hangs on; undefined when it is no token of this daemon.
@@ -64,6 +68,29 @@ export interface AccessOptions {
   /** Whether the database held tokens at start, for an outage before the first request. */
   readonly hadTokens?: boolean | undefined;
   readonly now: () => number;
+  /**
+   * Told when the database's answer switches the API between open and "token required" (the first token made,
+   * the last one revoked): the daemon says so in its log (describeAccess), so nobody is locked out unawares.
+   */
+  readonly onChange?: (tokensRequired: boolean) => void;
+}
+
+/**
+ * What needs a token and what stays open, in a sentence for the log: said at start and whenever it switches
+ * (access decides it at each request, from the database: a first token closes an open API within a second).
+ */
+export function describeAccess(options: { readonly daemonToken: boolean; readonly storedTokens: boolean; readonly publicStatus: boolean }): string {
+  if (options.daemonToken || options.storedTokens) {
+    const why = options.daemonToken ? "--token is set" : "the database holds tokens";
+    const needs = options.publicStatus ? "the API and pings by name need a token" : "the API, the status page and pings by name need a token";
+    const open = options.publicStatus ? "pings by key (/ping/KEY), the status page and badges (--public-status), public named pages and /healthz" : "pings by key (/ping/KEY), public named pages and /healthz";
+    return `${needs} (${why}); ${open} stay open`;
+  }
+  return (
+    "the API, the status page and pings answer anyone who reaches this address (no --token, no token in the database); " +
+    "the first token made (healthd token create, POST /tokens) makes the API, the status page and pings by name need one within a second, " +
+    "pings by key (/ping/KEY) stay open"
+  );
 }
 
 /** A request's cookie of that name, if it sends one. */
@@ -91,8 +118,10 @@ export function authenticator(adminToken: string | undefined, store: Pick<TokenS
     if (expected !== undefined) return true;
     if (!fresh && hadTokens !== undefined && options.now() - askedAt < 1000) return hadTokens;
     try {
+      const before = hadTokens;
       hadTokens = await store.hasTokens();
       askedAt = options.now();
+      if (before !== undefined && before !== hadTokens) options.onChange?.(hadTokens);
       return hadTokens;
     } catch (error) {
       if (error instanceof StoreUnavailable && hadTokens !== undefined) return hadTokens;
@@ -124,6 +153,10 @@ export function authenticator(adminToken: string | undefined, store: Pick<TokenS
     return principal && reader(principal);
   };
   return {
+    tokensRequired: () => expected !== undefined || hadTokens === true,
+    async refresh() {
+      await hasTokens(true).catch(() => undefined); // an outage: the next request asks again
+    },
     async authenticate(headers) {
       const given = bearer(headers);
       if (given === undefined) {
@@ -175,6 +208,34 @@ export function permitServer(principal: Principal, serverId: string | undefined,
   if (serverId === undefined) throw new HttpError(403, `${what} covers every server; ${limited}: ask for one of them (GET /services/{serverId})`);
   if (!principal.servers.includes(serverId)) throw new HttpError(403, `${what} is on server ${serverId}; ${limited}`);
 }
+
+/** Whether `principal` may use server `serverId`: the rule permitServer enforces, for handlers that filter or hide. */
+export const mayUse = (principal: Principal, serverId: string): boolean => principal.servers === null || principal.servers.includes(serverId);
+
+/** Whether `principal` may use every one of `servers` (null: every server, which only an unlimited token may). */
+export const mayUseAll = (principal: Principal, servers: readonly string[] | null): boolean =>
+  principal.servers === null || (servers !== null && servers.every((s) => mayUse(principal, s)));
+
+/**
+ * Throws 403 when a request names a server `principal` may not use: at `path` of its body, the server, or
+ * `ref` on it (a dependsOn). The answer is the same whether that server or service exists or not,
+ * so a token limited to some servers learns nothing of the others (a 400 "does not exist" beside a 201 would).
+ */
+export function permitReferences(principal: Principal, refs: readonly { readonly serverId: string; readonly ref?: string; readonly path: string }[], what: string): void {
+  if (principal.servers === null) return;
+  const outside = refs.filter((r) => !mayUse(principal, r.serverId));
+  if (outside.length === 0) return;
+  const limited = `token ${JSON.stringify(principal.name)} is limited to server${principal.servers.length === 1 ? "" : "s"} ${principal.servers.join(", ")}`;
+  const message = (r: { serverId: string; ref?: string }) => `names ${r.ref === undefined ? "server " : `${r.ref}, of server `}${r.serverId}; ${limited}: name only those`;
+  throw new HttpError(403, `${what} ${message(outside[0]!)}`, outside.map((r) => ({ path: r.path, message: message(r) })));
+}
+
+/**
+ * Whether `principal` sees a check's secrets (its secret-looking header and body values, a heartbeat's
+ * pingKey): a token that may change the check may read what it would write; a `read` one (and a signed-in
+ * browser, which reads) sees them masked (schema/secrets.ts, maskedCheck).
+ */
+export const seesSecrets = (principal: Principal): boolean => grants[principal.scope].includes("write");
 
 /** Whether `host` only accepts connections from this machine. */
 export function isLoopback(host: string): boolean {

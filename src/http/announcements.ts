@@ -1,14 +1,16 @@
 /**
  * /announcements and /status-pages: what people are told on the status pages, and the named pages. Writing
  * an announcement needs a token of scope write that may use each server it names (all of them for one that
- * concerns every server); a named page, which can show servers to anyone, needs admin.
+ * concerns every server); a named page, which can show servers to anyone, needs admin on every server. A token
+ * limited to some servers sees only the announcements and pages that concern none but its servers: the others
+ * answer as ones that do not exist do.
  */
 import { z } from "zod";
 import { announcementBody, patchBody, statusPageBody, updateBody } from "../schema/announcement.ts";
 import { id as idSchema } from "../schema/index.ts";
 import type { Announcement, Store } from "../store/store.ts";
 import type { FieldError } from "../validate.ts";
-import { permitServer, type Principal } from "./access.ts";
+import { mayUseAll, permitReferences, permitServer, type Principal } from "./access.ts";
 import { announcementAnswer, announcementsAnswer, statusPageAnswer, statusPagesAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import { validBody, type Route } from "./router.ts";
@@ -40,24 +42,21 @@ const unknown = (servers: readonly string[], what: string) =>
     what,
   );
 
-/** The servers an announcement concerns: a token limited to some servers may write only about them. */
+/**
+ * The servers an announcement concerns: a token limited to some servers may write only about them, and is
+ * told so (403) alike for a server that exists and one that does not.
+ */
 function permitServers(who: Principal, servers: readonly string[] | null, what: string): void {
   if (servers === null) permitServer(who, undefined, what);
-  else for (const s of servers) permitServer(who, s, what);
+  else permitReferences(who, servers.map((s, i) => ({ serverId: s, path: `/servers/${i}` })), what);
 }
 
 export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
   const { store } = ctx;
-  /** The announcement of that id, or a 404. */
-  const find = async (text: string): Promise<Announcement> => {
+  /** The announcement of that id, or a 404: also for one that concerns a server `who` may not use, which it cannot tell from none. */
+  const find = async (text: string, who: Principal): Promise<Announcement> => {
     const [found] = await store.announcements({ id: announcementId(text), now: ctx.now(), limit: 1 });
-    if (!found) throw noAnnouncement(text);
-    return found;
-  };
-  /** The announcement of that id, after checking the token may write about it. */
-  const existing = async (text: string, who: Principal, what: string): Promise<Announcement> => {
-    const found = await find(text);
-    permitServers(who, found.servers, what);
+    if (!found || !mayUseAll(who, found.servers)) throw noAnnouncement(text);
     return found;
   };
   return [
@@ -104,7 +103,7 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           operationId: "getAnnouncement",
           server: "handler",
           responses: { 200: { description: "The announcement", schema: announcementAnswer }, 404: { description: "No such announcement" } },
-          handle: async (req) => ({ status: 200, body: announcementJson(await find(req.params.id!), ctx.now()) }),
+          handle: async (req) => ({ status: 200, body: announcementJson(await find(req.params.id!, await req.principal()), ctx.now()) }),
         },
         PATCH: {
           summary: 'Change an announcement, or end it ({"ended": true})',
@@ -115,7 +114,7 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           handle: async (req) => {
             const what = `PATCH /announcements/${req.params.id}`;
             const who = await req.principal();
-            const before = await existing(req.params.id!, who, what);
+            const before = await find(req.params.id!, who);
             const p = await validBody(req, patchBody, "the change", '{"ended": true}');
             if (p.servers !== undefined) permitServers(who, p.servers, what);
             const now = ctx.now();
@@ -140,7 +139,7 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           server: "handler",
           responses: { 204: { description: "Deleted" }, 404: { description: "No such announcement" } },
           handle: async (req) => {
-            const found = await existing(req.params.id!, await req.principal(), `DELETE /announcements/${req.params.id}`);
+            const found = await find(req.params.id!, await req.principal());
             if (!(await store.deleteAnnouncement(found.id))) throw noAnnouncement(req.params.id!);
             ctx.changed();
             return { status: 204 };
@@ -158,7 +157,7 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           body: { schema: updateBody, required: true },
           responses: { 201: { description: "Added; the whole announcement", schema: announcementAnswer }, 404: { description: "No such announcement" }, 409: { description: "It has as many updates as it may" }, ...badBody },
           handle: async (req) => {
-            const found = await existing(req.params.id!, await req.principal(), `POST /announcements/${req.params.id}/updates`);
+            const found = await find(req.params.id!, await req.principal());
             const u = await validBody(req, updateBody, "the update", '{"message": "Fixed; watching it.", "severity": "info"}');
             const now = ctx.now();
             const updated = await store.addAnnouncementUpdate(found.id, u, now);
@@ -177,8 +176,11 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           summary: "The named status pages",
           operationId: "listStatusPages",
           server: "handler",
-          responses: { 200: { description: "The pages, by slug", schema: statusPagesAnswer } },
-          handle: async () => ({ status: 200, body: { pages: (await store.statusPages()).map(statusPageJson) } }),
+          responses: { 200: { description: "The pages, by slug (for a token limited to some servers: those that show only its servers)", schema: statusPagesAnswer } },
+          handle: async (req) => {
+            const who = await req.principal();
+            return { status: 200, body: { pages: (await store.statusPages()).filter((p) => mayUseAll(who, p.servers)).map(statusPageJson) } };
+          },
         },
       },
     },
@@ -192,15 +194,15 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           responses: { 200: { description: "The page", schema: statusPageAnswer }, 404: { description: "No such page" } },
           handle: async (req) => {
             const [found] = await store.statusPages(req.params.slug!);
-            if (!found) throw noPage(req.params.slug!);
+            if (!found || !mayUseAll(await req.principal(), found.servers)) throw noPage(req.params.slug!);
             return { status: 200, body: statusPageJson(found) };
           },
         },
         PUT: {
           summary: "Create or replace a named status page, shown at /status/p/{slug}",
           operationId: "putStatusPage",
+          // On every server: a page of one slug may already show others, which a limited token may not replace nor learn of.
           scope: "admin",
-          server: "handler",
           body: { schema: statusPageBody, required: true },
           responses: { 200: { description: "Replaced", schema: statusPageAnswer }, 201: { description: "Created", schema: statusPageAnswer }, ...badBody },
           handle: async (req) => {
@@ -218,7 +220,6 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
           summary: "Delete a named status page",
           operationId: "deleteStatusPage",
           scope: "admin",
-          server: "handler",
           responses: { 204: { description: "Deleted" }, 404: { description: "No such page" } },
           handle: async (req) => {
             if (!(await store.deleteStatusPage(req.params.slug!))) throw noPage(req.params.slug!);

@@ -65,7 +65,7 @@ export const storedCheckAnswer = z.discriminatedUnion("type", [
     periodSeconds: z.int().nullable(),
     cron: z.string().nullable(),
     graceSeconds: z.int(),
-    pingKey: z.string().describe("The secret of its ping URLs: /ping/{pingKey}"),
+    pingKey: z.string().optional().describe("The secret of its ping URLs: /ping/{pingKey}; absent for a read token"),
   }),
 ]);
 

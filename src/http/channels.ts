@@ -23,7 +23,8 @@ export interface ChannelContext {
   readonly now: () => number;
 }
 
-const admin = { scope: "admin", server: "none" } as const;
+// On every server: a token limited to some servers may not touch what serves them all (an unlimited token, a shared channel).
+const admin = { scope: "admin" } as const;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

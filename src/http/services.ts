@@ -2,13 +2,14 @@
  * /services: servers, their services and their entries.
  */
 import { z } from "zod";
-import type { ScheduleChange } from "../model.ts";
+import { qualify, type DependencyProblem, type ScheduleChange } from "../model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
 import { id, serverDocument, serviceDocument, time } from "../schema/index.ts";
 import { validate, type FieldError } from "../validate.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../store/errors.ts";
 import type { Store } from "../store/store.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
+import { mayUse, permitReferences, seesSecrets, type Principal } from "./access.ts";
 import { entriesAnswer, pingKeyAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
 import { entryCursor, type Cursor } from "./cursor.ts";
 import { HttpError, invalid } from "./problem.ts";
@@ -49,7 +50,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           operationId: "getServer",
           responses: { 200: { description: "The server", schema: serverAnswer }, 404: notFound("server") },
           handle: async (req) => {
-            const server = await serverView(store, ctx.now(), req.params.serverId!);
+            const server = await serverView(store, ctx.now(), req.params.serverId!, seesSecrets(await req.principal()));
             if (!server) throw noServer(req.params.serverId!);
             return { status: 200, body: server };
           },
@@ -66,12 +67,15 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           handle: async (req) => {
             const serverId = pathId(req, "serverId");
             const doc = validated(await req.json(), serverDocument, "server", serverId);
-            const result = await refusable(store.applyServers(new Map([[serverId, doc]]), { now: ctx.now() }), (service) => {
+            const who = await req.principal();
+            await permitDependencies(store, who, serverId, doc.services.map((s, i) => ({ service: s, path: `/services/${i}/check` })), `PUT /services/${serverId}`);
+            const checkPath = (service: string) => {
               const position = doc.services.findIndex((s) => `${serverId}/${s.id}` === service);
               return position === -1 ? undefined : `/services/${position}/check`;
-            });
+            };
+            const result = await refusable(store.applyServers(new Map([[serverId, doc]]), { now: ctx.now() }), checkPath, who);
             await ctx.scheduleChanged(result.schedule);
-            return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await serverView(store, ctx.now(), serverId) };
+            return { status: result.servers[0]!.outcome === "created" ? 201 : 200, body: await serverView(store, ctx.now(), serverId, seesSecrets(who)) };
           },
         },
         DELETE: {
@@ -80,7 +84,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           responses: { 204: { description: "Deleted" }, 404: notFound("server") },
           handle: async (req) => {
             const serverId = req.params.serverId!;
-            const change = await refusable(store.deleteServer(serverId));
+            const change = await refusable(store.deleteServer(serverId), undefined, await req.principal());
             if (!change) throw noServer(serverId);
             await ctx.scheduleChanged(change);
             return { status: 204 };
@@ -97,7 +101,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           responses: { 200: { description: "The service", schema: serviceAnswer }, 404: notFound("server or service") },
           handle: async (req) => {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-            const [service] = await serviceViews(store, ctx.now(), serverId, serviceId);
+            const [service] = await serviceViews(store, ctx.now(), serverId, serviceId, seesSecrets(await req.principal()));
             if (!service) throw await missing(store, serverId, serviceId);
             return { status: 200, body: service };
           },
@@ -116,12 +120,16 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
             const serverId = pathId(req, "serverId");
             const serviceId = pathId(req, "serviceId");
             const doc = validated(await req.json(), serviceInPath, "service", serviceId);
-            const result = await refusable(store.putService(serverId, { ...doc, id: serviceId }, ctx.now()), (service) =>
-              service === `${serverId}/${serviceId}` ? "/check" : undefined,
+            const who = await req.principal();
+            await permitDependencies(store, who, serverId, [{ service: { ...doc, id: serviceId }, path: "/check" }], `PUT /services/${serverId}/${serviceId}`);
+            const result = await refusable(
+              store.putService(serverId, { ...doc, id: serviceId }, ctx.now()),
+              (service) => (service === `${serverId}/${serviceId}` ? "/check" : undefined),
+              who,
             );
             if (!result) throw noServer(serverId);
             await ctx.scheduleChanged(result.schedule);
-            return { status: result.outcome === "created" ? 201 : 200, body: (await serviceViews(store, ctx.now(), serverId, serviceId))[0] };
+            return { status: result.outcome === "created" ? 201 : 200, body: (await serviceViews(store, ctx.now(), serverId, serviceId, seesSecrets(who)))[0] };
           },
         },
         DELETE: {
@@ -130,7 +138,7 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
           responses: { 204: { description: "Deleted" }, 404: notFound("server or service") },
           handle: async (req) => {
             const { serverId, serviceId } = req.params as { serverId: string; serviceId: string };
-            const change = await refusable(store.deleteService(serverId, serviceId, ctx.now()));
+            const change = await refusable(store.deleteService(serverId, serviceId, ctx.now()), undefined, await req.principal());
             if (!change) throw await missing(store, serverId, serviceId);
             await ctx.scheduleChanged(change);
             return { status: 204 };
@@ -280,18 +288,44 @@ const entriesQuery = z
   });
 
 /**
+ * The dependsOn references of the services a request writes, refused (403) where they name a server the token
+ * may not use, whether that service exists or not: a token limited to some servers can neither learn what
+ * exists elsewhere (400 "does not exist" beside 201) nor tie another server's service to its own (which then
+ * refuses that service's DELETE). A reference the service already has is kept: the admin made it, and the token
+ * sees it in what it GETs, so sending its own document back works.
+ */
+async function permitDependencies(
+  store: Store,
+  who: Principal,
+  serverId: string,
+  written: readonly { readonly service: { readonly id: string; readonly check: { readonly dependsOn: readonly string[] } }; readonly path: string }[],
+  what: string,
+): Promise<void> {
+  if (who.servers === null) return;
+  const refs = written.flatMap(({ service, path }) =>
+    service.check.dependsOn.map((ref, i) => ({ service: service.id, ref, serverId: qualify(ref, serverId).split("/")[0]!, path: `${path}/dependsOn/${i}` })),
+  );
+  const outside = refs.filter((r) => !mayUse(who, r.serverId));
+  if (outside.length === 0) return;
+  const kept = new Set((await store.services({ serverId })).flatMap((s) => s.check.dependsOn.map((ref) => `${s.id} ${qualify(ref, serverId)}`)));
+  permitReferences(who, outside.filter((r) => !kept.has(`${r.service} ${qualify(r.ref, serverId)}`)), what);
+}
+
+/**
  * A change of configuration the store refused whole: because the graph of dependsOn would not stay whole (400
  * for the document's own faults, 409 when it would leave other services pointing at nothing), or because a
  * heartbeat's pingKey is another service's (409). `checkPath` says where a written service's check sits in
- * the document, to locate the fault.
+ * the document, to locate the fault. Services on servers `who` may not use are not named (a token limited to
+ * some servers learns nothing of the others from a refusal).
  */
-export async function refusable<T>(change: Promise<T>, checkPath: (service: string) => string | undefined = () => undefined): Promise<T> {
+export async function refusable<T>(change: Promise<T>, checkPath: (service: string) => string | undefined = () => undefined, who?: Principal): Promise<T> {
+  const shown = (service: string) => (who === undefined || mayUse(who, service.split("/")[0]!) ? service : "a service of another server");
   try {
     return await change;
   } catch (error) {
     if (error instanceof PingKeyTaken) {
       const path = `${checkPath(error.service) ?? ""}/pingKey`;
-      const message = `is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`;
+      const message = `is already the ping key of ${shown(error.owner)}; leave pingKey out and healthd makes a new one`;
       throw new HttpError(409, `pingKey ${message}`, [{ path, message }]);
     }
     if (error instanceof ChannelsRefused) {
@@ -302,10 +336,17 @@ export async function refusable<T>(change: Promise<T>, checkPath: (service: stri
       throw new HttpError(400, `${error.message}; GET /channels lists them`, errors);
     }
     if (!(error instanceof DependenciesRefused)) throw error;
-    const refusal = describeRefusal(error.problems, (service, index) => {
+    const refusal = describeRefusal(error.problems.map((p) => hidden(p, shown)), (service, index) => {
       const path = checkPath(service);
       return path === undefined ? undefined : `${path}/dependsOn/${index}`;
     });
     throw new HttpError(refusal.conflict ? 409 : 400, refusal.detail, refusal.conflict ? undefined : [...refusal.errors]);
   }
+}
+
+/** A problem of the graph with the services a token may not see renamed by `shown`. */
+function hidden(p: DependencyProblem, shown: (service: string) => string): DependencyProblem {
+  if (p.kind === "dangling") return { ...p, dependents: [...new Set(p.dependents.map(shown))] };
+  if (p.kind === "cycle") return { ...p, cycle: p.cycle.map(shown) };
+  return p;
 }

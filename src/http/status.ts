@@ -9,7 +9,7 @@ import { pagePolicy, renderStatusPage } from "../status/page.ts";
 import { announcementFeed } from "../status/feed.ts";
 import type { Store } from "../store/store.ts";
 import { noServer, noService, serviceKey, windowParameter } from "./services.ts";
-import { permitScope, permitServer } from "./access.ts";
+import { mayUseAll, permitScope } from "./access.ts";
 import { HttpError } from "./problem.ts";
 import { noPage } from "./announcements.ts";
 import { rangeQuery, renderServicePage, servicePageModel } from "../status/service-page.ts";
@@ -101,16 +101,16 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   };
   /**
    * A named page, if there is one of that slug: a private one asks for a token that may read all of its
-   * servers (a public one answers anyone, and shows what --public-status would).
+   * servers (a public one answers anyone, and shows what --public-status would). To a token limited to other
+   * servers a private page is none: it answers as a slug that names no page does, saying nothing of theirs.
    */
   const namedPage = async (req: Request, slug: string): Promise<{ page: StatusPage; isPublic: boolean } | undefined> => {
     const [named] = await store.statusPages(slug);
     if (!named) return undefined;
     if (!named.public) {
       const who = await req.principal();
-      const what = `GET /status/p/${slug}`;
-      permitScope(who, "read", what);
-      for (const id of named.servers) permitServer(who, id, what);
+      permitScope(who, "read", `GET /status/p/${slug}`);
+      if (!mayUseAll(who, named.servers)) return undefined;
     }
     return { page: named, isPublic: named.public || ctx.public };
   };
@@ -220,7 +220,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
           operationId: "getNamedStatusPage",
           open: true,
           query: rangeQuery,
-          responses: { ...html("The page"), 401: { description: "A private page, and no token" }, 403: { description: "A token that may not read all of its servers" } },
+          responses: { ...html("The page"), 401: { description: "A private page, and no token" }, 403: { description: "A token that may not read" } },
           handle: async (req) => {
             const slug = req.params.slug!;
             const named = await namedPage(req, slug);

@@ -13,9 +13,12 @@ import { tokenJson } from "./views.ts";
 export interface TokenContext {
   readonly store: Store;
   readonly now: () => number;
+  /** Told after a token is made or revoked: the first or the last one switches the API open or closed. */
+  readonly changed?: () => Promise<void>;
 }
 
-const admin = { scope: "admin", server: "none" } as const;
+// On every server: a token limited to some servers may not touch what serves them all (an unlimited token, a shared channel).
+const admin = { scope: "admin" } as const;
 
 export function tokenRoutes(ctx: TokenContext): Route[] {
   const { store } = ctx;
@@ -45,6 +48,7 @@ export function tokenRoutes(ctx: TokenContext): Route[] {
             const secret = newSecret();
             const made = await store.createToken({ name, scope, servers, hash: hashToken(secret) }, ctx.now());
             if (made === "name taken") throw new HttpError(409, `a token is named ${name}; choose another name, or revoke it first (DELETE /tokens/{id})`);
+            await ctx.changed?.();
             return { status: 201, body: { ...tokenJson(made), token: secret }, headers: { location: `/tokens/${made.id}` } };
           },
         },
@@ -63,6 +67,7 @@ export function tokenRoutes(ctx: TokenContext): Route[] {
             if (tokenId === undefined || !(await store.revokeToken(tokenId))) {
               throw new HttpError(404, `no token ${JSON.stringify(req.params.id)}; GET /tokens lists them`);
             }
+            await ctx.changed?.();
             return { status: 204 };
           },
         },

@@ -4,6 +4,7 @@
  */
 import type { Entry } from "../model.ts";
 import { outageMs } from "../policy/outage.ts";
+import { maskedCheck } from "../schema/secrets.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
 import type { Announcement, Incident, Silence, StatusPage, Store, StoredService, TokenRecord } from "../store/store.ts";
 
@@ -30,8 +31,12 @@ export function entryJson(e: Entry) {
   };
 }
 
-/** The services of one server (or one of them), as GET /services/{serverId}[/{serviceId}] shows them. */
-export async function serviceViews(store: Store, now: number, serverId: string, serviceId?: string) {
+/**
+ * The services of one server (or one of them), as GET /services/{serverId}[/{serviceId}] shows them; with
+ * `secrets` false (a read token: access.ts, seesSecrets; the default, so a caller that forgets says nothing) their
+ * checks as maskedCheck shows them.
+ */
+export async function serviceViews(store: Store, now: number, serverId: string, serviceId?: string, secrets = false) {
   const services = await store.services({ serverId, serviceId });
   const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now, serverId)]);
   const located = services.filter((s) => s.check.type !== "heartbeat" && s.check.locations !== null);
@@ -52,7 +57,7 @@ export async function serviceViews(store: Store, now: number, serverId: string, 
     return {
       id: s.id,
       name: s.name,
-      check: s.check,
+      check: secrets ? s.check : maskedCheck(s.check),
       state: {
         ...shownJson(shown(s, upstream, now, quiet)),
         ...locations,
@@ -79,8 +84,8 @@ export function shownJson({ quiet, ...status }: Shown) {
   return quiet ? { ...status, silencedUntil: iso(quiet.until), silenceReason: quiet.reason, maintenance: quiet.kind === "maintenance" } : status;
 }
 
-/** GET /services/{serverId}: the server with its services, or undefined. */
-export async function serverView(store: Store, now: number, serverId: string) {
+/** GET /services/{serverId}: the server with its services (their checks' secrets shown as serviceViews says), or undefined. */
+export async function serverView(store: Store, now: number, serverId: string, secrets: boolean) {
   const [server] = await store.servers(serverId);
   if (!server) return undefined;
   return {
@@ -90,7 +95,7 @@ export async function serverView(store: Store, now: number, serverId: string) {
     channels: server.channels,
     createdAt: iso(server.createdAt),
     updatedAt: iso(server.updatedAt),
-    services: await serviceViews(store, now, serverId),
+    services: await serviceViews(store, now, serverId, undefined, secrets),
   };
 }
 

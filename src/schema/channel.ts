@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { templateProblem } from "../notify/template.ts";
 import { id, integer, limits, topic } from "./common.ts";
+import { sentHeaders } from "./headers.ts";
 
 export const channelEvents = ["down", "recovered", "reminder", "cert", "domain", "slow", "late", "test"] as const;
 export type ChannelEvent = (typeof channelEvents)[number];
@@ -69,10 +70,8 @@ const types = {
     type: z.literal("webhook"),
     url,
     method: z.enum(["POST", "PUT", "PATCH"], 'must be "POST", "PUT" or "PATCH"').default("POST"),
-    headers: z
-      .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "must be a header name (letters, digits and -)"), z.string().max(limits.headerValueBytes))
-      .refine((h) => Object.keys(h).length <= limits.headersPerCheck, `holds at most ${limits.headersPerCheck} headers`)
-      .default({}),
+    // Checked as a check's are (schema/headers.ts): a CR, LF or content-length would fail every send after a 201.
+    headers: sentHeaders("a channel").default({}),
     body: template.nullable().default(null),
     secret: secret.optional(),
     ...common,

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { parseJsonPath } from "../checks/jsonpath.ts";
 import { integer, limits, regex } from "./common.ts";
+import { headerName, sentHeaders } from "./headers.ts";
 
 const statusCode = z
   .int("must be an HTTP status code, an integer from 100 to 599")
@@ -38,9 +39,6 @@ const jsonCondition = z
     message: "needs one of equals, notEquals, exists, lessThan, greaterThan",
   });
 
-const headerName = z
-  .string()
-  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, "must be an HTTP header name such as content-type");
 const headerCondition = z
   .strictObject({ name: headerName, matches: regex.optional(), equals: z.string().max(limits.headerValueBytes).optional() })
   .refine((c) => (c.matches === undefined) !== (c.equals === undefined), {
@@ -98,38 +96,7 @@ const url = z
     }
   });
 
-/**
- * Headers healthd sends itself, or that only make sense between two hops: set by hand they would break every
- * request (undici refuses several outright), so they are refused when the check is saved.
- */
-const reservedHeaders = ["connection", "content-length", "expect", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"];
-
-/** What an HTTP/1.1 field value may hold (RFC 9110 5.5): visible characters, spaces and tabs, Latin-1 at most. */
-const fieldValue = /^[\t\x20-\x7e\x80-\xff]*$/;
-
-const requestHeaders = z
-  .record(headerName, z.string().max(limits.headerValueBytes))
-  .superRefine((headers, ctx) => {
-    for (const [name, value] of Object.entries(headers)) {
-      const lower = name.toLowerCase();
-      if (reservedHeaders.includes(lower)) {
-        ctx.addIssue({ code: "custom", path: [name], message: `is set by healthd itself (or is hop-by-hop) and cannot be sent by a check; remove it` });
-      } else if (!fieldValue.test(value)) {
-        ctx.addIssue({
-          code: "custom",
-          path: [name],
-          message: "must not contain control characters (CR, LF, NUL, ...) or characters beyond Latin-1; percent-encode or remove them",
-        });
-      } else if (lower === "host" && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/.test(value)) {
-        ctx.addIssue({ code: "custom", path: [name], message: "must be a host name with an optional port, such as example.org:8080" });
-      }
-    }
-    const names = Object.keys(headers).map((n) => n.toLowerCase());
-    const repeated = names.find((n, i) => names.indexOf(n) !== i);
-    if (repeated) ctx.addIssue({ code: "custom", message: `names ${repeated} twice (header names are case-insensitive); give it once` });
-    if (names.length > limits.headersPerCheck) ctx.addIssue({ code: "custom", message: `holds at most ${limits.headersPerCheck} headers` });
-  })
-  .default({});
+const requestHeaders = sentHeaders("a check").default({});
 
 /** The fields of an HTTP check as a document writes them: every one but `url` may be left out. */
 export const httpFields = {

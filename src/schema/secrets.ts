@@ -1,7 +1,8 @@
 /**
  * A channel's secrets: shown as "***" in every answer and export (unless written as `${NAME}`, which names a
  * variable, not a secret), kept when a PUT sends back what it was shown, and filled from the sending node's
- * environment when a message goes out.
+ * environment when a message goes out. And a check's, as a `read` token is shown them (maskedCheck): the same
+ * rule of which names are secret, one for both.
  */
 import { hasVariable, variablePattern, type ChannelDocument } from "./channel.ts";
 
@@ -11,7 +12,10 @@ export const mask = "***";
 const secretFields = new Set(["token", "password", "secret", "routingKey"]);
 /** Types whose URL is itself the credential (an incoming webhook). */
 const secretUrls = new Set(["slack", "discord", "teams", "mattermost"]);
-/** Header names whose values are credentials. */
+/**
+ * Header and field names whose values are credentials: authorization, proxy-authorization, cookie, and any
+ * name holding token, key, secret or password (x-api-key, client_secret), case-insensitive.
+ */
 const secretHeader = /auth|token|key|secret|cookie|password/i;
 
 type Fields = Record<string, unknown>;
@@ -106,4 +110,77 @@ export function fillSecrets<T>(doc: T, env: NodeJS.ProcessEnv): T {
     throw new Error(`this node's environment has no ${names}: set ${missing.size === 1 ? "it" : "them"} (systemd: EnvironmentFile=) and restart healthd`);
   }
   return filled;
+}
+
+/** JSON with the value of every field of a secret-looking name masked, at any depth. */
+function maskedJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskedJson);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([name, v]) => [name, secretHeader.test(name) ? mask : maskedJson(v)]));
+}
+
+const formBody = /^[^=&\s]+=[^&\s]*(&[^=&\s]+=[^&\s]*)*$/;
+
+/**
+ * A request body as a `read` token is shown it: a JSON body or a form (a=1&b=2) with the values of its
+ * secret-looking fields masked, and other text masked whole when it speaks of one (an XML <password>, a line
+ * `AUTH ...`): nothing there says where the secret ends. Unchanged when nothing in it looks secret.
+ */
+function maskedBody(text: string): string {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === "object") {
+      const masked = JSON.stringify(maskedJson(parsed));
+      return masked === JSON.stringify(parsed) ? text : masked;
+    }
+  } catch {
+    // not JSON: a form, or text
+  }
+  if (formBody.test(text)) return maskedForm(text);
+  return secretHeader.test(text) ? mask : text;
+}
+
+/** A form or a query string (a=1&b=2) with the values of its secret-looking fields masked, the rest as written. */
+function maskedForm(text: string): string {
+  return text
+    .split("&")
+    .map((pair) => {
+      const at = pair.indexOf("=");
+      if (at < 0) return pair;
+      const name = pair.slice(0, at);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replaceAll("+", " "));
+      } catch {
+        // a malformed escape: judged as written
+      }
+      return secretHeader.test(decoded) ? `${name}=${mask}` : pair;
+    })
+    .join("&");
+}
+
+/**
+ * A check as a `read` token is shown it (http/access.ts, seesSecrets, decides who): the values of its
+ * secret-looking headers and URL query parameters (?api_key=) masked, its request body (an http check's
+ * `body`, a tcp check's `send`) masked as maskedBody says, and no `pingKey` (with it anyone could send /fail
+ * and page people). A token that may write the check sees it whole.
+ */
+export function maskedCheck<C extends object>(check: C): C {
+  const copy: Fields = { ...(check as Fields) };
+  delete copy.pingKey;
+  if (copy.headers !== null && typeof copy.headers === "object") {
+    copy.headers = Object.fromEntries(Object.entries(copy.headers).map(([name, value]) => [name, secretHeader.test(name) ? mask : value]));
+  }
+  if (typeof copy.url === "string") {
+    const at = copy.url.indexOf("?");
+    if (at >= 0) {
+      const end = copy.url.includes("#", at) ? copy.url.indexOf("#", at) : copy.url.length;
+      copy.url = copy.url.slice(0, at + 1) + maskedForm(copy.url.slice(at + 1, end)) + copy.url.slice(end);
+    }
+  }
+  for (const field of ["body", "send"]) {
+    const value = copy[field];
+    if (typeof value === "string") copy[field] = maskedBody(value);
+  }
+  return copy as C;
 }
