@@ -290,9 +290,8 @@ export async function refusable<T>(change: Promise<T>, checkPath: (service: stri
     return await change;
   } catch (error) {
     if (error instanceof PingKeyTaken) {
-      const path = `${checkPath(error.service) ?? ""}/pingKey`;
-      const message = `is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`;
-      throw new HttpError(409, `pingKey ${message}`, [{ path, message }]);
+      const path = `${checkPath(error.service) ?? ""}/${error.field}`;
+      throw new HttpError(409, `${error.field} ${error.problem}`, [{ path, message: error.problem }]);
     }
     if (error instanceof ChannelsRefused) {
       const errors = error.unknown.map((u) => {
