@@ -29,6 +29,8 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/announcements",
     "/announcements/{id}",
     "/announcements/{id}/updates",
+    "/api/push/{pushToken}",
+    "/api/v1/endpoints/{key}/external",
     "/badges/{serverId}/status.svg",
     "/badges/{serverId}/{serviceId}/latency.svg",
     "/badges/{serverId}/{serviceId}/status.svg",
