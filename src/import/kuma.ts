@@ -303,7 +303,9 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
     }
     case "push": {
       // The token carries over, so the job's push URL keeps working once its base URL is healthd's.
-      const token = m.pushToken !== null && pushTokenPattern.test(m.pushToken) ? { pushToken: m.pushToken } : (note(`its push token is ${m.pushToken === null ? "missing" : "not one healthd takes"}: healthd makes a new one (pushToken: true)`), { pushToken: true });
+      const kept = m.pushToken !== null && pushTokenPattern.test(m.pushToken);
+      if (!kept) note(`its push token is ${m.pushToken === null ? "missing" : "not one healthd takes"}: healthd makes a new one (pushToken: true)`);
+      const token = { pushToken: kept ? m.pushToken : true };
       const period = clamp(m.interval, 1, 31_536_000);
       // Kuma looks once an interval, and retries maxretries times before DOWN: as much slack is the grace.
       const grace = clamp(Math.max(m.interval, m.retryInterval * m.maxretries), 1, 31_536_000);

@@ -206,11 +206,13 @@ async function keysFor(trx: Db, key: number, name: string, service: ServiceDocum
   if (check.type !== "heartbeat") return undefined;
   const pushToken = check.pushToken === true ? (stored.push_token ?? newPushToken()) : check.pushToken === undefined ? (stored.push_token ?? null) : check.pushToken;
   const keys = { pingKey: check.pingKey ?? stored.ping_key ?? randomUUID(), pushToken, gatusKey: check.gatusKey };
-  // Each is unique: a document that names another service's is refused whole (a made one is new).
+  // Each is unique: one the document gives is refused whole when another service has it (one kept is this
+  // service's, one made is new: neither is looked up, so a large apply asks nothing more of a plain heartbeat).
   const columns = { pingKey: "ping_key", pushToken: "push_token", gatusKey: "gatus_key" } as const;
+  const given = { pingKey: check.pingKey, pushToken: typeof check.pushToken === "string" ? check.pushToken : undefined, gatusKey: check.gatusKey ?? undefined };
   for (const field of ["pingKey", "pushToken", "gatusKey"] as const) {
-    const value = keys[field];
-    if (value === null) continue;
+    const value = given[field];
+    if (value === undefined) continue;
     const other = await trx
       .selectFrom("http_check_configs as c")
       .innerJoin("services as s", "s.key", "c.service_key")

@@ -113,10 +113,6 @@ export function checkFromRow(row: CheckRow): StoredCheck {
   };
 }
 
-/**
- * The columns of a check, as written. Absent notify settings are left out: the schema's defaults fill them,
- * but for a heartbeat's threshold, 0 (a daily backup cannot wait a day). `keys`: a heartbeat's addresses, as kept.
- */
 /** A heartbeat's addresses as stored: its ping key, and those other tools gave it (null: none). */
 export interface HeartbeatKeys {
   readonly pingKey: string;
@@ -124,6 +120,10 @@ export interface HeartbeatKeys {
   readonly gatusKey: string | null;
 }
 
+/**
+ * The columns of a check, as written. Absent notify settings are left out: the schema's defaults fill them,
+ * but for a heartbeat's threshold, 0 (a daily backup cannot wait a day). `keys`: a heartbeat's addresses, as kept.
+ */
 export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
   const alerting = {
     service_key: key,
