@@ -39,6 +39,8 @@ export interface Ping {
   readonly body: string | null;
   /** Pairs a start with its finish when runs overlap (?rid=); without it a finish pairs with the latest start. */
   readonly runId: string | null;
+  /** What the sender measured, in ms (Uptime Kuma's `ping`, Gatus's `duration`): the entry's latency. */
+  readonly latencyMs?: number | null;
 }
 
 export interface ResultRun {

@@ -66,6 +66,8 @@ export class Checking {
   #heartbeats = new Map<string, Heartbeat>();
   /** Their ping keys by full name (server/service), for pings by name. */
   #pingKeys = new Map<string, string>();
+  /** Their ping keys by the addresses other tools gave them: `push:{pushToken}`, `gatus:{gatusKey}`. */
+  #aliases = new Map<string, string>();
   #reconciling = Promise.resolve();
 
   constructor(store: Store, cluster: ClusterNode, options: CheckingOptions, version: string) {
@@ -166,6 +168,11 @@ export class Checking {
     return this.#pingKeys.get(`${serverId}/${serviceId}`);
   }
 
+  /** The ping key of the heartbeat with an Uptime Kuma push token or a Gatus key, if one has it. */
+  pingKeyBy(kind: "push" | "gatus", value: string): string | undefined {
+    return this.#aliases.get(`${kind}:${value}`);
+  }
+
   /** The heartbeat a ping key names, if any. */
   heartbeat(pingKey: string): Heartbeat | undefined {
     return this.#heartbeats.get(pingKey);
@@ -190,6 +197,7 @@ export class Checking {
       this.#keepDeadlines(owned);
       this.#heartbeats.clear();
       this.#pingKeys.clear();
+      this.#aliases.clear();
       for (const s of await this.#store.scheduledServices({ heartbeats: true })) this.#addHeartbeat(s);
     });
   }
@@ -213,6 +221,7 @@ export class Checking {
         if (!changed.has(s.key)) continue;
         this.#heartbeats.delete(pingKey);
         this.#pingKeys.delete(`${s.serverId}/${s.serviceId}`);
+        for (const alias of aliasesOf(s)) if (this.#aliases.get(alias) === pingKey) this.#aliases.delete(alias);
       }
       for (const s of await this.#store.scheduledServices({ heartbeats: true, keys: change.started })) this.#addHeartbeat(s);
     });
@@ -221,6 +230,7 @@ export class Checking {
   #addHeartbeat(s: AnyService): void {
     this.#heartbeats.set(pingKeyOf(s), s as Heartbeat);
     this.#pingKeys.set(`${s.serverId}/${s.serviceId}`, pingKeyOf(s));
+    for (const alias of aliasesOf(s)) this.#aliases.set(alias, pingKeyOf(s));
   }
 
   /** Keep the deadlines of the heartbeats among `owned`: a new or changed one is looked at at once. */
@@ -253,3 +263,10 @@ function pingFacts(entry: Entry): Partial<ServiceFacts> | undefined {
 }
 
 const pingKeyOf = (s: AnyService) => (s.check.type === "heartbeat" ? s.check.pingKey! : "");
+
+/** The keys of #aliases a heartbeat has. */
+function aliasesOf(s: AnyService): string[] {
+  if (s.check.type !== "heartbeat") return [];
+  const { pushToken, gatusKey } = s.check;
+  return [...(typeof pushToken === "string" ? [`push:${pushToken}`] : []), ...(gatusKey ? [`gatus:${gatusKey}`] : [])];
+}

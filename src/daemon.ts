@@ -18,6 +18,8 @@ import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
 import { healthchecksRoutes } from "./http/healthchecks-api.ts";
 import { pingRoutes, type PingBuckets } from "./http/ping.ts";
+import { kumaPushRoutes, type CompatContext } from "./http/kuma-push.ts";
+import { gatusExternalRoutes } from "./http/gatus-external.ts";
 import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
@@ -372,6 +374,15 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     return [...writing, cluster.problem(), ...store.problems(), checking.shortage()].filter((p): p is string => p !== undefined);
   };
   let document: Record<string, unknown> | undefined;
+  const compat: CompatContext = {
+    pingKeyBy: (kind, value) => checking.pingKeyBy(kind, value),
+    heartbeat: (pingKey) => {
+      const heartbeat = checking.heartbeat(pingKey);
+      return heartbeat && { serverId: heartbeat.serverId, paused: heartbeat.check.paused };
+    },
+    ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
+    clock,
+  };
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
@@ -386,6 +397,9 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
       },
       pingBuckets,
     ),
+    // Other tools' push URLs: the same pings, found by the address the other tool gave the heartbeat.
+    ...kumaPushRoutes(compat, pingBuckets),
+    ...gatusExternalRoutes(compat, pingBuckets),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
     ...announcementRoutes({ store, now, changed: () => views.changed() }),
     ...reportRoutes({ store, now }),

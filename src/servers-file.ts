@@ -171,9 +171,11 @@ export function withoutDefaults(check: StoredCheck): Record<string, unknown> {
   const read = (doc: Record<string, unknown>) => {
     const parsed = checkInput.safeParse(doc);
     if (!parsed.success) return undefined;
-    // The data layer's defaults for what a document leaves out (rows.ts): notify on, 2 failures (0 for a heartbeat).
+    // The data layer's defaults for what a document leaves out (rows.ts): notify on, 2 failures (0 for a heartbeat),
+    // no push token for a new heartbeat.
     const c = parsed.data as Record<string, unknown>;
-    return { ...c, notify: c.notify ?? true, notifyThreshold: c.notifyThreshold ?? (c.type === "heartbeat" ? 0 : 2) };
+    const heartbeat = c.type === "heartbeat" ? { pushToken: c.pushToken ?? null } : {};
+    return { ...c, notify: c.notify ?? true, notifyThreshold: c.notifyThreshold ?? (c.type === "heartbeat" ? 0 : 2), ...heartbeat };
   };
   const whole = read(check as unknown as Record<string, unknown>);
   let doc: Record<string, unknown> = { ...check };

@@ -77,7 +77,7 @@ for (const engine of engines) {
     const [postgres, resolver, backup, login] = doc["uptime-kuma"].services;
     assert.deepEqual(postgres.check, { type: "tcp", host: "127.0.0.1", port: 5432, intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 0, channels: ["ops-slack"] });
     assert.deepEqual(resolver.check, { type: "dns", name: "example.org", recordType: "MX", server: "127.0.0.1:5353", intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 0 });
-    assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 86400, graceSeconds: 601, paused: true });
+    assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 86400, graceSeconds: 601, pushToken: "Xk2w9QpL0aZb", paused: true });
     assert.deepEqual(login.check.headers, { "x-trace": "1", authorization: `Basic ${Buffer.from("bob:pa$$word").toString("base64")}`, "content-type": "application/json" });
     // Kuma's values are literal: a "${" or "$$" in them is written "$${" and "$$$$", which apply reads back as they were.
     assert.deepEqual([login.check.method, login.check.body, login.check.followRedirects, login.check.verifyTls], ["POST", '{"user":"a","note":"$${literal} $$$"}', false, false]);
@@ -85,7 +85,6 @@ for (const engine of engines) {
       /not carried over: notification "LINE" \(line\): healthd has no channel of this kind/,
       /not carried over: notification "Old pager" \(slack\): it is turned off in Kuma/,
       /not carried over: channel ntfy-imported: left out: \/topic /,
-      /not carried over: monitor "Nightly backup" \(push\): Kuma's push URL/,
       /not carried over: monitor "Router" \(ping\): healthd has no ping check/,
       /not carried over: monitor "Inverted" \(http\): upside-down mode/,
       /not carried over: monitor "Fancy query" \(json-query\): its JSON query "\$sum\(checks\.ok\)" is a JSONata expression/,
@@ -218,7 +217,7 @@ external-endpoints:
     domainWarnDays: 30,
   });
   assert.deepEqual(home.check, { url: "${HOME_URL}/ok", expect: [{ bodyContains: "Welcome", status: ["2xx", "3xx"] }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
-  assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 3600, graceSeconds: 60 });
+  assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 3600, graceSeconds: 60, gatusKey: "core_backup" });
   assert.deepEqual(doc.databases.services[0].check, { type: "tcp", host: "127.0.0.1", port: 6379, expect: [{ maxLatencyMs: 50 }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   assert.deepEqual(doc.gatus.services[1].check, { url: "http://127.0.0.1:1/", intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   assert.deepEqual(doc.gatus.services[0].check, { type: "tcp", host: "127.0.0.1", port: 2222, expect: [{ banner: { contains: "SSH-" } }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2, paused: true });
@@ -228,7 +227,7 @@ external-endpoints:
     /endpoint "front-end": condition "\[DOMAIN_EXPIRATION\] > 720h" became domainWarnDays: 30/,
     /endpoint "front-end": condition "len\(\[BODY\]\.checks\) == 1" is not \[PLACEHOLDER\] OP VALUE/,
     /endpoint "pinger": its url "icmp:\/\/192\.0\.2\.1" is a kind healthd does not check/,
-    /external endpoint "backup": its pushes go to Gatus's/,
+    /external endpoint "backup": its Gatus token does not carry over: .*; its key core_backup does/,
     /endpoint "odd": its interval "every minute" is not a duration such as 30s or 5m; it is checked every 60 s/,
   ]) {
     assert.match(run.stderr, line);

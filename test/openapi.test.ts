@@ -36,6 +36,8 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/api/{version}/checks/{check}/pause",
     "/api/{version}/checks/{check}/pings",
     "/api/{version}/checks/{check}/resume",
+    "/api/push/{pushToken}",
+    "/api/v1/endpoints/{key}/external",
     "/badges/{serverId}/status.svg",
     "/badges/{serverId}/{serviceId}/latency.svg",
     "/badges/{serverId}/{serviceId}/status.svg",

@@ -65,8 +65,8 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
       if (error instanceof PingKeyTaken) {
         const [serverId, serviceId] = error.service.split("/") as [string, string];
         const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
-        const path = `/${serverId}/services/${position}/check/pingKey`;
-        throw refused([`${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`]);
+        const path = `/${serverId}/services/${position}/check/${error.field}`;
+        throw refused([`${parsed.where(path)}: ${path}: ${error.problem()}`]);
       }
       if (error instanceof SecretsMissing) {
         const located = error.paths.map((path) => `${parsed.where(`/channels/${error.channel}${path}`)}: /channels/${error.channel}${path}: is *** with no stored secret to keep; write the secret, or $\${NAME} to read it when a message is sent`);

@@ -56,9 +56,12 @@ const pingQuery = z.looseObject({ rid: z.string().optional().describe("A UUID th
 /** The rate limit's state: a token bucket per known key that pinged lately (its size is a metric). */
 export type PingBuckets = Map<string, { tokens: number; at: number }>;
 
-export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): Route[] {
-  /** Whether `pingKey` may ping now (a token bucket per key; full buckets are forgotten when there are many). */
-  const allowed = (pingKey: string, now: number): boolean => {
+/**
+ * Whether a heartbeat's key may ping now: a token bucket per key, shared by every URL that pings it (full
+ * buckets are forgotten when there are many).
+ */
+export function pingLimiter(buckets: PingBuckets): (pingKey: string, now: number) => boolean {
+  return (pingKey, now) => {
     const bucket = buckets.get(pingKey) ?? { tokens: burst, at: now };
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
     bucket.at = now;
@@ -68,6 +71,10 @@ export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): 
     if (buckets.size > 10_000) for (const [key, b] of buckets) if (b.tokens >= burst - 1) buckets.delete(key);
     return true;
   };
+}
+
+export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): Route[] {
+  const allowed = pingLimiter(buckets);
 
   /** The ping key and signal word a request names: by key, or by name with a token. */
   const target = async (req: Request): Promise<{ key: string | undefined; word: string | undefined }> => {

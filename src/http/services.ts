@@ -324,9 +324,9 @@ export async function refusable<T>(change: Promise<T>, checkPath: (service: stri
     return await change;
   } catch (error) {
     if (error instanceof PingKeyTaken) {
-      const path = `${checkPath(error.service) ?? ""}/pingKey`;
-      const message = `is already the ping key of ${shown(error.owner)}; leave pingKey out and healthd makes a new one`;
-      throw new HttpError(409, `pingKey ${message}`, [{ path, message }]);
+      const path = `${checkPath(error.service) ?? ""}/${error.field}`;
+      const message = error.problem(shown(error.owner));
+      throw new HttpError(409, `${error.field} ${message}`, [{ path, message }]);
     }
     if (error instanceof ChannelsRefused) {
       const errors = error.unknown.map((u) => {

@@ -6,7 +6,7 @@
  * [CERTIFICATE_EXPIRATION]), tcp://, tls:// and ssh:// endpoints ([CONNECTED]), dns endpoints ([DNS_RCODE],
  * [BODY] as an answer), [DOMAIN_EXPIRATION] as domainWarnDays, interval, client timeout, insecure and
  * ignore-redirect, method, headers, body (graphql too), enabled, the first alert's thresholds, and external
- * endpoints with a heartbeat as heartbeats. `${VAR}` stays: apply fills it from the environment, as Gatus did.
+ * endpoints with a heartbeat as heartbeats, with their keys (gatusKey: their URL keeps working). `${VAR}` stays: apply fills it from the environment, as Gatus did.
  */
 import { parse } from "yaml";
 import { clamp, DocumentBuilder, durationSeconds, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
@@ -56,10 +56,24 @@ export function fromGatus(text: string, defaultServer: string): Imported {
       builder.note(`external endpoint ${JSON.stringify(name)}`, "it has no heartbeat.interval, so no deadline a heartbeat could keep; not carried over");
       continue;
     }
-    builder.note(`external endpoint ${JSON.stringify(name)}`, "its pushes go to Gatus's /api/v1/endpoints/{key}/external: point them at the new heartbeat's /ping/KEY");
-    builder.add(place(e), name, { type: "heartbeat", periodSeconds: clamp(period, 1, 31_536_000), graceSeconds: clamp(Math.min(60, period / 10), 1, 3600) }, `external-${i + 1}`);
+    const key = gatusKey(typeof e.group === "string" ? e.group : "", name);
+    builder.note(
+      `external endpoint ${JSON.stringify(name)}`,
+      `its Gatus token does not carry over: the job's Bearer token must be a healthd token that may ping server ${place(e)} (healthd token create NAME --scope ping --servers ${place(e)}); its key ${key} does, so the job's URL (/api/v1/endpoints/${key}/external) stays`,
+    );
+    const check = { type: "heartbeat", periodSeconds: clamp(period, 1, 31_536_000), graceSeconds: clamp(Math.min(60, period / 10), 1, 3600), gatusKey: key };
+    builder.add(place(e), name, check, `external-${i + 1}`);
   }
   return builder.finish({ variables: true });
+}
+
+/**
+ * The key Gatus gives an endpoint (config/key/key.go): GROUP_NAME, each trimmed and lower-cased, with each of
+ * / _ . , space # + & made a dash. Only those eight: `API (v1)` is `api-(v1)`, as Gatus's own tests have it.
+ */
+export function gatusKey(group: string, name: string): string {
+  const clean = (part: string) => part.trim().toLowerCase().replace(/[/_.,# +&]/g, "-");
+  return `${clean(group)}_${clean(name)}`;
 }
 
 /** The parts of a condition: placeholder (upper case), an optional [BODY] path, comparator, value. */

@@ -5,10 +5,12 @@
  *
  * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns and push (heartbeat)
  * monitors; groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
- * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, accepted status codes, redirects, TLS
+ * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, a push
+ * monitor's token (pushToken: its push URL keeps working), accepted status codes, redirects, TLS
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
  * the kinds healthd has channels for become channels, named by the monitors that used them. The rest is noted.
  */
+import { pushTokenPattern } from "../schema/heartbeat.ts";
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 
 /** Kuma's newest migration healthd was written against: a database with later ones is newer than it knows. */
@@ -48,6 +50,8 @@ interface Monitor {
   readonly dnsResolveType: string | null;
   readonly dnsResolveServer: string | null;
   readonly expiryNotification: boolean;
+  /** A push monitor's token: its URL is /api/push/{pushToken}. */
+  readonly pushToken: string | null;
   /** The ids of the notification settings it notifies through. */
   readonly notifications: readonly number[];
 }
@@ -100,6 +104,7 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     dnsResolveType: str(pick("dns_resolve_type", "dnsResolveType")),
     dnsResolveServer: str(pick("dns_resolve_server", "dnsResolveServer")),
     expiryNotification: bool(pick("expiryNotification", "expiry_notification")),
+    pushToken: str(pick("push_token", "pushToken")),
     // A backup lists them on the monitor ({"1": true}); kuma.db in monitor_notification (added by the caller).
     notifications: Object.entries((r.notificationIDList ?? {}) as Record<string, unknown>).filter(([, on]) => bool(on)).map(([id]) => Number(id)),
   };
@@ -241,8 +246,26 @@ function carry(monitors: readonly Monitor[], defaultServer: string, builder: Doc
     const named = m.notifications.flatMap((id) => channels.get(id) ?? []);
     if (check) builder.add(serverOf(m), m.name, named.length > 0 ? { ...check, channels: named } : check, `monitor-${m.id}`);
   }
+  uniquePushTokens(builder);
   for (const [id, server] of Object.entries(builder.servers)) if (server.services.length === 0) delete builder.servers[id];
   return builder.finish();
+}
+
+/** A cloned Kuma monitor keeps its original's push token, and Kuma pings only one of them: so does healthd. */
+function uniquePushTokens(builder: DocumentBuilder): void {
+  const owners = new Map<string, string>();
+  for (const [serverId, server] of Object.entries(builder.servers)) {
+    for (const service of server.services) {
+      const token = service.check.pushToken;
+      if (typeof token !== "string") continue;
+      const owner = owners.get(token);
+      if (owner === undefined) owners.set(token, `${serverId}/${service.id}`);
+      else {
+        service.check.pushToken = true;
+        builder.note(`${serverId}/${service.id}`, `its push token is also ${owner}'s, which keeps it; healthd makes this one a new one (pushToken: true)`);
+      }
+    }
+  }
 }
 
 /** What every kind takes from a monitor: reminders and pause. */
@@ -295,7 +318,9 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       return { type: "dns", name: m.hostname, recordType: m.dnsResolveType ?? "A", ...(at ? { server: at } : {}), ...active(m), ...retries(m, note), ...alerting(m) };
     }
     case "push": {
-      note("Kuma's push URL (/api/push/TOKEN) does not carry over: point the job at the new heartbeat's /ping/KEY (healthd run, or curl)");
+      // The token carries over, so the job's push URL keeps working once its base URL is healthd's.
+      const kept = m.pushToken !== null && pushTokenPattern.test(m.pushToken);
+      if (!kept) note(`its push token is ${m.pushToken === null ? "missing" : "not one healthd takes"}: healthd makes a new one (pushToken: true)`);
       // Kuma looks 1 s after a push's interval has run out (server/model/monitor.js: bufferTime), and from
       // then on every retryInterval (or interval), alerting on the look after maxretries retries. healthd
       // alerts on a heartbeat's first missed deadline (notifyThreshold 0, its default: a further missed
@@ -303,7 +328,7 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       const retryEvery = m.retryInterval > 0 ? m.retryInterval : m.interval;
       const period = clamp(m.interval, 1, 31_536_000);
       const grace = clamp(1 + m.maxretries * retryEvery, 1, 31_536_000);
-      return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, ...alerting(m) };
+      return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, pushToken: kept ? m.pushToken! : true, ...alerting(m) };
     }
     default:
       return void note(`healthd has no ${m.type} check (it has http, tcp, dns and heartbeat); not carried over`);

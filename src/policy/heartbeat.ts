@@ -91,7 +91,7 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
     return step(null, null);
   }
 
-  const { signal, exitCode, body, runId } = run.ping;
+  const { signal, exitCode, body, runId, latencyMs = null } = run.ping;
   if (signal === "start") {
     openRuns[runId ?? ""] = at;
     delete overdueRuns[runId ?? ""]; // a new run of the same id: the old one will not finish as itself
@@ -118,7 +118,7 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
   const ok = errorKind === null;
   const kind = signal === "exit" ? "exit" : signal;
   return step(
-    entry({ ok, kind, errorKind, error, exitCode, body, durationMs, latencyMs: durationMs ?? 0 }),
+    entry({ ok, kind, errorKind, error, exitCode, body, durationMs, latencyMs: latencyMs ?? durationMs ?? 0 }),
     { ok, checkedAt: at, errorKind, error },
     { lastPingAt: at, lastFinishAt: at, missedDueAt: null, lastDurationMs: durationMs ?? before.lastDurationMs },
   );

@@ -7,6 +7,10 @@ import { cron, integer, timezone } from "./common.ts";
 
 const year = 31_536_000;
 
+/** What a push token may be: Kuma makes 32 letters and digits; a few more characters need no escaping in a URL. */
+export const pushTokenPattern = /^[A-Za-z0-9._~-]{1,100}$/;
+const pushTokenRule = "must be an Uptime Kuma push token (1 to 100 letters, digits, or - _ . ~), true to have healthd make one, or null for none";
+
 export const heartbeatFields = {
   periodSeconds: integer(1, year, 86_400).nullable().optional(),
   cron: cron.nullable().optional(),
@@ -19,6 +23,22 @@ export const heartbeatFields = {
     .string()
     .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "must be a UUID in lower case such as 5bf66975-d4c7-4bf5-bcc8-b8d8a82ea278, or left out")
     .optional(),
+  // Uptime Kuma's push token, so its push URL /api/push/{pushToken} keeps working: true makes one (and keeps the
+  // one it has), left out keeps the one it had, null takes it away.
+  pushToken: z
+    .union([z.literal(true), z.string().regex(pushTokenPattern, pushTokenRule)], { error: pushTokenRule })
+    .nullable()
+    .optional(),
+  // Gatus's key of an external endpoint, so /api/v1/endpoints/{gatusKey}/external keeps working.
+  gatusKey: z
+    .string()
+    .min(1, "must not be empty; give the key Gatus built (GROUP_NAME), or null")
+    .max(300, "must be at most 300 characters")
+    .refine((key) => !/[\s/"\\\u0000-\u001f\u007f]/.test(key) && key === key.toLowerCase(), {
+      error: "must be a Gatus key, GROUP_NAME as Gatus makes it (lower case, without spaces, /, \" or \\; such as core_ext-ep-test), or null",
+    })
+    .nullable()
+    .default(null),
 };
 
 type Fields = { periodSeconds?: unknown; cron?: unknown; timezone?: unknown; minRunSeconds?: unknown; maxRunSeconds?: unknown };

@@ -47,7 +47,7 @@ const tables = [
       ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"], ["paused", "boolean"], ["recover_threshold", "integer"],
       ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"], ["locations", "text"], ["quorum", "integer"],
       ["type", "text"], ["probe", "text"], ["ping_key", "text"], ["slow_ms", "integer"], ["notify_slow", "boolean"], ["domain_warn_days", "integer"],
-      ["domain", "text"], ["channels", "text"], ["sla_target", "double precision"],
+      ["domain", "text"], ["channels", "text"], ["sla_target", "double precision"], ["push_token", "text"], ["gatus_key", "text"],
     ],
   }),
   table({

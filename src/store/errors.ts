@@ -20,14 +20,24 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/** A heartbeat's ping key another service has: the write is refused whole. */
+const named = { pingKey: "ping key", pushToken: "push token", gatusKey: "Gatus key" } as const;
+
+/** A heartbeat's ping key (or push token, or Gatus key) another service has: the write is refused whole. */
 export class PingKeyTaken extends Error {
   constructor(
     /** The service written ("serverId/serviceId"), and the one that has the key. */
     readonly service: string,
     readonly owner: string,
+    /** Which of the heartbeat's addresses it is. */
+    readonly field: "pingKey" | "pushToken" | "gatusKey" = "pingKey",
   ) {
-    super(`${service}: that pingKey is already the ping key of ${owner}`);
+    super(`${service}: that ${field} is already the ${named[field]} of ${owner}`);
+  }
+
+  /** What is wrong with the field, and the fix, for a message at its path; `owner` as the reader may see it. */
+  problem(owner = this.owner): string {
+    const fix = { pingKey: "leave pingKey out and healthd makes a new one", pushToken: "set pushToken: true and healthd makes a new one", gatusKey: "give another gatusKey" };
+    return `is already the ${named[this.field]} of ${owner}; ${fix[this.field]}`;
   }
 }
 

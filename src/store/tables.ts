@@ -77,6 +77,10 @@ export interface HttpCheckConfigsTable {
   probe: string | null;
   /** A heartbeat's secret for its ping URLs (unique). */
   ping_key: string | null;
+  /** A heartbeat's Uptime Kuma push token, /api/push/{push_token} (unique). */
+  push_token: string | null;
+  /** A heartbeat's Gatus external-endpoint key, /api/v1/endpoints/{gatus_key}/external (unique). */
+  gatus_key: string | null;
   /** A check passing slower than this many ms is slow (the service degraded); null: never. */
   slow_ms: number | null;
   /** Warn (DOMAIN) when the registration of `domain` expires in fewer days than this. */

@@ -3,7 +3,7 @@
  * change runs in one transaction and leaves the graph of dependsOn whole (the policy says what is wrong with
  * it, and the change is then refused whole), or changes nothing.
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { qualify, sameCheck, type MaintenanceWindow, type Policy, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../model.ts";
 import { planServerChange } from "../server-change.ts";
@@ -11,7 +11,7 @@ import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../errors.ts
 import { channels, checkChannelNames, deleteChannel, putChannel } from "./channels.ts";
 import type { ApplyOptions, ApplyResult, ChannelChange, ServerChange } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { checkFromRow, checkToRow } from "./rows.ts";
+import { checkFromRow, checkToRow, type CheckRow, type HeartbeatKeys } from "./rows.ts";
 import { findService, serverExists } from "./servers.ts";
 
 type Db = Kysely<Tables>;
@@ -192,27 +192,46 @@ async function createService(trx: Db, serverId: string, service: ServiceDocument
     .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, created_at: now, updated_at: now })
     .returning("key")
     .executeTakeFirstOrThrow();
-  await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, await pingKeyFor(trx, key, `${serverId}/${service.id}`, service, null))).execute();
+  await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, await keysFor(trx, key, `${serverId}/${service.id}`, service))).execute();
   return key;
 }
 
 /**
- * A heartbeat's ping key: the one its document gives (no other service may have it), else the one it had,
- * else a new one. Undefined for another kind of check.
+ * A heartbeat's addresses: its ping key, the one its document gives (no other service may have it), else the
+ * one it had, else a new one; its push token likewise (true: the one it had, else a new one; null: none); its
+ * Gatus key as given. Undefined for another kind of check.
  */
-async function pingKeyFor(trx: Db, key: number, name: string, service: ServiceDocument, stored: string | null): Promise<string | undefined> {
-  if (service.check.type !== "heartbeat") return undefined;
-  const wanted = service.check.pingKey;
-  if (wanted === undefined) return stored ?? randomUUID();
-  const other = await trx
-    .selectFrom("http_check_configs as c")
-    .innerJoin("services as s", "s.key", "c.service_key")
-    .select(["s.server_id", "s.id"])
-    .where("c.ping_key", "=", wanted)
-    .where("c.service_key", "!=", key)
-    .executeTakeFirst();
-  if (other) throw new PingKeyTaken(name, `${other.server_id}/${other.id}`);
-  return wanted;
+async function keysFor(trx: Db, key: number, name: string, service: ServiceDocument, stored: Partial<Pick<CheckRow, "ping_key" | "push_token">> = {}): Promise<HeartbeatKeys | undefined> {
+  const check = service.check;
+  if (check.type !== "heartbeat") return undefined;
+  const pushToken = check.pushToken === true ? (stored.push_token ?? newPushToken()) : check.pushToken === undefined ? (stored.push_token ?? null) : check.pushToken;
+  const keys = { pingKey: check.pingKey ?? stored.ping_key ?? randomUUID(), pushToken, gatusKey: check.gatusKey };
+  // Each is unique: one the document gives is refused whole when another service has it (one kept is this
+  // service's, one made is new: neither is looked up, so a large apply asks nothing more of a plain heartbeat).
+  const columns = { pingKey: "ping_key", pushToken: "push_token", gatusKey: "gatus_key" } as const;
+  const given = { pingKey: check.pingKey, pushToken: typeof check.pushToken === "string" ? check.pushToken : undefined, gatusKey: check.gatusKey ?? undefined };
+  for (const field of ["pingKey", "pushToken", "gatusKey"] as const) {
+    const value = given[field];
+    if (value === undefined) continue;
+    const other = await trx
+      .selectFrom("http_check_configs as c")
+      .innerJoin("services as s", "s.key", "c.service_key")
+      .select(["s.server_id", "s.id"])
+      .where(`c.${columns[field]}`, "=", value)
+      .where("c.service_key", "!=", key)
+      .executeTakeFirst();
+    if (other) throw new PingKeyTaken(name, `${other.server_id}/${other.id}`, field);
+  }
+  return keys;
+}
+
+/** A new push token as Uptime Kuma makes them: 32 letters and digits. */
+function newPushToken(): string {
+  const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  // 248 is the largest multiple of 62 below 256: bytes above it are dropped, so every letter is as likely.
+  let token = "";
+  while (token.length < 32) for (const byte of randomBytes(48)) if (byte < 248 && token.length < 32) token += letters[byte % 62];
+  return token;
 }
 
 /** Write a kept service's check again; answers the fields that changed (name included) and whether its check did. */
@@ -226,8 +245,8 @@ async function rewriteService(
 ): Promise<{ fields: string[]; checkChanged: boolean }> {
   const before = await trx.deleteFrom("http_check_configs").where("service_key", "=", key).returningAll().executeTakeFirst();
   // Written again whole: the schema fills what the document leaves out, so compare what was stored.
-  const pingKey = await pingKeyFor(trx, key, name, service, before?.ping_key ?? null);
-  const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, pingKey)).returningAll().executeTakeFirstOrThrow();
+  const keys = await keysFor(trx, key, name, service, before);
+  const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, keys)).returningAll().executeTakeFirstOrThrow();
   const fields = changedFields(before && checkFromRow(before), checkFromRow(after));
   const checkChanged = fields.length > 0;
   if (renamed) fields.unshift("name");

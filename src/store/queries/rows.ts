@@ -63,10 +63,13 @@ function alertingFromRow(row: CheckRow) {
 
 export function checkFromRow(row: CheckRow): StoredCheck {
   if (row.type === "heartbeat") {
-    const probe = JSON.parse(row.probe!) as Omit<HeartbeatCheck, "type" | "pingKey" | keyof ReturnType<typeof alertingFromRow>>;
+    const probe = JSON.parse(row.probe!) as Omit<HeartbeatCheck, "type" | keyof HeartbeatKeys | keyof ReturnType<typeof alertingFromRow>>;
     // In the order a reader expects them, whatever order the JSON kept.
     const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds } = probe;
-    return { type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, pingKey: row.ping_key!, ...alertingFromRow(row) };
+    return {
+      type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds,
+      pingKey: row.ping_key!, pushToken: row.push_token, gatusKey: row.gatus_key, ...alertingFromRow(row),
+    };
   }
   const active = {
     intervalSeconds: row.interval_seconds,
@@ -110,11 +113,18 @@ export function checkFromRow(row: CheckRow): StoredCheck {
   };
 }
 
+/** A heartbeat's addresses as stored: its ping key, and those other tools gave it (null: none). */
+export interface HeartbeatKeys {
+  readonly pingKey: string;
+  readonly pushToken: string | null;
+  readonly gatusKey: string | null;
+}
+
 /**
  * The columns of a check, as written. Absent notify settings are left out: the schema's defaults fill them,
- * but for a heartbeat's threshold, 0 (a daily backup cannot wait a day). `pingKey`: a heartbeat's, as kept.
+ * but for a heartbeat's threshold, 0 (a daily backup cannot wait a day). `keys`: a heartbeat's addresses, as kept.
  */
-export function checkToRow(key: number, check: Check, pingKey?: string) {
+export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
   const alerting = {
     service_key: key,
     ...(check.notify === undefined ? {} : { notify: check.notify }),
@@ -127,14 +137,16 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
     sla_target: check.slaTarget,
   };
   if (check.type === "heartbeat") {
-    const { type, pingKey: _, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, channels, slaTarget, ...probe } = check;
+    const { type, pingKey: _, pushToken: _p, gatusKey: _g, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, channels, slaTarget, ...probe } = check;
     // The columns of an http check, which a heartbeat has none of, hold what means nothing.
     return {
       ...alerting,
       notify_threshold: notifyThreshold ?? 0,
       type,
       probe: JSON.stringify(probe),
-      ping_key: pingKey ?? null,
+      ping_key: keys?.pingKey ?? null,
+      push_token: keys?.pushToken ?? null,
+      gatus_key: keys?.gatusKey ?? null,
       url: "",
       method: "GET",
       headers: "{}",
@@ -159,6 +171,8 @@ export function checkToRow(key: number, check: Check, pingKey?: string) {
     ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
     type: check.type,
     ping_key: null,
+    push_token: null,
+    gatus_key: null,
     interval_seconds: check.intervalSeconds,
     cron: check.cron,
     timeout_ms: check.timeoutMs,
