@@ -15,7 +15,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
-import { channelDocument } from "../src/schema/channel.ts";
+import { channelDocument } from "../src/domain/schema/channel.ts";
 import { open } from "../test/support/raw.ts";
 import { benchDatabase } from "./database.ts";
 import { listening, rssMb } from "./proc.ts";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { serverDocument, type ServerDocument } from "../src/schema/index.ts";
+import { serverDocument, type ServerDocument } from "../src/domain/schema/index.ts";
 import { open } from "../test/support/raw.ts";
 import { fixed, median } from "./stats.ts";
 

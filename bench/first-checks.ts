@@ -81,8 +81,8 @@ function line(reports: Report[]): string {
 async function measure(mode: Mode, port: number): Promise<Report> {
   const root = process.env.ROOT ?? fileURLToPath(new URL("..", import.meta.url));
   const { probe } = await import(`${root}/src/checks/probe.ts`);
-  const { systemClock } = await import(`${root}/src/clock.ts`);
-  const { serverDocument } = await import(`${root}/src/schema/index.ts`);
+  const { systemClock } = await import(`${root}/src/platform/clock.ts`);
+  const { serverDocument } = await import(`${root}/src/domain/schema/index.ts`);
   const { open } = await import(`${root}/test/support/raw.ts`);
   const per = Number(process.env.PER ?? 5);
   const checks = ranges.at(-1)![1];

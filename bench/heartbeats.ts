@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "kysely";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { open } from "../test/support/raw.ts";
 import { cpuSeconds, listening, rssMb, wakeUps } from "./proc.ts";
 import { fixed, median, percentile } from "./stats.ts";

@@ -5,7 +5,7 @@
  * and b (no DFA fits it, so every byte steps every state), where RegExp is fast and (A+)+B the reverse.
  * Environment: RUNS (51).
  */
-import { compilePattern } from "../src/checks/pattern.ts";
+import { compilePattern } from "../src/domain/pattern.ts";
 import { fixed, median } from "./stats.ts";
 
 const runs = Number(process.env.RUNS ?? 51);

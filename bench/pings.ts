@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { sql } from "kysely";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { KyselyStore } from "../src/store/kysely-store.ts";
 import { open } from "../test/support/raw.ts";
 import { benchDatabase } from "./database.ts";

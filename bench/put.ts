@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { open } from "../test/support/raw.ts";
 import { benchDatabase } from "./database.ts";
 import { listening } from "./proc.ts";

@@ -2,7 +2,7 @@
  * npm run bench:sparse — what a daemon of a few long-interval checks costs between them: COUNT (10) HTTP
  * services at INTERVAL (300) s against a local target, CPU as a share of one core and wake-ups (voluntary
  * context switches of all its threads) per second over SECONDS (90) after WARMUP (15) s. A daemon whose next
- * check is minutes away should sleep until shortly before it, not tick every second (src/tick.ts's Alarm).
+ * check is minutes away should sleep until shortly before it, not tick every second (src/platform/tick.ts's Alarm).
  * BIN names one or more builds, comma-separated (default this checkout's), measured alternating, ROUNDS (3)
  * times each; each prints its median. Load goes to 127.0.0.1 only.
  */

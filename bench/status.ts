@@ -15,8 +15,8 @@
  */
 import { fork, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
-import { serverDocument } from "../src/schema/index.ts";
+import { nextRun, scheduleOf } from "../src/domain/schedule.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { open, rawQuery } from "../test/support/raw.ts";
 import { request } from "undici";
 import { brotliDecompressSync } from "node:zlib";

@@ -13,12 +13,12 @@
  * BENCH_PG (postgres://postgres@127.0.0.1:5432/, where a database is created and dropped).
  */
 import { performance } from "node:perf_hooks";
-import type { CheckResult } from "../src/model.ts";
-import type { CheckRun } from "../src/batch.ts";
-import { systemClock } from "../src/clock.ts";
-import { silentLogger } from "../src/log.ts";
-import { Retention } from "../src/retention.ts";
-import { serverDocument } from "../src/schema/index.ts";
+import type { CheckResult } from "../src/domain/model.ts";
+import type { CheckRun } from "../src/domain/batch.ts";
+import { systemClock } from "../src/platform/clock.ts";
+import { silentLogger } from "../src/platform/log.ts";
+import { Retention } from "../src/runtime/retention.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { open, rawQuery } from "../test/support/raw.ts";
 import type { Store } from "../src/store/store.ts";
 import { benchDatabase } from "./database.ts";

@@ -5,15 +5,15 @@
  *
  * Requests to /svc/{serverId}/{serviceId}?i={intervalSeconds} also measure scheduling lag from outside the
  * daemon: arrival time minus the planned time, which the bench knows because the plan is a pure function of
- * the service's identity (src/scheduler/plan.ts). A run may start a little early to share a wake-up
- * (src/scheduler/scheduler.ts): such an arrival has a negative lag. The parent asks for the lags with
+ * the service's identity (src/domain/schedule.ts). A run may start a little early to share a wake-up
+ * (src/runtime/scheduler/scheduler.ts): such an arrival has a negative lag. The parent asks for the lags with
  * {lags: true}, and for the number of requests since it last asked with {count: true}.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { nextRun, scheduleOf } from "../src/scheduler/plan.ts";
-import { earlyWindowMs } from "../src/tick.ts";
+import { nextRun, scheduleOf } from "../src/domain/schedule.ts";
+import { earlyWindowMs } from "../src/platform/tick.ts";
 
 const body = Buffer.from('{"status":"up"}');
 let lags: number[] = [];

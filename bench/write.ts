@@ -23,10 +23,10 @@
 import Database from "better-sqlite3";
 import { statSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import type { CheckRun } from "../src/batch.ts";
+import type { CheckRun } from "../src/domain/batch.ts";
 import { hourMs } from "../src/policy/rollup.ts";
 import { add } from "../src/policy/sketch.ts";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { sketchToJson } from "../src/store/queries/rows.ts";
 import { KyselyStore } from "../src/store/kysely-store.ts";
 import type { SqliteBackend } from "../src/store/sqlite/backend.ts";

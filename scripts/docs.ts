@@ -12,12 +12,12 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { program } from "../src/cli/program.ts";
 import { startDaemon } from "../src/daemon.ts";
-import { silentLogger } from "../src/log.ts";
-import { channelDocument } from "../src/schema/channel.ts";
-import { dnsAlternative } from "../src/schema/dns.ts";
-import { alternative as httpAlternative } from "../src/schema/http.ts";
-import { kinds, serverDocument } from "../src/schema/index.ts";
-import { tcpAlternative } from "../src/schema/tcp.ts";
+import { silentLogger } from "../src/platform/log.ts";
+import { channelDocument } from "../src/domain/schema/channel.ts";
+import { dnsAlternative } from "../src/domain/schema/dns.ts";
+import { alternative as httpAlternative } from "../src/domain/schema/http.ts";
+import { kinds, serverDocument } from "../src/domain/schema/index.ts";
+import { tcpAlternative } from "../src/domain/schema/tcp.ts";
 
 type JsonSchema = Record<string, any>;
 
@@ -105,7 +105,7 @@ const refName = (schema: JsonSchema | undefined) => (typeof schema?.$ref === "st
 // ---- the documents' fields
 
 function configPage(): string {
-  let page = generated("the zod schemas (src/schema/)") + "# Configuration reference\n\n";
+  let page = generated("the zod schemas (src/domain/schema/)") + "# Configuration reference\n\n";
   page +=
     "Every field of the documents healthd accepts, through `PUT /servers/{id}`, `healthd apply` and `healthd import`: " +
     "its type, its default and its bounds, as the schemas that validate them say. A check without `type` is an http check.\n";

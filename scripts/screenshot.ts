@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { open, rawQuery } from "../test/support/raw.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));

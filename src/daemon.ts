@@ -6,10 +6,10 @@
  */
 import { EventEmitter } from "node:events";
 import { hostname } from "node:os";
-import { Checking } from "./checking.ts";
-import { systemClock, type Clock } from "./clock.ts";
-import { ClusterNode } from "./cluster/node.ts";
-import { defaults, UsageError } from "./config.ts";
+import { Checking } from "./runtime/checking.ts";
+import { systemClock, type Clock } from "./platform/clock.ts";
+import { ClusterNode } from "./runtime/cluster/node.ts";
+import { defaults, UsageError } from "./platform/config.ts";
 import { authenticator, describeAccess, isLoopback, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { announcementRoutes } from "./http/announcements.ts";
@@ -28,74 +28,28 @@ import { sessionRoutes, signInPage } from "./http/session.ts";
 import { tokenRoutes } from "./http/tokens.ts";
 import { listenFirst } from "./http/server.ts";
 import { systemRoutes } from "./http/system.ts";
-import type { Logger } from "./log.ts";
-import { createMetrics } from "./metrics.ts";
-import type { Entry, ScheduleChange, ScheduledService } from "./model.ts";
-import type { IncidentChange } from "./batch.ts";
+import type { Logger } from "./platform/log.ts";
+import { createMetrics } from "./runtime/metrics.ts";
+import type { Entry, ScheduleChange, ScheduledService } from "./domain/model.ts";
 import { Delivery, type Outcome } from "./notify/delivery.ts";
 import { ChannelDirectory } from "./notify/channels.ts";
 import { channelRoutes } from "./http/channels.ts";
 import type { SendResult } from "./notify/outgoing.ts";
-import { ntfyPublisher, type NtfyOptions } from "./notify/ntfy.ts";
+import { ntfyPublisher } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
-import { duration } from "./policy/message.ts";
-import { outageMs } from "./policy/outage.ts";
-import type { Recorded } from "./recorder.ts";
-import { Retention } from "./retention.ts";
-import { shippedBootstrap, type Bootstrap } from "./domains/rdap.ts";
-import { DomainWatcher } from "./domains/watcher.ts";
+import type { Recorded } from "./runtime/recorder.ts";
+import { Retention } from "./runtime/retention.ts";
+import { shippedBootstrap } from "./runtime/domain-expiry/rdap.ts";
+import { DomainWatcher } from "./runtime/domain-expiry/watcher.ts";
 import { openStore } from "./store/open.ts";
 import type { Notification, Store } from "./store/store.ts";
-import { Alarm, Tick, type SharedTick } from "./tick.ts";
-import { version } from "./version.ts";
+import { Tick } from "./platform/tick.ts";
+import { coalesced } from "./runtime/coalesced.ts";
+import { logIncident, watchProblems } from "./runtime/daemon-log.ts";
+import { version } from "./platform/version.ts";
+import type { DaemonOptions } from "./daemon-options.ts";
 
-export interface DaemonOptions {
-  /** A SQLite file or a PostgreSQL URL; created (a file) and migrated when needed. */
-  readonly db: string;
-  readonly host: string;
-  /** 0 picks a free port; `Daemon.url` tells which. */
-  readonly port: number;
-  readonly log: Logger;
-  /** At most this many checks run at once. Default 256. */
-  readonly maxInFlight?: number;
-  /** At most this many API connections are open at once. Default 256. */
-  readonly maxConnections?: number;
-  /** Where notifications go. */
-  readonly ntfy: NtfyOptions & {
-    /** The topic of services without `notifyTopic`; none means such notifications are kept as unsent. */
-    readonly topic?: string | undefined;
-  };
-  /** First retry delay of a failed notification. Default 1000 ms. */
-  readonly notifyRetryBaseMs?: number;
-  /** A delivery still failing this long after its notification was written is given up. Default 24 h. */
-  readonly notifyGiveUpAfterMs?: number;
-  /** Entries older than this many days are deleted. Default 30. */
-  readonly retentionDays?: number;
-  /** Hourly rollups older than this many days are deleted. Default 365. */
-  readonly rollupRetentionDays?: number;
-  /** When set, every endpoint but GET /healthz needs `Authorization: Bearer <token>`. */
-  readonly token?: string | undefined;
-  /** Listen on a non-loopback address without a token (refused otherwise). Default false. */
-  readonly allowNoToken?: boolean;
-  /** /status, /status.json and /badges answer without the token, and show no URL or error text. Default false. */
-  readonly publicStatus?: boolean;
-  /** This node's name among the nodes sharing the database. Default: the host name. */
-  readonly node?: string;
-  /** Where this node probes from. Default "default". */
-  readonly location?: string;
-  /** A node not heard from for this long is dead and its checks are taken over. Default 15 s. */
-  readonly leaseMs?: number;
-  /** What the time is. Default the system's. */
-  readonly clock?: Clock;
-  /** Which RDAP server answers for each TLD (--rdap-bootstrap). Default IANA's file, shipped with healthd. */
-  readonly rdapBootstrap?: Bootstrap;
-  /** Where notifications of services that name no channel go (serve --channel); shared with the cluster. Default: ntfy. */
-  readonly channels?: readonly string[];
-  /** Where people reach this daemon (serve --public-url), for the status page link in notifications. */
-  readonly publicUrl?: string;
-  /** The environment `${NAME}`s in channels are read from. Default process.env. */
-  readonly env?: NodeJS.ProcessEnv;
-}
+export type { DaemonOptions } from "./daemon-options.ts";
 
 export interface DaemonEvents {
   /** A PUT or DELETE changed which checks run; the scheduler has already followed it. */
@@ -436,63 +390,4 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
       await store.close();
     },
   };
-}
-
-/**
- * Changes followed one at a time by `work`: those that come while it runs are merged and followed once after
- * it. A change that does not say what it changed (undefined) stands for any.
- */
-function coalesced(work: (change: ScheduleChange | undefined) => Promise<void>, onError: (error: unknown) => void) {
-  let running: Promise<void> | undefined;
-  let pending: ScheduleChange | "any" | undefined;
-  const merge = (a: typeof pending, b: ScheduleChange | undefined): typeof pending =>
-    a === "any" || b === undefined ? "any" : a === undefined ? b : { started: [...a.started, ...b.started], stopped: [...a.stopped, ...b.stopped] };
-  const start = (): void => {
-    const next = pending;
-    pending = undefined;
-    running = work(next === "any" ? undefined : next)
-      .catch(onError)
-      .finally(() => {
-        running = undefined;
-        if (pending !== undefined) start();
-      });
-  };
-  const run = (change?: ScheduleChange): void => {
-    pending = merge(pending, change);
-    if (!running) start();
-  };
-  return { run, settled: async () => { while (running) await running; } };
-}
-
-/**
- * What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
- * asked; this says it in the log as soon as it is seen, once, and again when it is over.
- */
-function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick): () => void {
-  let known = new Set<string>();
-  // Every five seconds is soon enough for a log line, up to two seconds early with a wake-up that comes anyway.
-  const alarm = new Alarm(clock, () => {
-    const now = new Set(store.problems());
-    for (const problem of now) if (!known.has(problem)) log.error("the database needs attention", { problem });
-    for (const problem of known) if (!now.has(problem)) log.info("the database problem is over", { problem });
-    known = now;
-    arm();
-  }, tick);
-  const arm = () => {
-    const now = clock.now();
-    alarm.set(now + 5000, now + 3000);
-  };
-  arm();
-  return () => alarm.clear();
-}
-
-/** Every incident opened and closed goes to the log, with or without ntfy. */
-function logIncident(log: Logger, service: ScheduledService, incident: IncidentChange, silenced: boolean): void {
-  // Each line says when the incident started: its first failed check, from which its duration counts.
-  const fields = { server: service.serverId, service: service.serviceId, incident: incident.id, error: incident.error, startedAt: new Date(incident.startedAt).toISOString() };
-  if (incident.opened) log.warn("incident opened", { ...fields, ...(silenced ? { silenced: true } : {}) });
-  if (incident.closedAt !== null) {
-    // Down for as long as the RECOVERED says: from its first failed check (its startedAt), not from its opening.
-    log.info("incident closed", { ...fields, failures: incident.failures, duration: duration(outageMs(incident, incident.closedAt)) });
-  }
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { UsageError } from "../src/config.ts";
+import { UsageError } from "../src/platform/config.ts";
 import { runHealthd, serveHealthd } from "./support/cli.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { tempDbPath, tempDir } from "./support/temp.ts";
@@ -36,7 +36,7 @@ test("a non-loopback address without a token is refused, with the way out in the
     (error: Error) => error instanceof UsageError && /--token, --token-file or HEALTHD_TOKEN/.test(error.message) && /--allow-no-token/.test(error.message),
   );
   const lines: string[] = [];
-  const { createLogger } = await import("../src/log.ts");
+  const { createLogger } = await import("../src/platform/log.ts");
   const d = await testDaemon(t, { host: "0.0.0.0", allowNoToken: true, log: createLogger({ write: (l) => lines.push(l) }) });
   assert.ok(lines.some((l) => /WITHOUT A TOKEN/.test(l)));
   assert.equal((await fetch(d.url.replace("0.0.0.0", "127.0.0.1") + "/healthz")).status, 200);

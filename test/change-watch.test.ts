@@ -8,7 +8,7 @@ import type { FSWatcher } from "node:fs";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { watchChanges } from "../src/store/sqlite/change-watch.ts";
-import type { Pulse } from "../src/tick.ts";
+import type { Pulse } from "../src/platform/tick.ts";
 import { until } from "./support/events.ts";
 import { open, rawQuery } from "./support/raw.ts";
 import { tempDbPath } from "./support/temp.ts";

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { test, type TestContext } from "node:test";
 import type { CheckDone } from "../src/daemon.ts";
 import { flipDicts, hcStatus, hcTime } from "../src/http/healthchecks-map.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/platform/log.ts";
 import { shownStatuses } from "../src/status/shown.ts";
 import { engines, type TestEngine } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { Outcome } from "../src/model.ts";
-import { serverDocument } from "../src/schema/index.ts";
-import { parseServersFile, renderServersFile } from "../src/servers-file.ts";
+import type { Outcome } from "../src/domain/model.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
+import { parseServersFile, renderServersFile } from "../src/cli/servers-file.ts";
 import type { Store } from "../src/store/store.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
 import { notifications, open } from "./support/raw.ts";

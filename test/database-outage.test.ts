@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CheckDone } from "../src/daemon.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/platform/log.ts";
 import { testDatabase } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { nextEvent, until } from "./support/events.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { evaluate, type Observation } from "../src/checks/expect.ts";
-import { parseJsonPath, resolveJsonPath } from "../src/checks/jsonpath.ts";
-import type { Alternative } from "../src/model.ts";
+import { parseJsonPath, resolveJsonPath } from "../src/domain/jsonpath.ts";
+import type { Alternative } from "../src/domain/model.ts";
 
 const day = 86_400_000;
 const response = (more: Partial<Observation> = {}): Observation => ({

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/platform/log.ts";
 import { runHealthd } from "./support/cli.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { testDatabase } from "./support/databases.ts";

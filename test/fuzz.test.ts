@@ -8,8 +8,8 @@ import { fork } from "node:child_process";
 import { once } from "node:events";
 import { test } from "node:test";
 import fc from "fast-check";
-import { parseHttpUrl, parsePort, parsePositiveInt, parseTopic, UsageError } from "../src/config.ts";
-import { parseServersFile } from "../src/servers-file.ts";
+import { parseHttpUrl, parsePort, parsePositiveInt, parseTopic, UsageError } from "../src/platform/config.ts";
+import { parseServersFile } from "../src/cli/servers-file.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
 

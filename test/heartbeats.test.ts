@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { serviceViews } from "../src/http/views.ts";
-import type { CheckRun, Ping } from "../src/batch.ts";
-import { serverDocument } from "../src/schema/index.ts";
+import type { CheckRun, Ping } from "../src/domain/batch.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import type { Store } from "../src/store/store.ts";
 import { engines, testDatabase } from "./support/databases.ts";
 import { notifications, open } from "./support/raw.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { initialState, type IncidentState } from "../src/model.ts";
+import { initialState, type IncidentState } from "../src/domain/model.ts";
 import { certWarning, transition, type AlertFacts, type AlertSettings } from "../src/policy/incident.ts";
 import { duration, renderCertWarning, renderNotification } from "../src/policy/message.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { migrationNames } from "../src/store/migrate.ts";
 import type { KyselyStore } from "../src/store/kysely-store.ts";
 import { notifications, open as openStore, rawQuery } from "./support/raw.ts";

@@ -8,7 +8,7 @@ import {
   initialState,
   type Outcome,
   type Rollup,
-} from "../src/model.ts";
+} from "../src/domain/model.ts";
 import {
   type BatchFacts,
   type CheckRun,
@@ -19,9 +19,10 @@ import {
   type ServiceRecord,
   type SilenceSpan,
   type Upstream,
-} from "../src/batch.ts";
+} from "../src/domain/batch.ts";
 import { decide } from "../src/policy/decide.ts";
-import { admits, noRoutes, type Routes } from "../src/policy/route.ts";
+import { admits, noRoutes } from "../src/policy/route.ts";
+import type { Routes } from "../src/domain/notification.ts";
 
 const t0 = Date.parse("2026-11-23T10:00:00Z");
 const fail = (at: number, error = "status 503"): Outcome => ({ ok: false, status: 503, latencyMs: 12, matched: null, errorKind: "status", error, checkedAt: at });

@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { Outcome } from "../src/model.ts";
-import { systemClock } from "../src/clock.ts";
-import { silentLogger } from "../src/log.ts";
-import { Recorder } from "../src/recorder.ts";
-import { serverDocument } from "../src/schema/index.ts";
+import type { Outcome } from "../src/domain/model.ts";
+import { systemClock } from "../src/platform/clock.ts";
+import { silentLogger } from "../src/platform/log.ts";
+import { Recorder } from "../src/runtime/recorder.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { notifications, open, rawQuery } from "./support/raw.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
 

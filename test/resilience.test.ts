@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
-import type { ScheduledService } from "../src/model.ts";
+import type { ScheduledService } from "../src/domain/model.ts";
 import type { CheckDone } from "../src/daemon.ts";
 import { rawQuery } from "./support/raw.ts";
 import { serveHealthd } from "./support/cli.ts";
@@ -28,7 +28,7 @@ interface Outage {
   start(t: TestContext, log: (line: string) => void): Promise<{ d: TestDaemon; refuse(): Promise<void>; allow(): Promise<void> }>;
 }
 
-const logger = async (write: (line: string) => void) => (await import("../src/log.ts")).createLogger({ level: "warn", write });
+const logger = async (write: (line: string) => void) => (await import("../src/platform/log.ts")).createLogger({ level: "warn", write });
 
 const outages: Outage[] = [
   {

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { silentLogger } from "../src/log.ts";
-import { hash, nextRun, scheduleOf } from "../src/scheduler/plan.ts";
-import { Scheduler } from "../src/scheduler/scheduler.ts";
-import type { ScheduledService } from "../src/scheduler/scheduler.ts";
-import { Alarm, Tick } from "../src/tick.ts";
-import { systemClock } from "../src/clock.ts";
+import { silentLogger } from "../src/platform/log.ts";
+import { hash, nextRun, scheduleOf } from "../src/domain/schedule.ts";
+import { Scheduler } from "../src/runtime/scheduler/scheduler.ts";
+import type { ScheduledService } from "../src/runtime/scheduler/scheduler.ts";
+import { Alarm, Tick } from "../src/platform/tick.ts";
+import { systemClock } from "../src/platform/clock.ts";
 import { FakeClock, fakeTick } from "./support/clock.ts";
 import { until } from "./support/events.ts";
 

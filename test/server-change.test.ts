@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { planServerChange } from "../src/store/server-change.ts";
 
 const check = { url: "http://127.0.0.1:9/" };

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import { systemClock } from "../src/clock.ts";
-import { silentLogger } from "../src/log.ts";
-import { Retention } from "../src/retention.ts";
+import { systemClock } from "../src/platform/clock.ts";
+import { silentLogger } from "../src/platform/log.ts";
+import { Retention } from "../src/runtime/retention.ts";
 import { add, quantile, type Sketch } from "../src/policy/sketch.ts";
 import { compiledOnce } from "../src/store/queries/compiled.ts";
 import { sketchFromJson, sketchToJson } from "../src/store/queries/rows.ts";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import { open, rawQuery } from "./support/raw.ts";
 import type { CheckDone } from "../src/daemon.ts";
 import { engines, testDatabase } from "./support/databases.ts";

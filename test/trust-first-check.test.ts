@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { CheckDone } from "../src/daemon.ts";
-import { silentLogger } from "../src/log.ts";
-import { hash } from "../src/scheduler/plan.ts";
-import { Scheduler, type ScheduledService } from "../src/scheduler/scheduler.ts";
+import { silentLogger } from "../src/platform/log.ts";
+import { hash } from "../src/domain/schedule.ts";
+import { Scheduler, type ScheduledService } from "../src/runtime/scheduler/scheduler.ts";
 import { FakeClock } from "./support/clock.ts";
 import { engines } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";

@@ -7,16 +7,17 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { HeartbeatTiming, HeartbeatProgress, ServiceFacts, ServiceRecord } from "../src/batch.ts";
+import type { HeartbeatTiming, ServiceFacts, ServiceRecord } from "../src/domain/batch.ts";
+import type { HeartbeatProgress } from "../src/domain/model.ts";
 import { storedRows } from "../src/cli/tail.ts";
 import { fold, status } from "../src/cli/tail-view.tsx";
-import { createLogger } from "../src/log.ts";
-import { initialState, type Outcome } from "../src/model.ts";
+import { createLogger } from "../src/platform/log.ts";
+import { initialState, type Outcome } from "../src/domain/model.ts";
 import { decide } from "../src/policy/decide.ts";
 import { heartbeatStep } from "../src/policy/heartbeat.ts";
 import { noRoutes } from "../src/policy/route.ts";
 import { duration } from "../src/policy/message.ts";
-import { serverDocument } from "../src/schema/index.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
 import type { KyselyStore } from "../src/store/kysely-store.ts";
 import { engines, testDatabase } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";

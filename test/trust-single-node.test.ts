@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { CheckDone } from "../src/daemon.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/platform/log.ts";
 import { engines, testDatabase } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { nextEvent } from "./support/events.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import { serverDocument, serviceDocument } from "../src/schema/index.ts";
+import { serverDocument, serviceDocument } from "../src/domain/schema/index.ts";
 import type { Store } from "../src/store/store.ts";
 import { engines, testDatabase, type TestEngine } from "./support/databases.ts";
 import { open } from "./support/raw.ts";

@@ -8,14 +8,14 @@ import { createSocket } from "node:dgram";
 import { getServers } from "node:dns";
 import { isIP } from "node:net";
 import dnsPacket, { type Answer, type DecodedPacket } from "dns-packet";
-import { systemClock } from "../clock.ts";
-import type { DnsCheck, Outcome } from "../model.ts";
-import { parseServer } from "../schema/dns.ts";
+import { systemClock } from "../platform/clock.ts";
+import type { DnsCheck, Outcome } from "../domain/model.ts";
+import { parseServer } from "../domain/schema/dns.ts";
 import { connect } from "./connect.ts";
 import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
-import { compilePattern } from "./pattern.ts";
+import { compilePattern } from "../domain/pattern.ts";
 import { onStop } from "./stopping.ts";
 
 export type DnsRequest = Pick<DnsCheck, "name" | "recordType" | "server" | "expect" | "timeoutMs">;

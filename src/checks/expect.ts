@@ -3,9 +3,9 @@
  * alternative held, or why none did. No clock, network or state: the controller hands in every fact. User
  * patterns run on a linear-time engine (pattern.ts), compiled once per alternative.
  */
-import type { Alternative, ErrorKind } from "../model.ts";
-import { parseJsonPath, resolveJsonPath } from "./jsonpath.ts";
-import { compilePattern, type Pattern } from "./pattern.ts";
+import type { Alternative, ErrorKind } from "../domain/model.ts";
+import { parseJsonPath, resolveJsonPath } from "../domain/jsonpath.ts";
+import { compilePattern, type Pattern } from "../domain/pattern.ts";
 
 /** What a checked server answered, as the evaluator needs it. */
 export interface Observation {

@@ -2,7 +2,7 @@
  * How every kind of active check fails on the way to its target: an error kind and a sentence a sysadmin can
  * act on, from what the socket, the resolver or TLS threw. Shared by the http, tcp and dns controllers.
  */
-import type { ErrorKind } from "../model.ts";
+import type { ErrorKind } from "../domain/model.ts";
 
 /** A failure with its kind, thrown inside a controller and turned into a result at its edge. */
 export class CheckFailure extends Error {

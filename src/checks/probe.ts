@@ -1,5 +1,5 @@
 /** The controller of each kind of active check: config in, outcome out. */
-import type { Check, Outcome } from "../model.ts";
+import type { Check, Outcome } from "../domain/model.ts";
 import { runDnsCheck } from "./dns.ts";
 import { runCheck, type ControllerOptions } from "./http.ts";
 import { runTcpCheck } from "./tcp.ts";

@@ -5,13 +5,13 @@
 import type { Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import type { TLSSocket } from "node:tls";
-import { systemClock } from "../clock.ts";
-import type { ErrorKind, Outcome, TcpCheck } from "../model.ts";
+import { systemClock } from "../platform/clock.ts";
+import type { ErrorKind, Outcome, TcpCheck } from "../domain/model.ts";
 import { certExpiry, connect } from "./connect.ts";
 import { cannotRun, certCondition, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
 import type { ControllerOptions } from "./http.ts";
 import { classify, printable, round } from "./failure.ts";
-import { compilePattern } from "./pattern.ts";
+import { compilePattern } from "../domain/pattern.ts";
 import { onStop } from "./stopping.ts";
 
 export type TcpRequest = Pick<TcpCheck, "host" | "port" | "tls" | "verifyTls" | "send" | "expect" | "timeoutMs">;

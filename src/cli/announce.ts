@@ -5,12 +5,12 @@
  */
 import { Command, Option } from "commander";
 import { text } from "node:stream/consumers";
-import { systemClock } from "../clock.ts";
-import { UsageError } from "../config.ts";
+import { systemClock } from "../platform/clock.ts";
+import { UsageError } from "../platform/config.ts";
 import { announcementJson } from "../http/views.ts";
-import { announcementBody, severities, updateBody } from "../schema/announcement.ts";
+import { announcementBody, severities, updateBody } from "../domain/schema/announcement.ts";
 import type { Announcement, Store } from "../store/store.ts";
-import { validate, type FieldError } from "../validate.ts";
+import { validate, type FieldError } from "../domain/validate.ts";
 import { openForWriting, withStore } from "./database.ts";
 import { dbOption } from "./options.ts";
 import { table } from "./output.ts";

@@ -1,13 +1,13 @@
 import { Command } from "commander";
-import { UsageError } from "../config.ts";
-import { parseServersFile } from "../servers-file.ts";
+import { UsageError } from "../platform/config.ts";
+import { parseServersFile } from "./servers-file.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken, SecretsMissing } from "../store/errors.ts";
 import type { ServerChange } from "../store/store.ts";
 import { openForWriting } from "./database.ts";
 import { readInputFile, refuseTooDeep } from "./input.ts";
 import { dbOption } from "./options.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../platform/clock.ts";
 
 export function applyCommand(): Command {
   return new Command("apply")

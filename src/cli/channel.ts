@@ -5,10 +5,10 @@
  * the daemon would send.
  */
 import { Command, Option } from "commander";
-import { defaults, parseHttpUrl, UsageError } from "../config.ts";
+import { defaults, parseHttpUrl, UsageError } from "../platform/config.ts";
 import { channelJson, testMessage } from "../http/channels.ts";
 import { ChannelDirectory, Unusable } from "../notify/channels.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../platform/clock.ts";
 import { openForReading, withStore } from "./database.ts";
 import { argument, dbOption } from "./options.ts";
 import { table } from "./output.ts";

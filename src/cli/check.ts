@@ -1,12 +1,12 @@
 import { Command, Option } from "commander";
 import { probe, type Probed } from "../checks/probe.ts";
-import { systemClock } from "../clock.ts";
-import { parsePositiveInt, UsageError } from "../config.ts";
-import { isActive, targetOf, type Outcome, type ScheduledService } from "../model.ts";
-import { checkInput } from "../schema/index.ts";
+import { systemClock } from "../platform/clock.ts";
+import { parsePositiveInt, UsageError } from "../platform/config.ts";
+import { isActive, targetOf, type Outcome, type ScheduledService } from "../domain/model.ts";
+import { checkInput } from "../domain/schema/index.ts";
 import { dueAt, shown } from "../status/shown.ts";
 import type { Store } from "../store/store.ts";
-import { validate } from "../validate.ts";
+import { validate } from "../domain/validate.ts";
 import { exitCodes } from "./exit.ts";
 import { openForReading } from "./database.ts";
 import { argument, dbOption } from "./options.ts";

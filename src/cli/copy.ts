@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { copyDatabase, DestinationNotEmpty, type CopyProgress } from "../store/copy.ts";
 import { openStore } from "../store/open.ts";
 import { policy } from "../policy/index.ts";

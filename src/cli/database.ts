@@ -3,7 +3,7 @@
  */
 import { existsSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { policy } from "../policy/index.ts";
 import { isPostgresUrl, openStore, type OpenOptions } from "../store/open.ts";
 import type { Store } from "../store/store.ts";

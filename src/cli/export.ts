@@ -1,6 +1,6 @@
 import { Command } from "commander";
-import { UsageError } from "../config.ts";
-import { channelsKey, renderServersFile } from "../servers-file.ts";
+import { UsageError } from "../platform/config.ts";
+import { channelsKey, renderServersFile } from "./servers-file.ts";
 import { openForReading } from "./database.ts";
 import { dbOption } from "./options.ts";
 

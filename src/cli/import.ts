@@ -4,8 +4,8 @@
  * `healthd apply` would.
  */
 import { Command, Option } from "commander";
-import { UsageError } from "../config.ts";
-import { id } from "../schema/index.ts";
+import { UsageError } from "../platform/config.ts";
+import { id } from "../domain/schema/index.ts";
 import { importFile, isSqlite, NotThatFormat, sources, type Source } from "../import/index.ts";
 import { applyText } from "./apply.ts";
 import { readInputFile, refuseTooDeep } from "./input.ts";

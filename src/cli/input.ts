@@ -4,10 +4,10 @@
  * before validation refused it, and deep enough nesting overflows parsers that recurse.
  */
 import { closeSync, openSync, readSync } from "node:fs";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { isSqlite } from "../import/index.ts";
-import { tooDeepAt } from "../nesting.ts";
-import { limits } from "../schema/common.ts";
+import { tooDeepAt } from "../domain/nesting.ts";
+import { limits } from "../domain/schema/common.ts";
 
 const mib = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
 

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { migrateDatabase } from "../store/open.ts";
 import { dbOption } from "./options.ts";
 

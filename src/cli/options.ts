@@ -2,8 +2,8 @@
  * Options shared by several subcommands, each with its environment variable.
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { defaults, UsageError } from "../config.ts";
-import { levels, type Level } from "../log.ts";
+import { defaults, UsageError } from "../platform/config.ts";
+import { levels, type Level } from "../platform/log.ts";
 
 export const dbOption = () =>
   new Option("--db <path>", "the database: a SQLite file, or a postgres:// URL").env("HEALTHD_DB").default(defaults.db);

@@ -4,7 +4,7 @@
  */
 import { text } from "node:stream/consumers";
 import { Command, Option } from "commander";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { pingBodyLimit } from "../http/ping.ts";
 import { exitCodes } from "./exit.ts";
 import { argument } from "./options.ts";

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Option } from "commander";
 import { request } from "undici";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 
 export const urlOption = () =>
   new Option("--url <url>", "the daemon's address").env("HEALTHD_URL").default("http://127.0.0.1:8080").argParser(parseBaseUrl);

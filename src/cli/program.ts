@@ -3,8 +3,8 @@
  * then output. Exit codes: 0 ok, 1 a check failed, 2 bad usage or configuration, 3 an internal error.
  */
 import { Command, CommanderError } from "commander";
-import { UsageError } from "../config.ts";
-import { version } from "../version.ts";
+import { UsageError } from "../platform/config.ts";
+import { version } from "../platform/version.ts";
 import { applyCommand } from "./apply.ts";
 import { checkCommand } from "./check.ts";
 import { copyCommand } from "./copy.ts";

@@ -3,8 +3,8 @@
  * as a table, as CSV for a spreadsheet, or as the JSON of GET /reports.
  */
 import { Command } from "commander";
-import { systemClock } from "../clock.ts";
-import { UsageError } from "../config.ts";
+import { systemClock } from "../platform/clock.ts";
+import { UsageError } from "../platform/config.ts";
 import { monthPattern, monthSpan, monthlyReport, reportCsv, uptimePercent, type Report } from "../status/report.ts";
 import { duration } from "../policy/message.ts";
 import { openForReading, withStore } from "./database.ts";

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Command } from "commander";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { pingBodyLimit } from "../http/ping.ts";
 import { parsePingUrl, pingKeyOption, pingTargetOf, sendPing, tokenOption, urlOption, type Daemon, type PingTarget } from "./pinger.ts";
 import { parseTarget } from "./target.ts";

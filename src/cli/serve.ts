@@ -1,9 +1,9 @@
 import { Command, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
-import { defaults, parseHttpUrl, parseName, parsePort, parsePositiveInt, parseTopic, UsageError } from "../config.ts";
-import type { Bootstrap } from "../domains/rdap.ts";
-import { createLogger } from "../log.ts";
+import { defaults, parseHttpUrl, parseName, parsePort, parsePositiveInt, parseTopic, UsageError } from "../platform/config.ts";
+import type { Bootstrap } from "../runtime/domain-expiry/rdap.ts";
+import { createLogger } from "../platform/log.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
 
 interface ServeFlags extends LogFlags {
@@ -202,7 +202,7 @@ async function readRdapBootstrap(file: string): Promise<Bootstrap> {
     const e = error as NodeJS.ErrnoException;
     throw new UsageError(`cannot read --rdap-bootstrap ${file}: ${e.code ?? e.message}; give IANA's dns.json (https://data.iana.org/rdap/dns.json)`);
   }
-  const { readBootstrap } = await import("../domains/rdap.ts"); // the shipped file loads only for serve
+  const { readBootstrap } = await import("../runtime/domain-expiry/rdap.ts"); // the shipped file loads only for serve
   const read = readBootstrap(json);
   if (!read.ok) throw new UsageError(`--rdap-bootstrap ${file}: ${read.problem}; give IANA's dns.json (https://data.iana.org/rdap/dns.json)`);
   return read.bootstrap;

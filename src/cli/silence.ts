@@ -4,14 +4,14 @@
  * command runs (at most --for), ends when it exits, and healthd exits with the command's code.
  */
 import { Command, Option } from "commander";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { maxSilenceSeconds } from "../http/alerting.ts";
 import type { Silence, Store } from "../store/store.ts";
 import { openForWriting, withStore } from "./database.ts";
 import { table } from "./output.ts";
 import { argument, dbOption } from "./options.ts";
 import { parseTarget } from "./target.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../platform/clock.ts";
 import { silenceJson } from "../http/views.ts";
 import { runWrapped } from "./wrapped.ts";
 

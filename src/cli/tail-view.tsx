@@ -9,7 +9,7 @@
 import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useState } from "react";
 import type { NamedEntry } from "../store/store.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../platform/clock.ts";
 import { duration } from "../policy/message.ts";
 import { outageMs } from "../policy/outage.ts";
 

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { followEntries } from "../follow.ts";
+import { followEntries } from "../runtime/follow.ts";
 import { entryJson } from "../http/views.ts";
 import { shown, upstreamRefs } from "../status/shown.ts";
 import type { NamedEntry, Store } from "../store/store.ts";

@@ -3,12 +3,12 @@
  * sharing it follows at once: access is looked up per request).
  */
 import { Command, Option } from "commander";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { hashToken, newSecret } from "../http/access.ts";
 import { tokenJson } from "../http/views.ts";
-import { scopes, tokenBody } from "../schema/token.ts";
-import { validate } from "../validate.ts";
-import { systemClock } from "../clock.ts";
+import { scopes, tokenBody } from "../domain/schema/token.ts";
+import { validate } from "../domain/validate.ts";
+import { systemClock } from "../platform/clock.ts";
 import { openForReading, openForWriting, withStore } from "./database.ts";
 import { dbOption } from "./options.ts";
 import { table } from "./output.ts";

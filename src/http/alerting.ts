@@ -2,8 +2,8 @@
  * /silences and /incidents: the quiet periods people set, and the incidents healthd opened and closed.
  */
 import { z } from "zod";
-import { id, integer, limits, time } from "../schema/index.ts";
-import type { FieldError } from "../validate.ts";
+import { id, integer, limits, time } from "../domain/schema/index.ts";
+import type { FieldError } from "../domain/validate.ts";
 import type { Incident, Store } from "../store/store.ts";
 import { incidentCursor } from "./cursor.ts";
 import { incidentsAnswer, silenceAnswer, silencesAnswer } from "./answers.ts";

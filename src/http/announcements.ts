@@ -6,10 +6,10 @@
  * answer as ones that do not exist do.
  */
 import { z } from "zod";
-import { announcementBody, patchBody, statusPageBody, updateBody } from "../schema/announcement.ts";
-import { id as idSchema } from "../schema/index.ts";
+import { announcementBody, patchBody, statusPageBody, updateBody } from "../domain/schema/announcement.ts";
+import { id as idSchema } from "../domain/schema/index.ts";
 import type { Announcement, Store } from "../store/store.ts";
-import type { FieldError } from "../validate.ts";
+import type { FieldError } from "../domain/validate.ts";
 import { mayUseAll, permitReferences, permitServer, type Principal } from "./access.ts";
 import { announcementAnswer, announcementsAnswer, statusPageAnswer, statusPagesAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";

@@ -3,8 +3,8 @@
  * real answers against them, so the description cannot drift from what the daemon says.
  */
 import { z } from "zod";
-import { entryKinds, errorKinds } from "../model.ts";
-import { kinds, maintenanceWindow } from "../schema/index.ts";
+import { entryKinds, errorKinds } from "../domain/model.ts";
+import { kinds, maintenanceWindow } from "../domain/schema/index.ts";
 import { shownStatuses } from "../status/shown.ts";
 
 const time = z.iso.datetime().describe("ISO 8601 UTC time with milliseconds");

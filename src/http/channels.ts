@@ -6,9 +6,9 @@
 import { channelAnswer, channelListAnswer, channelTestAnswer } from "./answers.ts";
 import { Unusable, type ChannelDirectory } from "../notify/channels.ts";
 import type { Outgoing, SendResult } from "../notify/outgoing.ts";
-import { channelDocument, channelName, type ChannelDocument } from "../schema/channel.ts";
-import { masked } from "../schema/secrets.ts";
-import { builtInChannel } from "../store/queries/channels.ts";
+import { channelDocument, channelName, type ChannelDocument } from "../domain/schema/channel.ts";
+import { masked } from "../domain/schema/secrets.ts";
+import { builtInChannel } from "../domain/schema/channel.ts";
 import type { StoredChannel, Store } from "../store/store.ts";
 import { SecretsMissing } from "../store/errors.ts";
 import { HttpError } from "./problem.ts";

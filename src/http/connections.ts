@@ -13,7 +13,7 @@
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
-import type { Pulse } from "../tick.ts";
+import type { Pulse } from "../platform/tick.ts";
 
 /** Answers a function that stops looking at the deadlines. */
 export function boundConnections(server: Server, max: number, pulse: Pulse, headMs = 10_000): () => void {

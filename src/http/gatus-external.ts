@@ -8,7 +8,7 @@
  * `error` is kept as the body of a failure; `duration` (a Go duration) as the latency.
  */
 import { z } from "zod";
-import { RunGone } from "../recorder.ts";
+import { RunGone } from "../runtime/recorder.ts";
 import { permitScope, permitServer } from "./access.ts";
 import type { CompatContext } from "./kuma-push.ts";
 import { pingBodyLimit, pingLimiter, type PingBuckets } from "./ping.ts";

@@ -12,12 +12,12 @@
  * server when it is limited to one, else to the server `healthchecks` (made with the first check).
  */
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import type { HeartbeatCheck, ScheduleChange } from "../model.ts";
-import { serverDocument, serviceDocument } from "../schema/index.ts";
+import type { Logger } from "../platform/log.ts";
+import type { HeartbeatCheck, ScheduleChange } from "../domain/model.ts";
+import { serverDocument, serviceDocument } from "../domain/schema/index.ts";
 import { dueAt, shown, upstreamRefs } from "../status/shown.ts";
 import type { Store, StoredService } from "../store/store.ts";
-import { validate } from "../validate.ts";
+import { validate } from "../domain/validate.ts";
 import type { Authenticate, Principal } from "./access.ts";
 import { channelUuid, checkDict, flipDicts, hcDefaults, hcStatus, heartbeatInput, isPing, matchesUnique, pingDicts, readSpec, uniqueKey, type HcSpec, type HcVersion } from "./healthchecks-map.ts";
 import { HttpError } from "./problem.ts";

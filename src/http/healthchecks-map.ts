@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { Cron } from "croner";
-import type { Entry, HeartbeatCheck } from "../model.ts";
+import type { Entry, HeartbeatCheck } from "../domain/model.ts";
 import type { ShownStatus } from "../status/shown.ts";
 import type { Incident } from "../store/store.ts";
 

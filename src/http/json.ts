@@ -3,8 +3,8 @@
  * "services": []}` would silently delete every service: a key given twice in one object is refused, with the
  * JSON Pointer of the second. Nesting is bounded too, so that no body can exhaust the stack.
  */
-import { limits } from "../schema/common.ts";
-import { pointer, type FieldError } from "../validate.ts";
+import { limits } from "../domain/schema/common.ts";
+import { pointer, type FieldError } from "../domain/validate.ts";
 
 export const maxDepth = limits.nesting;
 

@@ -7,9 +7,9 @@
  * parseFloat, 0 or none: no latency). As with /ping, `{"ok":true}` means committed.
  */
 import { z } from "zod";
-import type { Clock } from "../clock.ts";
-import type { Ping } from "../batch.ts";
-import { RunGone } from "../recorder.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { Ping } from "../domain/batch.ts";
+import { RunGone } from "../runtime/recorder.ts";
 import { pingBodyLimit, pingLimiter, type PingBuckets } from "./ping.ts";
 import type { Request, Response, Route } from "./router.ts";
 

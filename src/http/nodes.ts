@@ -1,7 +1,7 @@
 /**
  * GET /nodes: the daemons sharing the database, where they probe from, and how many checks each runs.
  */
-import type { ClusterNode } from "../cluster/node.ts";
+import type { ClusterNode } from "../runtime/cluster/node.ts";
 import type { Store } from "../store/store.ts";
 import { nodesAnswer } from "./answers.ts";
 import type { Route } from "./router.ts";

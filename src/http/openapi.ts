@@ -4,7 +4,7 @@
  * from what the daemon accepts and says. `npx @redocly/cli lint` finds no error in it (a test runs it).
  */
 import { z } from "zod";
-import { kindObjects, serverDocument } from "../schema/index.ts";
+import { kindObjects, serverDocument } from "../domain/schema/index.ts";
 import * as answers from "./answers.ts";
 import type { Answer, Operation, Route } from "./router.ts";
 

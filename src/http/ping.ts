@@ -11,9 +11,9 @@
  * key leaves nothing behind.
  */
 import { z } from "zod";
-import type { Clock } from "../clock.ts";
-import type { Ping } from "../batch.ts";
-import { RunGone } from "../recorder.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { Ping } from "../domain/batch.ts";
+import { RunGone } from "../runtime/recorder.ts";
 import { StoreUnavailable } from "../store/errors.ts";
 import { bearer, permitScope, permitServer } from "./access.ts";
 import { HttpError } from "./problem.ts";

@@ -2,7 +2,7 @@
  * Every HTTP error is an RFC 9457 problem document, made here and nowhere else.
  */
 import { STATUS_CODES } from "node:http";
-import type { FieldError } from "../validate.ts";
+import type { FieldError } from "../domain/validate.ts";
 
 export interface Problem {
   readonly type: string;

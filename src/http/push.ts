@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import type { Publisher } from "../notify/ntfy.ts";
-import { topic } from "../schema/index.ts";
-import { validate } from "../validate.ts";
+import { topic } from "../domain/schema/index.ts";
+import { validate } from "../domain/validate.ts";
 import { pushAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import { json, type Route } from "./router.ts";

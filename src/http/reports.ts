@@ -1,6 +1,6 @@
 /** GET /reports: a month's figures per service, as JSON or CSV (src/status/report.ts). */
 import { z } from "zod";
-import { id } from "../schema/index.ts";
+import { id } from "../domain/schema/index.ts";
 import { monthPattern, monthSpan, monthlyReport, reportCsv } from "../status/report.ts";
 import type { Store } from "../store/store.ts";
 import { permitServer } from "./access.ts";

@@ -7,8 +7,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { z } from "zod";
-import type { Logger } from "../log.ts";
-import { validate, type FieldError } from "../validate.ts";
+import type { Logger } from "../platform/log.ts";
+import { validate, type FieldError } from "../domain/validate.ts";
 import { StoreUnavailable } from "../store/errors.ts";
 import type { Scope } from "../store/store.ts";
 import { permitScope, permitServer, type Authenticate, type Principal } from "./access.ts";

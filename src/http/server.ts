@@ -4,10 +4,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { UsageError } from "../config.ts";
+import { UsageError } from "../platform/config.ts";
 import { boundConnections } from "./connections.ts";
 import { problem } from "./problem.ts";
-import type { Pulse } from "../tick.ts";
+import type { Pulse } from "../platform/tick.ts";
 
 export interface Listening {
   readonly url: string;

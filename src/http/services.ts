@@ -2,10 +2,10 @@
  * /services: servers, their services and their entries.
  */
 import { z } from "zod";
-import { qualify, type DependencyProblem, type ScheduleChange } from "../model.ts";
+import { qualify, type DependencyProblem, type ScheduleChange } from "../domain/model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
-import { id, serverDocument, serviceDocument, time } from "../schema/index.ts";
-import { validate, type FieldError } from "../validate.ts";
+import { id, serverDocument, serviceDocument, time } from "../domain/schema/index.ts";
+import { validate, type FieldError } from "../domain/validate.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../store/errors.ts";
 import type { Store } from "../store/store.ts";
 import { describeRefusal } from "../policy/dependencies.ts";

@@ -3,7 +3,7 @@
  * keeps only its SHA-256. Revoking deletes the row, so every node refuses the token from its next request.
  */
 import type { Store } from "../store/store.ts";
-import { tokenBody } from "../schema/token.ts";
+import { tokenBody } from "../domain/schema/token.ts";
 import { hashToken, newSecret } from "./access.ts";
 import { createdTokenAnswer, tokensAnswer } from "./answers.ts";
 import { HttpError } from "./problem.ts";

@@ -2,9 +2,9 @@
  * The API's answers, made from what the store holds: times as ISO 8601, ids as strings, each service's status
  * as shown (src/status/shown.ts). The shapes are answers.ts's, which the OpenAPI document describes.
  */
-import type { Entry } from "../model.ts";
+import type { Entry } from "../domain/model.ts";
 import { outageMs } from "../policy/outage.ts";
-import { maskedCheck } from "../schema/secrets.ts";
+import { maskedCheck } from "../domain/schema/secrets.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
 import type { Announcement, Incident, Silence, StatusPage, Store, StoredService, TokenRecord } from "../store/store.ts";
 

@@ -3,10 +3,10 @@
  * what it could not carry over. Importers are pure: what was read from the other tool in, a document out.
  */
 import { stringify } from "yaml";
-import { channelDocument } from "../schema/channel.ts";
-import { serverDocument } from "../schema/index.ts";
-import { channelsKey } from "../servers-file.ts";
-import { validate } from "../validate.ts";
+import { channelDocument } from "../domain/schema/channel.ts";
+import { serverDocument } from "../domain/schema/index.ts";
+import { channelsKey } from "../cli/servers-file.ts";
+import { validate } from "../domain/validate.ts";
 
 /** A check as a servers file writes it (the input shape of PUT /services/{id}: defaults left out). */
 export type Check = Record<string, unknown>;

@@ -7,7 +7,7 @@
  * tags and desc (healthd has neither yet: said for each check that has them), channels (make them healthd
  * channels by hand), email filters, methods, manual_resume.
  */
-import { cron } from "../schema/common.ts";
+import { cron } from "../domain/schema/common.ts";
 import { clamp, DocumentBuilder, NotThatFormat, type Check, type Imported } from "./common.ts";
 
 const uuid = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/?$/i;

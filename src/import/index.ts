@@ -2,7 +2,7 @@
  * `healthd import`: another tool's monitors as a servers document. Reads the file (the one impure step), says
  * what it is when it is not what `from` names, and hands it to the importer of that tool.
  */
-import { readForeignTables } from "../store/sqlite/foreign.ts";
+import { readForeignTables } from "../store/foreign.ts";
 import { NotThatFormat, renderImported, type Imported } from "./common.ts";
 import { fromGatus } from "./gatus.ts";
 import { fromHealthchecks } from "./healthchecks.ts";

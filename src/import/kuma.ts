@@ -10,7 +10,7 @@
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
  * the kinds healthd has channels for become channels, named by the monitors that used them. The rest is noted.
  */
-import { pushTokenPattern } from "../schema/heartbeat.ts";
+import { pushTokenPattern } from "../domain/schema/heartbeat.ts";
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 
 /** Kuma's newest migration healthd was written against: a database with later ones is newer than it knows. */

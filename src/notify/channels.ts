@@ -3,13 +3,13 @@
  * flags, and the stored ones with their `${NAME}`s filled from this node's environment. A stored channel's
  * sender is made again when the channel changes (its updatedAt), and its old one closed.
  */
-import { channelDocument, type ChannelDocument } from "../schema/channel.ts";
-import { validate } from "../validate.ts";
+import { channelDocument, type ChannelDocument } from "../domain/schema/channel.ts";
+import { validate } from "../domain/validate.ts";
 import type { StoredChannel } from "../store/store.ts";
-import { builtInChannel } from "../store/queries/channels.ts";
+import { builtInChannel } from "../domain/schema/channel.ts";
 import type { NtfyOptions } from "./ntfy.ts";
 import type { Outgoing, Sender, SendResult } from "./outgoing.ts";
-import { fillSecrets } from "../schema/secrets.ts";
+import { fillSecrets } from "../domain/schema/secrets.ts";
 import { ntfySender, senderFor } from "./senders.ts";
 
 export interface ChannelDirectoryOptions {

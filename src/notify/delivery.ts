@@ -8,10 +8,10 @@
  * A failed delivery is retried with capped exponential backoff, across restarts, for up to 24 hours; one the
  * destination refuses as invalid is marked failed with its error and not retried.
  */
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { NotificationEvent } from "../policy/route.ts";
-import { builtInChannel } from "../store/queries/channels.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { Logger } from "../platform/log.ts";
+import type { NotificationEvent } from "../domain/notification.ts";
+import { builtInChannel } from "../domain/schema/channel.ts";
 import type { Notification, Store } from "../store/store.ts";
 import type { ChannelDirectory } from "./channels.ts";
 import type { Outgoing, SendResult } from "./outgoing.ts";

@@ -4,9 +4,9 @@
  * notification's id, so a receiving system can tell a resend after a crash from a new message.
  */
 import nodemailer from "nodemailer";
-import type { ChannelDocument } from "../schema/channel.ts";
+import type { ChannelDocument } from "../domain/schema/channel.ts";
 import { texts, type Sender } from "./outgoing.ts";
-import { render } from "./template.ts";
+import { render } from "../domain/template.ts";
 
 type Email = Extract<ChannelDocument, { type: "email" }>;
 

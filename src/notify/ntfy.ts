@@ -3,7 +3,7 @@
  * package: it is GPL-3.0, needs Node 21+, sends tokens as Basic and has no timeouts.
  */
 import { Agent, request } from "undici";
-import type { NotificationBody } from "../model.ts";
+import type { NotificationBody } from "../domain/model.ts";
 
 /** ntfy's JSON publish body (https://docs.ntfy.sh/publish/#publish-as-json). */
 export type NtfyMessage = NotificationBody & { readonly topic: string };

@@ -1,8 +1,8 @@
 /** What a channel's sender takes and answers (senders.ts, email.ts), and the text every type sends. */
-import type { NotificationBody } from "../model.ts";
-import type { NotificationEvent } from "../policy/route.ts";
-import type { ChannelDocument } from "../schema/channel.ts";
-import { render } from "./template.ts";
+import type { NotificationBody } from "../domain/model.ts";
+import type { NotificationEvent } from "../domain/notification.ts";
+import type { ChannelDocument } from "../domain/schema/channel.ts";
+import { render } from "../domain/template.ts";
 
 /** What one delivery sends: the event templates see, and the ntfy-form title and message healthd wrote. */
 export interface Outgoing {

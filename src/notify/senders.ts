@@ -7,11 +7,11 @@
  */
 import { createHmac } from "node:crypto";
 import { Agent, request } from "undici";
-import type { ChannelDocument, ChannelType } from "../schema/channel.ts";
+import type { ChannelDocument, ChannelType } from "../domain/schema/channel.ts";
 import { emailSender } from "./email.ts";
 import { ntfyPublisher, type NtfyOptions } from "./ntfy.ts";
 import { texts, type Outgoing, type Sender, type SendResult } from "./outgoing.ts";
-import { render } from "./template.ts";
+import { render } from "../domain/template.ts";
 
 export interface SenderOptions {
   /** Longest one send may take, connect to last byte. Default 10000 ms. */

@@ -5,7 +5,7 @@
  * without a live owner are handed out, to the nodes furthest below their share.
  */
 
-import type { Pool } from "../model.ts";
+import type { Pool } from "../domain/model.ts";
 
 /** The owner each service of the pool should have; a service is left out when the pool has no live node. */
 export function assign(pool: Pool): Map<number, string> {

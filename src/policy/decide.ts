@@ -12,7 +12,7 @@ import {
   defaultLocation,
   type EntryFields,
   type NotificationKind,
-} from "../model.ts";
+} from "../domain/model.ts";
 import {
   runAt,
   type BatchDecision,
@@ -27,8 +27,8 @@ import {
   type ServiceFacts,
   type ServiceProgress,
   type Upstream,
-} from "../batch.ts";
-import { periodOf } from "../scheduler/plan.ts";
+} from "../domain/batch.ts";
+import { periodOf } from "../domain/schedule.ts";
 import { blockers } from "./dependencies.ts";
 import { heartbeatStep, nextLook } from "./heartbeat.ts";
 import { certWarning, transition } from "./incident.ts";

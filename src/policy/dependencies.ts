@@ -3,8 +3,8 @@
  * must have no cycle. A write that breaks it is refused whole: the document's own fault when it is wrong (an
  * unknown reference, a cycle), a conflict when it would leave another service pointing at nothing.
  */
-import { qualify, type DependencyProblem, type GraphNode } from "../model.ts";
-import { type Upstream } from "../batch.ts";
+import { qualify, type DependencyProblem, type GraphNode } from "../domain/model.ts";
+import { type Upstream } from "../domain/batch.ts";
 
 const name = (n: { serverId: string; serviceId: string }) => `${n.serverId}/${n.serviceId}`;
 

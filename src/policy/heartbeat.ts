@@ -12,9 +12,10 @@
  * the next deadline follow from it and the timing as it is now, so a changed period or cron applies at once.
  * Before its first finish, a heartbeat's first due time counts from its creation or its last change.
  */
-import type { EntryFields, HeartbeatCheck } from "../model.ts";
-import type { HeartbeatProgress, HeartbeatTiming, PingRun, DeadlineRun } from "../batch.ts";
-import { cronOf } from "../scheduler/plan.ts";
+import type { EntryFields, HeartbeatCheck } from "../domain/model.ts";
+import type { HeartbeatTiming, PingRun, DeadlineRun } from "../domain/batch.ts";
+import type { HeartbeatProgress } from "../domain/model.ts";
+import { cronOf } from "../domain/schedule.ts";
 import { duration, type Judged } from "./message.ts";
 
 /** Runs going at most; a job that only ever starts forgets its oldest. */

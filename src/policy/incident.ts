@@ -14,7 +14,7 @@
  * - Nothing is published while silenced. Settings changed by a PUT take effect from the next check.
  * A result may stand for `count` results alike (results the daemon folded while the store was down).
  */
-import type { IncidentState } from "../model.ts";
+import type { IncidentState } from "../domain/model.ts";
 
 export interface AlertSettings {
   readonly notify: boolean;

@@ -2,7 +2,7 @@
  * What a DOWN, RECOVERED, reminder or CERT notification says: pure. ntfy's JSON publishing form, so titles and messages
  * travel as UTF-8 whatever they contain.
  */
-import type { CheckType, ErrorKind, IncidentState, NotificationBody } from "../model.ts";
+import type { CheckType, ErrorKind, IncidentState, NotificationBody } from "../domain/model.ts";
 import type { Notice } from "./incident.ts";
 import { outageMs } from "./outage.ts";
 

@@ -4,7 +4,7 @@
  * says failing or not; the service is failing when at least `quorum` of them fail. A location with no
  * recent result (no live node there, say) counts as not failing. The incident machine counts verdicts.
  */
-import type { LocationResult } from "../batch.ts";
+import type { LocationResult } from "../domain/batch.ts";
 
 /** The default quorum: a majority of the locations. */
 export const majority = (locations: number) => Math.floor(locations / 2) + 1;

@@ -1,7 +1,7 @@
 /**
  * Hourly rollups: a batch's finished checks added to the stored rollups of their (service, hour). Pure.
  */
-import type { Rollup } from "../model.ts";
+import type { Rollup } from "../domain/model.ts";
 import { add } from "./sketch.ts";
 
 export const hourMs = 3_600_000;

@@ -3,47 +3,13 @@
  * channels, else its server's, else the cluster's default (serve --channel), else the `ntfy` channel the
  * daemon's --ntfy-* flags make; each of those takes it only if its `events` admit the notification's event.
  */
-import type { IncidentState, NotificationBody, NotificationKind } from "../model.ts";
-import type { ChannelEvent } from "../schema/channel.ts";
+import type { IncidentState, NotificationBody, NotificationKind } from "../domain/model.ts";
+import type { ChannelEvent } from "../domain/schema/channel.ts";
+import type { EventFields, EventName, Routes } from "../domain/notification.ts";
 import { duration, type Judged } from "./message.ts";
 import { outageMs } from "./outage.ts";
 
-/** What routing needs of the stored channels: each one's events (null: all but test), and the default names. */
-export interface Routes {
-  readonly events: ReadonlyMap<string, readonly ChannelEvent[] | null>;
-  /** serve --channel, as the last node given it shared it; null: the ntfy channel. */
-  readonly defaults: readonly string[] | null;
-}
-
 export const noRoutes: Routes = { events: new Map(), defaults: null };
-
-/** An event as channels and templates name it: a notification's kind, with a heartbeat's missed ping `late`. */
-export type EventName = ChannelEvent | "normal";
-
-/**
- * What templates may say of a notification (docs/guide/notifications.md: Channels). Its id and statusPage are not the policy's: the
- * store gives the id when it writes the notification, and the sending node fills statusPage.
- */
-export interface EventFields {
-  readonly event: EventName;
-  readonly server: string;
-  readonly service: string;
-  readonly serverName: string;
-  readonly serviceName: string;
-  readonly url: string;
-  readonly error: string | null;
-  /** ISO 8601: since when it fails (DOWN), is down (reminder) or was down (RECOVERED). */
-  readonly since: string | null;
-  /** How long it is (reminder) or was (RECOVERED) down, as "1h 5m". */
-  readonly duration: string | null;
-  readonly incidentId: number | null;
-  readonly at: string;
-  readonly title: string;
-  readonly message: string;
-}
-
-/** A notification's event as stored: its fields and its id, the same on each of its deliveries. */
-export type NotificationEvent = EventFields & { readonly id: string };
 
 /** Who a notification is about. */
 export interface Named {

@@ -2,9 +2,9 @@
  * Whether a service is silenced at a moment: by a silence (its server's, or its own) or by one of its server's
  * recurring maintenance windows. Pure.
  */
-import type { MaintenanceWindow } from "../model.ts";
-import type { SilenceSpan } from "../batch.ts";
-import { cronOf } from "../scheduler/plan.ts";
+import type { MaintenanceWindow } from "../domain/model.ts";
+import type { SilenceSpan } from "../domain/batch.ts";
+import { cronOf } from "../domain/schedule.ts";
 
 type ServiceRef = { readonly serverId: string; readonly serviceId: string };
 

@@ -3,7 +3,7 @@
  * read from it is within 4% of the true value, whatever the distribution, and sketches of different hours
  * merge by adding counts. Pure.
  */
-import type { Sketch } from "../model.ts";
+import type { Sketch } from "../domain/model.ts";
 export type { Sketch };
 
 const gamma = 1.04;

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { duration } from "../policy/message.ts";
-import type { Severity } from "../schema/announcement.ts";
+import type { Severity } from "../domain/schema/announcement.ts";
 import { html, raw, type Html } from "./html.ts";
 import { markdown } from "./markdown.ts";
 import { pastDays, type AnnouncementView } from "./telling.ts";

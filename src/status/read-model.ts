@@ -3,7 +3,7 @@
  * GET …/stats all come from here, so they never disagree. Built from the store (states, last entries,
  * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
  */
-import { targetOf, type Sketch } from "../model.ts";
+import { targetOf, type Sketch } from "../domain/model.ts";
 import { outageMs } from "../policy/outage.ts";
 import { dayMs, hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";

@@ -9,12 +9,12 @@
  *   heartbeat).
  * Beside its status, a silenced or in-maintenance service says so (`quiet`), with until when and why.
  */
-import { qualify } from "../model.ts";
-import { type Upstream } from "../batch.ts";
+import { qualify } from "../domain/model.ts";
+import { type Upstream } from "../domain/batch.ts";
 import { blockers } from "../policy/dependencies.ts";
 import { nextDue, timingOf } from "../policy/heartbeat.ts";
 import { quietAt, type Quiet } from "../policy/silence.ts";
-import type { MaintenanceWindow } from "../model.ts";
+import type { MaintenanceWindow } from "../domain/model.ts";
 import type { Silence, StoredService } from "../store/store.ts";
 
 export const shownStatuses = ["up", "down", "unknown", "paused", "blocked", "new", "late", "degraded"] as const;

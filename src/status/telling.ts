@@ -4,11 +4,11 @@
  * (announcements ended, incidents closed). Part of the one read model (read-model.ts), for the page and its
  * JSON alike.
  */
-import type { MaintenanceWindow } from "../model.ts";
+import type { MaintenanceWindow } from "../domain/model.ts";
 import { outageMs } from "../policy/outage.ts";
 import { dayMs } from "../policy/rollup.ts";
 import { upcomingWindows } from "../policy/silence.ts";
-import type { Severity } from "../schema/announcement.ts";
+import type { Severity } from "../domain/schema/announcement.ts";
 import type { Announcement, Store } from "../store/store.ts";
 
 /** How far back "Past incidents" goes. */

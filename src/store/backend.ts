@@ -3,8 +3,8 @@
  * are shared; a backend supplies the connection and the few things each database does its own way.
  */
 import type { Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
-import type { ScheduleChange } from "../model.ts";
-import type { Pulse } from "../tick.ts";
+import type { ScheduleChange } from "../domain/model.ts";
+import type { Pulse } from "../platform/tick.ts";
 import type { MigrationReport } from "./migrate.ts";
 import type { BulkInsert } from "./queries/bulk.ts";
 import type { StoreUnavailable } from "./errors.ts";

@@ -1,5 +1,5 @@
 /** What the store refuses, and why: the errors its callers tell apart. */
-import type { DependencyProblem } from "../model.ts";
+import type { DependencyProblem } from "../domain/model.ts";
 
 /** The store cannot take this now (database unreachable, read-only, disk full): try again later. */
 export class StoreUnavailable extends Error {

@@ -4,8 +4,9 @@
  * whichever engine raised them.
  */
 import type { Kysely } from "kysely";
-import type { Policy, ScheduleChange } from "../model.ts";
-import { every } from "../tick.ts";
+import type { ScheduleChange } from "../domain/model.ts";
+import type { Policy } from "../domain/batch.ts";
+import { every } from "../platform/tick.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
 import * as channelQueries from "./queries/channels.ts";
@@ -19,7 +20,7 @@ import { readBatch, writeDecision } from "./queries/results.ts";
 import * as servers from "./queries/servers.ts";
 import * as status from "./queries/status.ts";
 import * as tokens from "./queries/tokens.ts";
-import { storable, storableRun } from "../text.ts";
+import { storable, storableRun } from "../domain/text.ts";
 import { ServiceMemo } from "./memo.ts";
 import type { Store, WatchOptions } from "./store.ts";
 import type { Tables } from "./tables.ts";

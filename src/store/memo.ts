@@ -8,7 +8,7 @@
  * retention through this process's connection, `healthd apply` or `check --record` from another. The
  * heartbeat does not: it writes aside (Backend.writeAside), to a table no batch reads.
  */
-import type { Routes } from "../policy/route.ts";
+import type { Routes } from "../domain/notification.ts";
 import type { Left, LeftRollup, LeftService, Remembered, SilencesSince } from "./queries/results.ts";
 
 export class ServiceMemo implements Remembered {

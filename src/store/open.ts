@@ -4,8 +4,8 @@
  */
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Logger } from "../log.ts";
-import type { Policy } from "../model.ts";
+import type { Logger } from "../platform/log.ts";
+import type { Policy } from "../domain/batch.ts";
 import type { Backend } from "./backend.ts";
 import { KyselyStore } from "./kysely-store.ts";
 import type { MigrationReport } from "./migrate.ts";
@@ -95,7 +95,7 @@ async function connect(target: string, options: Omit<OpenOptions, "policy">): Pr
   });
   if (options.mode === "serve") {
     try {
-      backend.serve(options.log ?? (await import("../log.ts")).silentLogger);
+      backend.serve(options.log ?? (await import("../platform/log.ts")).silentLogger);
     } catch (error) {
       await backend.close();
       throw error;

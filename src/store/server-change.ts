@@ -2,7 +2,7 @@
  * What a PUT of a server document means for what is stored: pure. The document is the whole truth about
  * its server: services it names are created or updated, services it leaves out are deleted.
  */
-import type { ServerDocument, ServiceDocument } from "../model.ts";
+import type { ServerDocument, ServiceDocument } from "../domain/model.ts";
 
 export interface StoredServer {
   readonly name: string;

@@ -1,6 +1,6 @@
 /** A fake clock for tests where time itself is the subject: timers fire only when the test advances it. */
-import type { Clock } from "../../src/clock.ts";
-import type { SharedTick } from "../../src/tick.ts";
+import type { Clock } from "../../src/platform/clock.ts";
+import type { SharedTick } from "../../src/platform/tick.ts";
 
 export class FakeClock implements Clock {
   #now: number;

@@ -1,7 +1,7 @@
 /** The real daemon, in this process, on a free port and a temporary database. */
 import type { TestContext } from "node:test";
 import { startDaemon, type Daemon, type DaemonOptions } from "../../src/daemon.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/platform/log.ts";
 import { testDatabase, type TestEngine } from "./databases.ts";
 
 export interface TestDaemon extends Daemon {

@@ -4,7 +4,7 @@
  * opened with healthd's policy.
  */
 import { sql } from "kysely";
-import type { Policy } from "../../src/model.ts";
+import type { Policy } from "../../src/domain/batch.ts";
 import { policy } from "../../src/policy/index.ts";
 import { KyselyStore } from "../../src/store/kysely-store.ts";
 import { openStore, type OpenOptions } from "../../src/store/open.ts";

@@ -11,7 +11,7 @@ import type { Backend, Lock } from "../backend.ts";
 import { pendingMigrations, runMigrations } from "../migrate.ts";
 import { StoreUnavailable } from "../errors.ts";
 import type { Tables } from "../tables.ts";
-import type { ScheduleChange } from "../../model.ts";
+import type { ScheduleChange } from "../../domain/model.ts";
 import { Backoff } from "./backoff.ts";
 import { describe, type PostgresTarget } from "./target.ts";
 

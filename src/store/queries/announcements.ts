@@ -3,8 +3,8 @@
  * a page shows, and how, is the page's business (src/status/).
  */
 import type { Kysely, Selectable } from "kysely";
-import type { AnnouncementInput, AnnouncementPatch, Severity, StatusPageDocument } from "../../schema/announcement.ts";
-import { maxUpdates } from "../../schema/announcement.ts";
+import type { AnnouncementInput, AnnouncementPatch, Severity, StatusPageDocument } from "../../domain/schema/announcement.ts";
+import { maxUpdates } from "../../domain/schema/announcement.ts";
 import type { Announcement, AnnouncementQuery, StatusPage } from "../store.ts";
 import type { AnnouncementsTable, StatusPagesTable, Tables } from "../tables.ts";
 

@@ -2,10 +2,11 @@
  * Channels (named destinations of notifications) and what routing reads of them. A channel's fields are kept
  * as written, secrets and `${NAME}`s included: masking is the answer's business (notify/secrets.ts).
  */
+import { builtInChannel } from "../../domain/schema/channel.ts";
 import type { Kysely } from "kysely";
-import type { Routes } from "../../policy/route.ts";
-import type { ChannelDocument, ChannelEvent } from "../../schema/channel.ts";
-import { keepSecrets, maskedSecrets } from "../../schema/secrets.ts";
+import type { Routes } from "../../domain/notification.ts";
+import type { ChannelDocument, ChannelEvent } from "../../domain/schema/channel.ts";
+import { keepSecrets, maskedSecrets } from "../../domain/schema/secrets.ts";
 import type { Backend } from "../backend.ts";
 import { ChannelsRefused, SecretsMissing } from "../errors.ts";
 import type { StoredChannel } from "../store.ts";
@@ -15,7 +16,6 @@ import { compiledOnce } from "./compiled.ts";
 type Db = Kysely<Tables>;
 
 /** The channel `ntfy`, which the daemon's --ntfy-* flags make: always there, never stored. */
-export const builtInChannel = "ntfy";
 
 function fromRow(row: { name: string; type: string; config: string; events: string | null; created_at: number; updated_at: number }): StoredChannel {
   const doc = { type: row.type, ...(JSON.parse(row.config) as object), events: JSON.parse(row.events ?? "null") as ChannelEvent[] | null } as ChannelDocument;

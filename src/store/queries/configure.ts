@@ -5,7 +5,8 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { qualify, sameCheck, type MaintenanceWindow, type Policy, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../model.ts";
+import { qualify, sameCheck, type MaintenanceWindow, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../domain/model.ts";
+import type { Policy } from "../../domain/batch.ts";
 import { planServerChange } from "../server-change.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../errors.ts";
 import { channels, checkChannelNames, deleteChannel, putChannel } from "./channels.ts";

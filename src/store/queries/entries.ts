@@ -2,7 +2,7 @@
  * Reading entries back, and the rollups that outlive them.
  */
 import type { Kysely } from "kysely";
-import type { Entry } from "../../model.ts";
+import type { Entry } from "../../domain/model.ts";
 import type { EntryQuery, NamedEntry, ServiceFilter } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { entryColumns, entryFromRow } from "./rows.ts";

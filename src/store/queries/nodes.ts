@@ -5,7 +5,7 @@
  * live nodes and the services, by the policy's assignment (src/policy/assign.ts).
  */
 import { sql, type Kysely } from "kysely";
-import type { Policy } from "../../model.ts";
+import type { Policy } from "../../domain/batch.ts";
 import type { Backend } from "../backend.ts";
 import type { NodeRecord } from "../store.ts";
 import type { Tables } from "../tables.ts";

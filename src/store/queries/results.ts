@@ -6,7 +6,7 @@
  * of statements per batch, whatever its size: the per-row cost is building values, not round trips.
  */
 import { type Kysely } from "kysely";
-import { type EntryFields, type Rollup } from "../../model.ts";
+import { type EntryFields, type Rollup } from "../../domain/model.ts";
 import {
   runAt,
   type BatchDecision,
@@ -18,7 +18,7 @@ import {
   type ServiceProgress,
   type ServiceRecord,
   type SilenceSpan,
-} from "../../batch.ts";
+} from "../../domain/batch.ts";
 import type { Backend } from "../backend.ts";
 import type { RecordedRun } from "../store.ts";
 import type { Tables } from "../tables.ts";
@@ -29,7 +29,7 @@ import { upstreamOf } from "./servers.ts";
 import { registrationExpiries } from "./domains.ts";
 import { locationResults } from "./status.ts";
 import { readRoutes } from "./channels.ts";
-import type { Routes } from "../../policy/route.ts";
+import type { Routes } from "../../domain/notification.ts";
 import { randomUUID } from "node:crypto";
 
 type Db = Kysely<Tables>;

@@ -25,16 +25,11 @@ import {
   type NotificationBody,
   type Rollup,
   type StoredCheck,
-} from "../../model.ts";
-import {
-  type HeartbeatProgress,
-  type HeartbeatTiming,
-  type LocationResult,
-  type ServiceProgress,
-  type ServiceRecord,
-} from "../../batch.ts";
+} from "../../domain/model.ts";
+import { type HeartbeatTiming, type LocationResult, type ServiceProgress, type ServiceRecord } from "../../domain/batch.ts";
+import type { HeartbeatProgress } from "../../domain/model.ts";
 import type { Notification } from "../store.ts";
-import type { NotificationEvent } from "../../policy/route.ts";
+import type { NotificationEvent } from "../../domain/notification.ts";
 import type {
   HealthCheckDataEntriesTable,
   HttpCheckConfigsTable,

@@ -3,8 +3,8 @@
  * read. Writing them is configure.ts.
  */
 import type { Kysely } from "kysely";
-import type { Entry, MaintenanceWindow, ScheduledService } from "../../model.ts";
-import { type Upstream } from "../../batch.ts";
+import type { Entry, MaintenanceWindow, ScheduledService } from "../../domain/model.ts";
+import { type Upstream } from "../../domain/batch.ts";
 import type { Backend } from "../backend.ts";
 import type { ServerRecord, ServiceFilter, StoredService } from "../store.ts";
 import type { Tables } from "../tables.ts";

@@ -4,8 +4,8 @@
  * of 1,000 services is a few thousand rows, not millions.
  */
 import { sql, type Kysely } from "kysely";
-import type { IncidentState, Rollup } from "../../model.ts";
-import type { LocationResult } from "../../batch.ts";
+import type { IncidentState, Rollup } from "../../domain/model.ts";
+import type { LocationResult } from "../../domain/batch.ts";
 import type { RollupSum, UptimeCount } from "../store.ts";
 import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";

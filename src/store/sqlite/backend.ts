@@ -6,7 +6,7 @@ import type Database from "better-sqlite3";
 import { sql, type Kysely } from "kysely";
 import { bulkInsert } from "../queries/bulk.ts";
 import { sqliteBulk } from "./bulk.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../platform/log.ts";
 import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";
 import { runMigrations, pendingMigrations } from "../migrate.ts";

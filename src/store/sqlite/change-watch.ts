@@ -10,7 +10,7 @@
  * is followed within a pulse whatever the filesystem, and without one where the kernel tells.
  */
 import { watch as watchFile, type FSWatcher } from "node:fs";
-import type { Pulse } from "../../tick.ts";
+import type { Pulse } from "../../platform/tick.ts";
 
 export interface ChangeWatch {
   /** This connection committed: its write of the WAL should be seen within a second. */

@@ -14,7 +14,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../platform/log.ts";
 import type { ShmGuard } from "./shm-guard.ts";
 
 const workerSource = `

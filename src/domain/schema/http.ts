@@ -2,7 +2,7 @@
  * An HTTP check: its request and its expectations, the alternatives of which one must hold.
  */
 import { z } from "zod";
-import { parseJsonPath } from "../checks/jsonpath.ts";
+import { parseJsonPath } from "../jsonpath.ts";
 import { integer, limits, regex } from "./common.ts";
 import { headerName, sentHeaders } from "./headers.ts";
 

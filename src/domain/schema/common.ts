@@ -5,7 +5,7 @@
  */
 import { Cron } from "croner";
 import { z } from "zod";
-import { patternProblem } from "../checks/pattern.ts";
+import { patternProblem } from "../pattern.ts";
 
 /** Bounds on what one document may hold; they keep one PUT from exhausting the daemon. */
 export const limits = {
@@ -69,7 +69,7 @@ export const topic = z
   .regex(topicPattern, "must be 1 to 64 characters of A-Z a-z 0-9 - _ (an ntfy topic)")
   .refine((t) => !reservedTopics.includes(t), `is reserved by ntfy (${reservedTopics.join(", ")}); choose another`);
 
-/** A user's pattern: one the linear-time engine checks run on can compile (see checks/pattern.ts). */
+/** A user's pattern: one the linear-time engine checks run on can compile (see domain/pattern.ts). */
 export const regex = z
   .string()
   .max(limits.patternLength)

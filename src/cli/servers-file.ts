@@ -5,11 +5,11 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { isNode, LineCounter, parseDocument, stringify, type Document } from "yaml";
-import { checkInput, id, serverDocument, type ServerDocument } from "./schema/index.ts";
-import { pointer, validate } from "./validate.ts";
-import { channelDocument, channelName, type ChannelDocument } from "./schema/channel.ts";
-import { masked } from "./schema/secrets.ts";
-import type { MaintenanceWindow, StoredCheck } from "./model.ts";
+import { checkInput, id, serverDocument, type ServerDocument } from "../domain/schema/index.ts";
+import { pointer, validate } from "../domain/validate.ts";
+import { channelDocument, channelName, type ChannelDocument } from "../domain/schema/channel.ts";
+import { masked } from "../domain/schema/secrets.ts";
+import type { MaintenanceWindow, StoredCheck } from "../domain/model.ts";
 
 /** A server as a file holds it: its services' checks as stored. */
 export interface FileServer {

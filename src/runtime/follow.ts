@@ -3,8 +3,8 @@
  * when another process may have committed (SQLite's data_version, PostgreSQL's notifications), and each
  * look reads what came after the last entry seen.
  */
-import type { NamedEntry, Store } from "./store/store.ts";
-import { every } from "./tick.ts";
+import type { NamedEntry, Store } from "../store/store.ts";
+import { every } from "../platform/tick.ts";
 
 export interface FollowOptions {
   readonly serverId?: string | undefined;

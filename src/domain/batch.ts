@@ -3,8 +3,8 @@
  * decides from it (BatchDecision), which the same transaction writes. The store reads and writes; src/policy/
  * decides.
  */
-import type { CheckType, EntryFields, ErrorKind, IncidentState, MaintenanceWindow, NotificationBody, NotificationKind, Outcome, Rollup } from "./model.ts";
-import type { EventFields, Routes } from "./policy/route.ts";
+import type { CheckType, DependencyProblem, EntryFields, ErrorKind, GraphNode, HeartbeatProgress, IncidentState, MaintenanceWindow, NotificationBody, NotificationKind, Outcome, Pool, Rollup } from "./model.ts";
+import type { EventFields, Routes } from "./notification.ts";
 
 /**
  * What the store is handed to decide about: a finished check, a heartbeat's ping, or a heartbeat's deadline
@@ -158,27 +158,6 @@ export interface ServiceProgress extends HeartbeatProgress {
   readonly domainWarnedExpiry: number | null;
 }
 
-/**
- * What a heartbeat's pings have left: what happened, from which its due time and its next deadline follow
- * with its timing as it is now (policy/heartbeat.ts).
- */
-export interface HeartbeatProgress {
-  /** Its last ping of any kind. */
-  readonly lastPingAt: number | null;
-  /** Its runs going: when each started, by run id ("" for runs without one). */
-  readonly openRuns: Readonly<Record<string, number>>;
-  /**
-   * Its runs already reported too long and not finished yet, likewise (absent: none): a finish pairs with one
-   * when no run going matches it, so the entry of a run that finishes late still carries its duration.
-   */
-  readonly overdueRuns?: Readonly<Record<string, number>>;
-  /** Its last run's duration, start to finish. */
-  readonly lastDurationMs: number | null;
-  /** Its last success or failure: the next due time counts from it. */
-  readonly lastFinishAt: number | null;
-  /** The due time of the last period found missed since then. */
-  readonly missedDueAt: number | null;
-}
 
 export interface ServiceFacts {
   readonly record: ServiceRecord;
@@ -279,4 +258,22 @@ export interface BatchDecision {
   readonly rollups: readonly { readonly serviceKey: number; readonly hour: number; readonly rollup: Rollup }[];
   /** Results were added to an hour that had settled: whoever keeps past hours in memory must read them again. */
   readonly settledHourChanged: boolean;
+}
+
+/**
+ * The decisions healthd makes from what the database holds, handed to the store when it is opened (src/policy/):
+ * the store reads the facts in a transaction, asks, and writes the answer in the same transaction.
+ */
+export interface Policy {
+  /** What a batch of results means: see BatchFacts and BatchDecision. */
+  decide(facts: BatchFacts, now: number): BatchDecision;
+  /**
+   * The problems of the graph of dependsOn after a write: `exists` says whether a service exists, `written`
+   * whether the write named it (its unknown references are its own fault; others left dangling are not).
+   */
+  dependencyProblems(nodes: readonly GraphNode[], exists: (service: string) => boolean, written: (service: string) => boolean): DependencyProblem[];
+  /** Who runs which check of a pool: every service gets a live node, moving as few as possible. */
+  assign(pool: Pool): Map<number, string>;
+  /** Where new (or changed) services of a pool go among its live nodes, moving no other. */
+  place(pool: { readonly services: readonly number[]; readonly nodes: readonly string[] }): Map<number, string>;
 }

@@ -16,12 +16,12 @@
  * settles with that commit. A ping that cannot be stored is refused to its sender, who retries, and is not
  * kept: kept and stored later, it would be stored twice.
  */
-import type { Clock } from "./clock.ts";
-import type { Logger } from "./log.ts";
-import type { Outcome, ScheduledService } from "./model.ts";
-import type { CheckRun, ResultRun } from "./batch.ts";
-import { StoreUnavailable } from "./store/errors.ts";
-import type { RecordedRun, ResultStore } from "./store/store.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { Logger } from "../platform/log.ts";
+import type { Outcome, ScheduledService } from "../domain/model.ts";
+import type { CheckRun, ResultRun } from "../domain/batch.ts";
+import { StoreUnavailable } from "../store/errors.ts";
+import type { RecordedRun, ResultStore } from "../store/store.ts";
 
 /** A committed result: what the store decided of it (entry null for a folded run), with its service. */
 export interface Recorded extends RecordedRun {

@@ -22,12 +22,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Clock } from "../clock.ts";
-import { UsageError } from "../config.ts";
-import type { Logger } from "../log.ts";
-import { StoreUnavailable } from "../store/errors.ts";
-import type { NodeRecord, Store } from "../store/store.ts";
-import { Alarm, earlyWindowMs, type SharedTick } from "../tick.ts";
+import type { Clock } from "../../platform/clock.ts";
+import { UsageError } from "../../platform/config.ts";
+import type { Logger } from "../../platform/log.ts";
+import { StoreUnavailable } from "../../store/errors.ts";
+import type { NodeRecord, Store } from "../../store/store.ts";
+import { Alarm, earlyWindowMs, type SharedTick } from "../../platform/tick.ts";
 
 export interface ClusterOptions {
   readonly name: string;

@@ -7,7 +7,7 @@
  * by name.
  */
 import { z } from "zod";
-import { cronOf } from "../scheduler/plan.ts";
+import { cronOf } from "../schedule.ts";
 import { activeFields, activeRules, activeSchedule, alertingFields, channelList, id, limits, maintenanceWindow } from "./common.ts";
 import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.ts";
 import { dnsFields } from "./dns.ts";

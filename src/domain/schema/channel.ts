@@ -4,9 +4,12 @@
  * sending node's environment when a message goes out (so its format is checked then, not here).
  */
 import { z } from "zod";
-import { templateProblem } from "../notify/template.ts";
+import { templateProblem } from "../template.ts";
 import { id, integer, limits, topic } from "./common.ts";
 import { sentHeaders } from "./headers.ts";
+
+/** The channel the daemon's --ntfy-* flags make, always there. */
+export const builtInChannel = "ntfy";
 
 export const channelEvents = ["down", "recovered", "reminder", "cert", "domain", "slow", "late", "test"] as const;
 export type ChannelEvent = (typeof channelEvents)[number];

@@ -4,9 +4,9 @@
  * never wait long behind it. Each batch's duration is reported, so the worst stall can be watched.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { Clock } from "./clock.ts";
-import type { Logger } from "./log.ts";
-import type { Store } from "./store/store.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { Logger } from "../platform/log.ts";
+import type { Store } from "../store/store.ts";
 
 export interface RetentionOptions {
   /** Entries older than this many days are deleted. Default 30. */

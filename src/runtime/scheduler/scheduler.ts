@@ -33,12 +33,12 @@
  * early window from now: the node it comes from, stopping, may have started that run early and been stopped
  * before storing it (an interrupted check is not stored).
  */
-import type { Logger } from "../log.ts";
-import { sameCheck, type ActiveCheck, type ScheduledService as AnyService } from "../model.ts";
-import { systemClock, type Clock } from "../clock.ts";
-import { Alarm, earlyWindowMs, type SharedTick } from "../tick.ts";
+import type { Logger } from "../../platform/log.ts";
+import { sameCheck, type ActiveCheck, type ScheduledService as AnyService } from "../../domain/model.ts";
+import { systemClock, type Clock } from "../../platform/clock.ts";
+import { Alarm, earlyWindowMs, type SharedTick } from "../../platform/tick.ts";
 import { TimeHeap } from "./heap.ts";
-import { firstRun, nextRun, periodOf, scheduleOf, type Schedule } from "./plan.ts";
+import { firstRun, nextRun, periodOf, scheduleOf, type Schedule } from "../../domain/schedule.ts";
 
 /** What the scheduler runs: checks healthd makes itself (a heartbeat is told, and has no schedule of its own). */
 export type ScheduledService = AnyService<ActiveCheck>;

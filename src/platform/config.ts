@@ -2,7 +2,7 @@
  * Every default in one place. Layers, lowest first: these defaults, then HEALTHD_* environment variables,
  * then command-line flags (commander reads the environment for each option; see cli/options.ts).
  */
-import { locationName, topic } from "./schema/index.ts";
+import { locationName, topic } from "../domain/schema/index.ts";
 
 export const defaults = {
   /** SQLite file. Env HEALTHD_DB. */

@@ -7,28 +7,16 @@
 import type { EventEmitter } from "node:events";
 import type { RecordableHistogram } from "node:perf_hooks";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { CheckingEvents } from "./checking.ts";
-import type { IncidentState, ScheduledService } from "./model.ts";
-import type { NotificationStatus } from "./store/store.ts";
+import type { CheckingEvents, ServiceSeen } from "./checking.ts";
+import type { IncidentState, ScheduledService } from "../domain/model.ts";
+import type { NotificationStatus } from "../store/store.ts";
 
-/** What the daemon last saw of a service: its state (from the store) and its last check. */
-export interface ServiceFacts {
-  readonly state?: IncidentState;
-  /** Unix ms. */
-  readonly lastCheckedAt?: number;
-  readonly latencyMs?: number;
-  /** When its TLS certificate expires (Unix ms), for https services that answered. */
-  readonly certExpiresAt?: number;
-  /** A heartbeat's last ping this node took (Unix ms), and the duration of its last run that finished. */
-  readonly lastPingAt?: number;
-  readonly lastRunDurationMs?: number;
-}
 
 export interface MetricSources {
   /** How late the daemon's one-second tick fired each time (ns): the event loop's delay. */
   readonly loopDelays: RecordableHistogram;
   services(): readonly ScheduledService[];
-  facts(key: number): ServiceFacts | undefined;
+  facts(key: number): ServiceSeen | undefined;
   inFlight(): number;
   notifications(): Promise<Record<NotificationStatus, number>>;
   storeWritable(): boolean;
@@ -230,7 +218,7 @@ function withoutTotalGauges(text: string): string {
 }
 
 /** One gauge family of per-service series: its help, and a value per service (undefined: no series). */
-const families: readonly [string, string, (facts: ServiceFacts) => number | undefined][] = [
+const families: readonly [string, string, (facts: ServiceSeen) => number | undefined][] = [
   ["healthd_service_up", "1 when the service's last check passed, 0 when it failed (absent before its first check)", (f) =>
     f.state && f.state.status !== "unknown" ? Number(f.state.status === "up") : undefined],
   ["healthd_service_consecutive_failures", "Failed checks in a row", (f) =>

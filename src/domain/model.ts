@@ -15,7 +15,6 @@
  */
 import { createRequire } from "node:module";
 import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
-import type { BatchDecision, BatchFacts, HeartbeatProgress } from "./batch.ts";
 
 export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck } from "./schema/index.ts";
 
@@ -279,19 +278,23 @@ export interface Pool {
 }
 
 /**
- * The decisions healthd makes from what the database holds, handed to the store when it is opened (src/policy/):
- * the store reads the facts in a transaction, asks, and writes the answer in the same transaction.
+ * What a heartbeat's pings have left: what happened, from which its due time and its next deadline follow
+ * with its timing as it is now (policy/heartbeat.ts).
  */
-export interface Policy {
-  /** What a batch of results means: see BatchFacts and BatchDecision. */
-  decide(facts: BatchFacts, now: number): BatchDecision;
+export interface HeartbeatProgress {
+  /** Its last ping of any kind. */
+  readonly lastPingAt: number | null;
+  /** Its runs going: when each started, by run id ("" for runs without one). */
+  readonly openRuns: Readonly<Record<string, number>>;
   /**
-   * The problems of the graph of dependsOn after a write: `exists` says whether a service exists, `written`
-   * whether the write named it (its unknown references are its own fault; others left dangling are not).
+   * Its runs already reported too long and not finished yet, likewise (absent: none): a finish pairs with one
+   * when no run going matches it, so the entry of a run that finishes late still carries its duration.
    */
-  dependencyProblems(nodes: readonly GraphNode[], exists: (service: string) => boolean, written: (service: string) => boolean): DependencyProblem[];
-  /** Who runs which check of a pool: every service gets a live node, moving as few as possible. */
-  assign(pool: Pool): Map<number, string>;
-  /** Where new (or changed) services of a pool go among its live nodes, moving no other. */
-  place(pool: { readonly services: readonly number[]; readonly nodes: readonly string[] }): Map<number, string>;
+  readonly overdueRuns?: Readonly<Record<string, number>>;
+  /** Its last run's duration, start to finish. */
+  readonly lastDurationMs: number | null;
+  /** Its last success or failure: the next due time counts from it. */
+  readonly lastFinishAt: number | null;
+  /** The due time of the last period found missed since then. */
+  readonly missedDueAt: number | null;
 }

@@ -7,21 +7,35 @@
  * keeps what it last saw of each service, for /metrics: a cache, never an authority.
  */
 import { EventEmitter } from "node:events";
-import { probe } from "./checks/probe.ts";
-import type { Clock } from "./clock.ts";
+import { probe } from "../checks/probe.ts";
+import type { IncidentState } from "../domain/model.ts";
+import type { Clock } from "../platform/clock.ts";
 import type { ClusterNode } from "./cluster/node.ts";
-import type { Logger } from "./log.ts";
-import type { ServiceFacts } from "./metrics.ts";
-import { isActive, sameCheck, type Entry, type HeartbeatCheck, type Outcome, type ScheduleChange, type ScheduledService as AnyService } from "./model.ts";
-import { type Ping } from "./batch.ts";
-import { nextLook, timingOf } from "./policy/heartbeat.ts";
+import type { Logger } from "../platform/log.ts";
+import { isActive, sameCheck, type Entry, type HeartbeatCheck, type Outcome, type ScheduleChange, type ScheduledService as AnyService } from "../domain/model.ts";
+import { type Ping } from "../domain/batch.ts";
+import { nextLook, timingOf } from "../policy/heartbeat.ts";
 import { Recorder, type Recorded } from "./recorder.ts";
 import { Deadlines, type Heartbeat } from "./scheduler/deadlines.ts";
-import { periodOf } from "./scheduler/plan.ts";
+import { periodOf } from "../domain/schedule.ts";
 import { Scheduler, type ScheduledService } from "./scheduler/scheduler.ts";
-import { Shortages } from "./shortage.ts";
-import type { SharedTick } from "./tick.ts";
-import type { Store } from "./store/store.ts";
+import { Shortages } from "../platform/shortage.ts";
+import type { SharedTick } from "../platform/tick.ts";
+import type { Store } from "../store/store.ts";
+
+
+/** What the daemon last saw of a service: its state (from the store) and its last check. */
+export interface ServiceSeen {
+  readonly state?: IncidentState;
+  /** Unix ms. */
+  readonly lastCheckedAt?: number;
+  readonly latencyMs?: number;
+  /** When its TLS certificate expires (Unix ms), for https services that answered. */
+  readonly certExpiresAt?: number;
+  /** A heartbeat's last ping this node took (Unix ms), and the duration of its last run that finished. */
+  readonly lastPingAt?: number;
+  readonly lastRunDurationMs?: number;
+}
 
 export interface CheckingEvents {
   /** A check started, `lagMs` after its planned time. */
@@ -54,7 +68,7 @@ export interface CheckingOptions {
 export class Checking {
   readonly events = new EventEmitter<CheckingEvents>();
   /** What was last seen of each service this node runs (the state the store decided, the last check). */
-  readonly facts = new Map<number, ServiceFacts>();
+  readonly facts = new Map<number, ServiceSeen>();
   readonly #store: Store;
   readonly #cluster: ClusterNode;
   readonly #options: CheckingOptions;
@@ -257,7 +271,7 @@ export class Checking {
 }
 
 /** What a heartbeat's entry tells /metrics: a ping's time, a finished run's duration. */
-function pingFacts(entry: Entry): Partial<ServiceFacts> | undefined {
+function pingFacts(entry: Entry): Partial<ServiceSeen> | undefined {
   if (entry.kind === null || entry.kind === "missed" || entry.kind === "too-long") return undefined;
   return { lastPingAt: entry.checkedAt, ...(entry.durationMs === null ? {} : { lastRunDurationMs: entry.durationMs }) };
 }

@@ -5,10 +5,10 @@
  * DOMAIN warning with the check's next result. A registry without RDAP is said once in the log, never a failure.
  */
 import { Agent, interceptors, request } from "undici";
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { DomainStore } from "../store/store.ts";
-import { version } from "../version.ts";
+import type { Clock } from "../../platform/clock.ts";
+import type { Logger } from "../../platform/log.ts";
+import type { DomainStore } from "../../store/store.ts";
+import { version } from "../../platform/version.ts";
 import { expiryOf, rdapUrl, type Bootstrap } from "./rdap.ts";
 
 export const dayMs = 86_400_000;

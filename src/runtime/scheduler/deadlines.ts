@@ -4,8 +4,8 @@
  * a wake-up at each deadline, not a timer each). When one comes, `onDue` is told; what the look finds is the
  * policy's to decide, and the next deadline comes back with it (plan).
  */
-import { systemClock, type Clock } from "../clock.ts";
-import type { HeartbeatCheck, ScheduledService } from "../model.ts";
+import { systemClock, type Clock } from "../../platform/clock.ts";
+import type { HeartbeatCheck, ScheduledService } from "../../domain/model.ts";
 import { TimeHeap } from "./heap.ts";
 
 export type Heartbeat = ScheduledService<HeartbeatCheck & { notify: boolean; notifyThreshold: number }>;
