@@ -30,6 +30,7 @@ import * as addTokens from "./20261126000600_add_tokens.ts";
 import * as addSessions from "./20261126000700_add_sessions.ts";
 import * as addChannels from "./20261126000800_add_channels.ts";
 import * as addAnnouncements from "./20261126000900_add_announcements.ts";
+import * as addPingCompat from "./20261205100000_add_ping_compat.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -59,4 +60,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261126000700_add_sessions": addSessions,
   "20261126000800_add_channels": addChannels,
   "20261126000900_add_announcements": addAnnouncements,
+  "20261205100000_add_ping_compat": addPingCompat,
 };

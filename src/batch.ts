@@ -39,6 +39,14 @@ export interface Ping {
   readonly body: string | null;
   /** Pairs a start with its finish when runs overlap (?rid=); without it a finish pairs with the latest start. */
   readonly runId: string | null;
+  /** How it came (kept with its entry; absent from pings not made over HTTP): GET, POST, HEAD... */
+  readonly method?: string;
+  /** Its User-Agent, its first 200 characters ("" when none). */
+  readonly userAgent?: string;
+  /** The sender's address (X-Forwarded-For's first, behind a trusted proxy). */
+  readonly remoteAddr?: string | null;
+  /** http or https (X-Forwarded-Proto behind a trusted proxy). */
+  readonly scheme?: string;
 }
 
 export interface ResultRun {

@@ -37,6 +37,7 @@ import { ntfyPublisher, type NtfyOptions } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
 import { duration } from "./policy/message.ts";
 import type { Recorded } from "./recorder.ts";
+import { pingResuming, provision, trustedProxies } from "./pinging.ts";
 import { Retention } from "./retention.ts";
 import { shippedBootstrap, type Bootstrap } from "./domains/rdap.ts";
 import { DomainWatcher } from "./domains/watcher.ts";
@@ -89,6 +90,8 @@ export interface DaemonOptions {
   readonly channels?: readonly string[];
   /** Where people reach this daemon (serve --public-url), for the status page link in notifications. */
   readonly publicUrl?: string;
+  /** Peers whose X-Forwarded-For and X-Forwarded-Proto a ping's stored address and scheme come from (serve --trust-proxy), as CIDRs. Default none. */
+  readonly trustProxy?: readonly string[];
   /** The environment `${NAME}`s in channels are read from. Default process.env. */
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -358,6 +361,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
     return [...writing, cluster.problem(), ...store.problems(), checking.shortage()].filter((p): p is string => p !== undefined);
   };
+  const pinging = { store, checking, clock, scheduleChanged };
   const access = authenticator(options.token, store, { hadTokens: await store.hasTokens(), now });
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
@@ -367,8 +371,11 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     ...pingRoutes(
       {
         knows: (pingKey) => checking.heartbeat(pingKey) !== undefined,
-        ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
+        ping: (pingKey, ping, at) => pingResuming(pinging, pingKey, ping, at),
         pingKeyOf: (server, service) => checking.pingKeyOf(server, service),
+        serverOf: (pingKey) => store.serverByPingKey(pingKey),
+        provision: (serverId, serviceId) => provision(pinging, serverId, serviceId),
+        trusted: trustedProxies(options.trustProxy ?? []),
         clock,
       },
       pingBuckets,

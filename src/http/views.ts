@@ -26,6 +26,11 @@ export function entryJson(e: Entry) {
     durationMs: e.durationMs,
     body: e.body,
     answers: e.answers,
+    method: e.method,
+    userAgent: e.userAgent,
+    remoteAddr: e.remoteAddr,
+    scheme: e.scheme,
+    rid: e.rid,
   };
 }
 
@@ -86,6 +91,9 @@ export async function serverView(store: Store, now: number, serverId: string) {
     name: server.name,
     maintenance: server.maintenance,
     channels: server.channels,
+    pingKey: server.pingKey,
+    autoProvision: server.autoProvision,
+    heartbeatDefaults: server.heartbeatDefaults,
     createdAt: iso(server.createdAt),
     updatedAt: iso(server.updatedAt),
     services: await serviceViews(store, now, serverId),

@@ -19,6 +19,8 @@ export const heartbeatFields = {
     .string()
     .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "must be a UUID in lower case such as 5bf66975-d4c7-4bf5-bcc8-b8d8a82ea278, or left out")
     .optional(),
+  // A ping does not resume it while it is paused (Healthchecks.io's manual_resume): only a PUT unpauses it.
+  manualResume: z.boolean().default(false),
 };
 
 type Fields = { periodSeconds?: unknown; cron?: unknown; timezone?: unknown; minRunSeconds?: unknown; maxRunSeconds?: unknown };

@@ -61,6 +61,10 @@ export interface ConfigurationStore {
    * every heartbeat (of `keys`), whoever owns it and paused too: what a ping may name.
    */
   scheduledServices(filter?: { readonly node?: string; readonly keys?: readonly number[]; readonly heartbeats?: boolean }): Promise<ScheduledService[]>;
+  /** The server whose slug URLs' ping key this is, if any. */
+  serverByPingKey(pingKey: string): Promise<string | undefined>;
+  /** Give a server a new ping key for its slug URLs (the old one stops working at once); undefined when there is no such server. */
+  renewServerPingKey(serverId: string): Promise<string | undefined>;
   /** Give a heartbeat a new ping key (the old one stops working at once); undefined when it is not a heartbeat. */
   renewPingKey(serviceKey: number): Promise<string | undefined>;
   /** What the services named by `refs` (full names) and everything upstream of them say of themselves. */
@@ -331,6 +335,11 @@ export interface ServerRecord {
   readonly maintenance: readonly MaintenanceWindow[];
   /** Where its services' notifications go when their checks name no channels; null: the default. */
   readonly channels: readonly string[] | null;
+  /** The first segment of its slug URLs, /ping/{pingKey}/{serviceId}. */
+  readonly pingKey: string;
+  /** Whether a slug URL's ?create=1 may make a heartbeat, and the check it makes (null: a daily one). */
+  readonly autoProvision: boolean;
+  readonly heartbeatDefaults: Readonly<Record<string, unknown>> | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

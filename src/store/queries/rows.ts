@@ -65,8 +65,8 @@ export function checkFromRow(row: CheckRow): StoredCheck {
   if (row.type === "heartbeat") {
     const probe = JSON.parse(row.probe!) as Omit<HeartbeatCheck, "type" | "pingKey" | keyof ReturnType<typeof alertingFromRow>>;
     // In the order a reader expects them, whatever order the JSON kept.
-    const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds } = probe;
-    return { type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, pingKey: row.ping_key!, ...alertingFromRow(row) };
+    const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, manualResume = false } = probe;
+    return { type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, manualResume, pingKey: row.ping_key!, ...alertingFromRow(row) };
   }
   const active = {
     intervalSeconds: row.interval_seconds,
@@ -205,7 +205,7 @@ export const locationOf = (stored: string | null) => stored ?? defaultLocation;
 export const locationToRow = (location: string) => (location === defaultLocation ? null : location);
 
 /** The columns of an entry, as the entry queries select them. */
-export const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location", "type", "kind", "exit_code", "duration_ms", "body", "answers"] as const;
+export const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location", "type", "kind", "exit_code", "duration_ms", "body", "answers", "method", "user_agent", "remote_addr", "scheme", "rid"] as const;
 
 export function entryFromRow(row: EntryRow): Entry {
   return {
@@ -224,6 +224,11 @@ export function entryFromRow(row: EntryRow): Entry {
     error: row.error,
     matched: row.matched,
     location: locationOf(row.location),
+    method: row.method,
+    userAgent: row.user_agent,
+    remoteAddr: row.remote_addr,
+    scheme: row.scheme,
+    rid: row.rid,
   };
 }
 
