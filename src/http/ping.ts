@@ -215,7 +215,7 @@ export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): 
     {
       path: "/ping/:serverId/:serviceId/:signal",
       methods: {
-        GET: operation("A heartbeat named by server and service, with a ping token: start, fail, log, or an exit code (HEAD too)", "pingNamedSignal"),
+        GET: operation("A heartbeat by its server's ping key and its id (a slug URL, /ping/{serverPingKey}/{serviceId}/{signal}), or by server and service with a ping token: start, fail, log, or an exit code (HEAD too)", "pingNamedSignal"),
         POST: operation("The same with the job's output as the body", "pingNamedSignalWithBody"),
       },
     },
@@ -230,7 +230,7 @@ export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): 
       path: "/ping/:key/:signal",
       methods: {
         GET: operation(
-          "A heartbeat's job started, failed, logged, or exited with a code: start, fail, log, or 0 to 255 (HEAD too); with a ping token, /ping/{serverId}/{serviceId}: it succeeded",
+          "A heartbeat's job started, failed, logged, or exited with a code: start, fail, log, or 0 to 255 (HEAD too); /ping/{serverPingKey}/{serviceId} (a slug URL), or with a ping token /ping/{serverId}/{serviceId}: it succeeded",
           "pingSignal",
         ),
         POST: operation("The same with the job's output as the body", "pingSignalWithBody"),
