@@ -66,9 +66,10 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
       result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun, channels: parsed.channels });
     } catch (error) {
       if (error instanceof PingKeyTaken) {
-        const [serverId, serviceId] = error.service.split("/") as [string, string];
+        const [serverId, serviceId] = error.service.split("/") as [string, string | undefined];
         const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
-        const path = `/${serverId}/services/${position}/check/pingKey`;
+        // A server's own pingKey (its slug URLs') names no service.
+        const path = serviceId === undefined ? `/${serverId}/pingKey` : `/${serverId}/services/${position}/check/pingKey`;
         throw refused([`${parsed.where(path)}: ${path}: is already the ping key of ${error.owner}; leave pingKey out and healthd makes a new one`]);
       }
       if (error instanceof SecretsMissing) {
