@@ -32,6 +32,7 @@ import * as addChannels from "./20261126000800_add_channels.ts";
 import * as addAnnouncements from "./20261126000900_add_announcements.ts";
 import * as addIncidentStarts from "./20261205000100_add_incident_starts.ts";
 import * as addOverdueRuns from "./20261205000200_add_overdue_runs.ts";
+import * as addPingCompat from "./20261205100000_add_ping_compat.ts";
 import * as addPushTokensAndGatusKeys from "./20261205200000_add_push_tokens_and_gatus_keys.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -64,5 +65,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261126000900_add_announcements": addAnnouncements,
   "20261205000100_add_incident_starts": addIncidentStarts,
   "20261205000200_add_overdue_runs": addOverdueRuns,
+  "20261205100000_add_ping_compat": addPingCompat,
   "20261205200000_add_push_tokens_and_gatus_keys": addPushTokensAndGatusKeys,
 };

@@ -48,6 +48,8 @@ export interface DaemonOptions {
   readonly channels?: readonly string[];
   /** Where people reach this daemon (serve --public-url), for the status page link in notifications. */
   readonly publicUrl?: string;
+  /** Peers whose X-Forwarded-For and X-Forwarded-Proto a ping's stored address and scheme come from (serve --trust-proxy), as CIDRs. Default none. */
+  readonly trustProxy?: readonly string[];
   /** The environment `${NAME}`s in channels are read from. Default process.env. */
   readonly env?: NodeJS.ProcessEnv;
 }

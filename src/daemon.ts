@@ -41,6 +41,7 @@ import type { Recorded } from "./runtime/recorder.ts";
 import { Retention } from "./runtime/retention.ts";
 import { shippedBootstrap } from "./runtime/domain-expiry/rdap.ts";
 import { DomainWatcher } from "./runtime/domain-expiry/watcher.ts";
+import { pingResuming, provision, trustedProxies } from "./runtime/pinging.ts";
 import { openStore } from "./store/open.ts";
 import type { Notification, Store } from "./store/store.ts";
 import { Tick } from "./platform/tick.ts";
@@ -327,6 +328,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     const writing = error ? [`cannot store check results (${error.message}); checks go on, results wait for a retry`] : [];
     return [...writing, cluster.problem(), ...store.problems(), checking.shortage()].filter((p): p is string => p !== undefined);
   };
+  const pinging = { store, checking, clock, scheduleChanged };
   let document: Record<string, unknown> | undefined;
   const compat: CompatContext = {
     pingKeyBy: (kind, value) => checking.pingKeyBy(kind, value),
@@ -345,8 +347,11 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     ...pingRoutes(
       {
         knows: (pingKey) => checking.heartbeat(pingKey) !== undefined,
-        ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
+        ping: (pingKey, ping, at) => pingResuming(pinging, pingKey, ping, at),
         pingKeyOf: (server, service) => checking.pingKeyOf(server, service),
+        serverOf: (pingKey) => store.serverByPingKey(pingKey),
+        provision: (serverId, serviceId) => provision(pinging, serverId, serviceId),
+        trusted: trustedProxies(options.trustProxy ?? []),
         clock,
       },
       pingBuckets,

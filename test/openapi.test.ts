@@ -60,6 +60,7 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/reports",
     "/services",
     "/services/{serverId}",
+    "/services/{serverId}/ping-key",
     "/services/{serverId}/{serviceId}",
     "/services/{serverId}/{serviceId}/data",
     "/services/{serverId}/{serviceId}/incidents",

@@ -28,6 +28,11 @@ const entry = (service: string, ok: boolean, latencyMs: number, secondsAgo = 0):
   durationMs: null,
   body: null,
   answers: null,
+  method: null,
+  userAgent: null,
+  remoteAddr: null,
+  scheme: null,
+  rid: null,
 });
 const stored = (name: string, ok: boolean | null, consecutiveFailures = 0): Row => ({
   name,

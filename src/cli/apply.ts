@@ -63,9 +63,10 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
       result = await store.applyServers(parsed.servers, { now: systemClock.now(), prune: flags.prune ?? false, dryRun, channels: parsed.channels });
     } catch (error) {
       if (error instanceof PingKeyTaken) {
-        const [serverId, serviceId] = error.service.split("/") as [string, string];
+        const [serverId, serviceId] = error.service.split("/") as [string, string | undefined];
         const position = parsed.servers.get(serverId)?.services.findIndex((s) => s.id === serviceId) ?? -1;
-        const path = `/${serverId}/services/${position}/check/${error.field}`;
+        // A server's own pingKey (its slug URLs') names no service.
+        const path = serviceId === undefined ? `/${serverId}/pingKey` : `/${serverId}/services/${position}/check/${error.field}`;
         throw refused([`${parsed.where(path)}: ${path}: ${error.problem()}`]);
       }
       if (error instanceof SecretsMissing) {

@@ -4,6 +4,7 @@ import { setFlagsFromString } from "node:v8";
 import { defaults, parseHttpUrl, parseName, parsePort, parsePositiveInt, parseTopic, UsageError } from "../platform/config.ts";
 import type { Bootstrap } from "../runtime/domain-expiry/rdap.ts";
 import { createLogger } from "../platform/log.ts";
+import { trustedProxies } from "../runtime/pinging.ts";
 import { argument, dbOption, logOptions, type LogFlags } from "./options.ts";
 
 interface ServeFlags extends LogFlags {
@@ -29,6 +30,7 @@ interface ServeFlags extends LogFlags {
   readonly leaseSeconds: number;
   readonly channel?: string[];
   readonly publicUrl?: string;
+  readonly trustProxy?: string[];
 }
 
 export function serveCommand(): Command {
@@ -76,6 +78,15 @@ export function serveCommand(): Command {
       new Option("--channel <name>", "where notifications of services that name no channels go (repeat it, or comma-separate; default: ntfy)")
         .env("HEALTHD_CHANNELS")
         .argParser((text: string, previous: string[] | undefined) => [...(previous ?? []), ...text.split(",").map((n) => argument(parseName("--channel"))(n.trim()))]),
+    )
+    .addOption(
+      new Option("--trust-proxy <cidr>", "a proxy in front of healthd whose X-Forwarded-For and X-Forwarded-Proto a ping's stored address and scheme come from (repeat it, or comma-separate; 10.0.0.0/8, 127.0.0.1)")
+        .env("HEALTHD_TRUST_PROXY")
+        .argParser((text: string, previous: string[] | undefined) => {
+          const cidrs = text.split(",").map((c) => c.trim());
+          for (const cidr of cidrs) argument((c: string) => trustedProxies([c]))(cidr);
+          return [...(previous ?? []), ...cidrs];
+        }),
     )
     .addOption(
       new Option("--public-url <url>", "where people reach this daemon, for the status page link in notifications (https://status.example.org)")
@@ -165,6 +176,7 @@ Examples:
         rdapBootstrap,
         channels: flags.channel,
         publicUrl: flags.publicUrl,
+        trustProxy: flags.trustProxy,
         ntfy: {
           url: flags.ntfyUrl,
           topic: flags.ntfyTopic,

@@ -17,6 +17,10 @@ export interface FileServer {
   readonly name: string;
   readonly maintenance: readonly MaintenanceWindow[];
   readonly channels: readonly string[] | null;
+  /** Its slug URLs' ping key (kept by export, so that apply elsewhere keeps its jobs' URLs), and what ?create=1 may make. */
+  readonly pingKey?: string;
+  readonly autoProvision?: boolean;
+  readonly heartbeatDefaults?: Readonly<Record<string, unknown>> | null;
   readonly services: readonly { readonly id: string; readonly name: string; readonly check: StoredCheck }[];
 }
 
@@ -125,6 +129,9 @@ export function renderServersFile(servers: readonly FileServer[], channels: read
       services: server.services.map((s) => ({ id: s.id, ...(s.name !== s.id ? { name: s.name } : {}), check: withoutDefaults(s.check) })),
       ...(server.maintenance.length > 0 ? { maintenance: server.maintenance } : {}),
       ...(server.channels !== null ? { channels: server.channels } : {}),
+      ...(server.pingKey !== undefined ? { pingKey: server.pingKey } : {}),
+      ...(server.autoProvision ? { autoProvision: true } : {}),
+      ...(server.heartbeatDefaults ? { heartbeatDefaults: server.heartbeatDefaults } : {}),
     };
   }
   const text = format === "json" ? JSON.stringify(data, null, 2) + "\n" : stringify(data, { lineWidth: 0 });

@@ -41,6 +41,14 @@ export interface Ping {
   readonly runId: string | null;
   /** What the sender measured, in ms (Uptime Kuma's `ping`, Gatus's `duration`): the entry's latency. */
   readonly latencyMs?: number | null;
+  /** How it came (kept with its entry; absent from pings not made over HTTP): GET, POST, HEAD... */
+  readonly method?: string;
+  /** Its User-Agent, its first 200 characters ("" when none). */
+  readonly userAgent?: string;
+  /** The sender's address (X-Forwarded-For's first, behind a trusted proxy). */
+  readonly remoteAddr?: string | null;
+  /** http or https (X-Forwarded-Proto behind a trusted proxy). */
+  readonly scheme?: string;
 }
 
 export interface ResultRun {

@@ -118,6 +118,12 @@ export interface EntryFields {
   readonly body: string | null;
   /** A dns check's answers, as text. Null for other kinds, or when no answer came. */
   readonly answers: readonly string[] | null;
+  /** A heartbeat ping's: how it came (GET, POST, HEAD...), its User-Agent, its sender's address, http or https, its rid. Null otherwise. */
+  readonly method: string | null;
+  readonly userAgent: string | null;
+  readonly remoteAddr: string | null;
+  readonly scheme: string | null;
+  readonly rid: string | null;
 }
 
 export type ServiceStatus = "up" | "down" | "unknown";

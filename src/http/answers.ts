@@ -25,6 +25,11 @@ export const entryAnswer = z.strictObject({
   durationMs: z.number().nullable().describe("A heartbeat's: the run's duration, start to finish"),
   body: z.string().nullable().describe("A heartbeat's: what the ping sent, its first 10,000 bytes"),
   answers: z.array(z.string()).nullable().describe("A dns check's: the records of the type asked, as text"),
+  method: z.string().nullable().describe("A heartbeat ping's: the HTTP method it came with"),
+  userAgent: z.string().nullable().describe("A heartbeat ping's: its User-Agent, its first 200 characters"),
+  remoteAddr: z.string().nullable().describe("A heartbeat ping's: its sender's address (X-Forwarded-For's first behind serve --trust-proxy)"),
+  scheme: z.string().nullable().describe("A heartbeat ping's: http or https (X-Forwarded-Proto behind serve --trust-proxy)"),
+  rid: z.string().nullable().describe("A heartbeat ping's: its ?rid=, in lower case"),
 });
 
 export const stateAnswer = z.strictObject({
@@ -83,6 +88,9 @@ export const serverAnswer = z.strictObject({
   name: z.string(),
   maintenance: z.array(maintenanceWindow),
   channels: z.array(z.string()).nullable().describe("Where its services' notifications go when their checks name none; null: the daemon's default"),
+  pingKey: z.string().describe("The first segment of its slug URLs: /ping/{pingKey}/{serviceId}"),
+  autoProvision: z.boolean().describe("Whether a slug URL's ?create=1 makes the heartbeat it names"),
+  heartbeatDefaults: z.record(z.string(), z.unknown()).nullable().describe("The heartbeat check such a ping makes; null: a period of a day, a grace of an hour"),
   createdAt: time,
   updatedAt: time,
   services: z.array(serviceAnswer),
@@ -166,6 +174,7 @@ export const nodesAnswer = z.strictObject({
   ),
 });
 
+export const serverPingKeyAnswer = z.strictObject({ pingKey: z.string().describe("The server's new ping key: its slug URLs are /ping/{pingKey}/{serviceId}") });
 export const pingKeyAnswer = z.strictObject({ pingKey: z.string().describe("The heartbeat's new ping key: its ping URLs are /ping/{pingKey}") });
 
 export const pushAnswer = z.strictObject({ id: z.string().describe("ntfy's message id"), time, topic: z.string() });

@@ -21,6 +21,10 @@ export interface Request {
   /** The query string as the operation's `query` schema parsed it (an empty object when it has none). */
   readonly query: unknown;
   readonly headers: IncomingMessage["headers"];
+  /** The peer's address, as the socket says it (undefined once the socket is closed). */
+  readonly remoteAddress: string | undefined;
+  /** Whether it came over TLS. */
+  readonly encrypted: boolean;
   /** The parsed JSON body; `undefined` when the request has none. Throws HttpError (400, 413, 415). */
   json(): Promise<unknown>;
   /** The body as it came, with its media type, for operations that take more than JSON; undefined when empty. */
@@ -143,11 +147,25 @@ const wantsPage = (method: string, headers: IncomingMessage["headers"]) => (meth
 export function createListener(routes: readonly Route[], log: Logger, options: ListenerOptions = {}) {
   const compiled = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));
 
-  function match(pathname: string): { route: Route; params: Record<string, string> } | undefined {
+  /**
+   * The route of a path: the first that matches and takes `method`, else the first that matches (for its 405).
+   * So `POST /services/{serverId}/ping-key` does not take a service named ping-key from GET, PUT or DELETE.
+   */
+  function match(pathname: string, method: string): { route: Route; params: Record<string, string> } | undefined {
+    let first: { route: Route; params: Record<string, string> } | undefined;
+    for (const found of matches(pathname)) {
+      const methods = found.route.methods as Partial<Record<string, Operation>>;
+      if (methods[method] ?? (method === "HEAD" ? methods.GET : undefined)) return found;
+      first ??= found;
+    }
+    return first;
+  }
+
+  function* matches(pathname: string): Generator<{ route: Route; params: Record<string, string> }> {
     // An empty segment (`/services//x`) matches nothing: read as `/services/x`, it would change another server.
     const parts = pathname === "/" ? [] : pathname.split("/").slice(1);
     if (parts.at(-1) === "" && parts.length > 1) parts.pop(); // a trailing slash is allowed
-    if (parts.includes("")) return undefined;
+    if (parts.includes("")) return;
     outer: for (const { route, segments } of compiled) {
       if (segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -162,9 +180,8 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         if (segment.startsWith(":")) params[segment.slice(1)] = part;
         else if (segment !== part) continue outer;
       }
-      return { route, params };
+      yield { route, params };
     }
-    return undefined;
   }
 
   // Requests pipelined on one connection are handled one after the other (RFC 9112 9.3.2): a GET sent behind
@@ -187,7 +204,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
       const queryAt = target.indexOf("?");
       const pathname = queryAt === -1 ? target : target.slice(0, queryAt);
       const url = { pathname, searchParams: new URLSearchParams(queryAt === -1 ? "" : target.slice(queryAt + 1)) };
-      const found = match(url.pathname);
+      const found = match(url.pathname, method);
       const methods = found?.route.methods as Partial<Record<string, Operation>> | undefined;
       const operation = methods?.[method] ?? (method === "HEAD" ? methods?.GET : undefined);
       let who: Promise<Principal> | undefined;
@@ -225,6 +242,8 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         params: found.params,
         query,
         headers: req.headers,
+        remoteAddress: req.socket.remoteAddress,
+        encrypted: "encrypted" in req.socket && req.socket.encrypted === true,
         body,
         json: async () => json(await body()),
         principal,

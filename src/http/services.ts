@@ -10,7 +10,7 @@ import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../store/err
 import type { Store } from "../store/store.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
 import { mayUse, permitReferences, seesSecrets, type Principal } from "./access.ts";
-import { entriesAnswer, pingKeyAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
+import { entriesAnswer, pingKeyAnswer, serverPingKeyAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
 import { entryCursor, type Cursor } from "./cursor.ts";
 import { HttpError, invalid } from "./problem.ts";
 import type { Answer, Request, Route } from "./router.ts";
@@ -142,6 +142,22 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
             if (!change) throw await missing(store, serverId, serviceId);
             await ctx.scheduleChanged(change);
             return { status: 204 };
+          },
+        },
+      },
+    },
+    {
+      path: "/services/:serverId/ping-key",
+      methods: {
+        POST: {
+          summary: "Give a server a new ping key for its slug URLs (/ping/{pingKey}/{serviceId}): the old one stops working at once",
+          operationId: "renewServerPingKey",
+          responses: { 200: { description: "The new ping key", schema: serverPingKeyAnswer }, 404: notFound("server") },
+          handle: async (req) => {
+            const serverId = pathId(req, "serverId");
+            const pingKey = await store.renewServerPingKey(serverId);
+            if (!pingKey) throw noServer(serverId);
+            return { status: 200, body: { pingKey } };
           },
         },
       },

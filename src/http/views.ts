@@ -28,6 +28,11 @@ export function entryJson(e: Entry) {
     durationMs: e.durationMs,
     body: e.body,
     answers: e.answers,
+    method: e.method,
+    userAgent: e.userAgent,
+    remoteAddr: e.remoteAddr,
+    scheme: e.scheme,
+    rid: e.rid,
   };
 }
 
@@ -93,6 +98,9 @@ export async function serverView(store: Store, now: number, serverId: string, se
     name: server.name,
     maintenance: server.maintenance,
     channels: server.channels,
+    pingKey: server.pingKey,
+    autoProvision: server.autoProvision,
+    heartbeatDefaults: server.heartbeatDefaults,
     createdAt: iso(server.createdAt),
     updatedAt: iso(server.updatedAt),
     services: await serviceViews(store, now, serverId, undefined, secrets),

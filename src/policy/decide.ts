@@ -253,5 +253,6 @@ function entryOf(record: ServiceRecord, run: ResultRun): EntryFields {
   return {
     checkedAt: o.checkedAt, ok: o.ok, status: o.status, latencyMs: o.latencyMs, errorKind: o.errorKind, error: o.error, matched: o.matched,
     location: run.location ?? defaultLocation, type: record.type, kind: null, exitCode: null, durationMs: null, body: null, answers: o.answers ?? null,
+    method: null, userAgent: null, remoteAddr: null, scheme: null, rid: null,
   };
 }

@@ -3,7 +3,10 @@
  * - A success (or exit code 0) is a passing result and a fail (or another exit code) a failing one, judged by
  *   the incident machine as any check's result; a run that finishes sooner than minRunSeconds after its start
  *   fails too (too-short). Each sets the next deadline: a period after it, or the next cron time after it.
- * - A start records a run going; a log, its text. Neither is a result.
+ * - A start records a run going; a log, its text. Neither is a result, nor a ping that says the job is alive
+ *   (lastPingAt), as Healthchecks.io's last_ping is not.
+ * - A finish ends the run its rid names; one without a rid, the latest going. A failure whose rid names none
+ *   ends the latest going too (without a duration: which run failed is not known), so no too-long follows it.
  * - At a deadline: past the due time and its grace without a ping, a missed result, and the next due time a
  *   period on (so another each further period); else a run going for longer than maxRunSeconds (or its grace)
  *   is a too-long result, and is no longer a run going; it is kept aside (overdueRuns) until it finishes, so
@@ -68,6 +71,7 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
   });
   const entry = (fields: Partial<Omit<EntryFields, "location" | "type">>): HeartbeatStep["entry"] => ({
     checkedAt: at, ok: true, status: null, latencyMs: 0, errorKind: null, error: null, matched: null, kind: null, exitCode: null, durationMs: null, body: null, answers: null,
+    ...(run.kind === "ping" ? senderOf(run.ping) : noSender),
     ...fields,
   });
 
@@ -97,18 +101,20 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
     openRuns[runId ?? ""] = at;
     delete overdueRuns[runId ?? ""]; // a new run of the same id: the old one will not finish as itself
     keepNewest(openRuns);
-    return step(entry({ kind: "start", body }), null, { lastPingAt: at });
+    return step(entry({ kind: "start", body }), null);
   }
-  if (signal === "log") return step(entry({ kind: "log", body }), null, { lastPingAt: at });
+  if (signal === "log") return step(entry({ kind: "log", body }), null);
 
   // A finish: paired with its start (by run id, or the latest without one), which it ends; else with a run
-  // already reported too long, which finishes at last.
+  // already reported too long, which finishes at last. A failure whose rid names no run ends the latest one
+  // all the same (Healthchecks.io's), unpaired: no too-long follows it.
+  const failed = signal === "fail" || (signal === "exit" && exitCode !== 0);
   const going = runId !== null ? [runId, openRuns[runId]] as const : latest(openRuns);
   const late = runId !== null ? [runId, overdueRuns[runId]] as const : latest(overdueRuns);
   const started = going[1] !== undefined ? going : late;
   if (started[0] !== undefined && started[1] !== undefined) delete (started === going ? openRuns : overdueRuns)[started[0]];
+  else if (failed) delete openRuns[latest(openRuns)[0] ?? ""];
   const durationMs = started[1] === undefined ? null : at - started[1];
-  const failed = signal === "fail" || (signal === "exit" && exitCode !== 0);
   const tooShort = !failed && durationMs !== null && timing.minRunSeconds !== null && durationMs < timing.minRunSeconds * 1000;
   const errorKind = signal === "fail" ? "fail" : failed ? "exit" : tooShort ? "too-short" : null;
   const error =
@@ -159,5 +165,12 @@ function latest(runs: Readonly<Record<string, number>>): readonly [string, numbe
   for (const [id, at] of Object.entries(runs)) if (found[1] === undefined || at > found[1]) found = [id, at];
   return found;
 }
+
+/** What an entry keeps of how its ping came (null for a deadline's entry, and a ping not made over HTTP). */
+type Sender = Pick<EntryFields, "method" | "userAgent" | "remoteAddr" | "scheme" | "rid">;
+const noSender: Sender = { method: null, userAgent: null, remoteAddr: null, scheme: null, rid: null };
+const senderOf = (ping: PingRun["ping"]): Sender => ({
+  method: ping.method ?? null, userAgent: ping.userAgent ?? null, remoteAddr: ping.remoteAddr ?? null, scheme: ping.scheme ?? null, rid: ping.runId,
+});
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");

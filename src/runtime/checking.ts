@@ -270,9 +270,9 @@ export class Checking {
   }
 }
 
-/** What a heartbeat's entry tells /metrics: a ping's time, a finished run's duration. */
+/** What a heartbeat's entry tells /metrics: a finish's time (as lastPingAt: a start or a log is none), a finished run's duration. */
 function pingFacts(entry: Entry): Partial<ServiceSeen> | undefined {
-  if (entry.kind === null || entry.kind === "missed" || entry.kind === "too-long") return undefined;
+  if (entry.kind === null || entry.kind === "missed" || entry.kind === "too-long" || entry.kind === "start" || entry.kind === "log") return undefined;
   return { lastPingAt: entry.checkedAt, ...(entry.durationMs === null ? {} : { lastRunDurationMs: entry.durationMs }) };
 }
 

@@ -25,7 +25,10 @@ const tables = [
   table({
     table: "servers",
     key: ["id"],
-    columns: [["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"], ["maintenance", "text"], ["channels", "text"]],
+    columns: [
+      ["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"], ["maintenance", "text"], ["channels", "text"],
+      ["ping_key", "text"], ["auto_provision", "boolean"], ["heartbeat_defaults", "text"],
+    ],
   }),
   table({
     table: "channels",
@@ -88,6 +91,7 @@ const tables = [
       ["id", "bigint"], ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"],
       ["latency_ms", "double precision"], ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"],
       ["type", "text"], ["kind", "text"], ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"], ["answers", "text"],
+      ["method", "text"], ["user_agent", "text"], ["remote_addr", "text"], ["scheme", "text"], ["rid", "text"],
     ],
   }),
   table({

@@ -120,6 +120,12 @@ export class KyselyStore implements Store {
     }, (gone) => gone);
   scheduledServices: Store["scheduledServices"] = (filter) => this.#run(() => servers.scheduledServices(this.#db, this.#backend, filter));
   upstream = (refs: readonly string[]) => this.#run(() => servers.upstreamOf(this.#db, refs));
+  serverByPingKey = (pingKey: string) => this.#run(() => servers.serverByPingKey(this.#db, pingKey));
+  renewServerPingKey = (serverId: string) =>
+    this.#configure(
+      (trx) => configure.renewServerPingKey(trx, serverId),
+      () => undefined,
+    );
   renewPingKey = (serviceKey: number) =>
     this.#configure(
       (trx) => configure.renewPingKey(trx, serviceKey),

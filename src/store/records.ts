@@ -23,6 +23,11 @@ export interface ServerRecord {
   readonly maintenance: readonly MaintenanceWindow[];
   /** Where its services' notifications go when their checks name no channels; null: the default. */
   readonly channels: readonly string[] | null;
+  /** The first segment of its slug URLs, /ping/{pingKey}/{serviceId}. */
+  readonly pingKey: string;
+  /** Whether a slug URL's ?create=1 may make a heartbeat, and the check it makes (null: a daily one). */
+  readonly autoProvision: boolean;
+  readonly heartbeatDefaults: Readonly<Record<string, unknown>> | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

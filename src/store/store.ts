@@ -43,6 +43,10 @@ export interface ConfigurationStore {
    * every heartbeat (of `keys`), whoever owns it and paused too: what a ping may name.
    */
   scheduledServices(filter?: { readonly node?: string; readonly keys?: readonly number[]; readonly heartbeats?: boolean }): Promise<ScheduledService[]>;
+  /** The server whose slug URLs' ping key this is, if any. */
+  serverByPingKey(pingKey: string): Promise<string | undefined>;
+  /** Give a server a new ping key for its slug URLs (the old one stops working at once); undefined when there is no such server. */
+  renewServerPingKey(serverId: string): Promise<string | undefined>;
   /** Give a heartbeat a new ping key (the old one stops working at once); undefined when it is not a heartbeat. */
   renewPingKey(serviceKey: number): Promise<string | undefined>;
   /** What the services named by `refs` (full names) and everything upstream of them say of themselves. */

@@ -17,6 +17,12 @@ export interface ServersTable {
   maintenance: Generated<string>;
   /** JSON list of the channels its services' notifications go to; null: the daemon's default. */
   channels: string | null;
+  /** The first segment of its slug URLs (/ping/{ping_key}/{serviceId}); unique. */
+  ping_key: string;
+  /** A slug URL's ?create=1 may make a heartbeat. */
+  auto_provision: ColumnType<boolean | number, boolean | undefined, boolean>;
+  /** JSON of the heartbeat check such a ping makes; null: a daily one. */
+  heartbeat_defaults: string | null;
 }
 
 export interface ChannelsTable {
@@ -114,6 +120,12 @@ export interface HealthCheckDataEntriesTable {
   body: string | null;
   /** A dns check's answers, as a JSON list of their texts. */
   answers: string | null;
+  /** How a heartbeat's ping came: its method, User-Agent, sender's address, http or https, and rid. */
+  method: string | null;
+  user_agent: string | null;
+  remote_addr: string | null;
+  scheme: string | null;
+  rid: string | null;
 }
 
 export interface ServiceStatesTable {

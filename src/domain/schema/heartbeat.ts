@@ -39,6 +39,8 @@ export const heartbeatFields = {
     })
     .nullable()
     .default(null),
+  // A ping does not resume it while it is paused (Healthchecks.io's manual_resume): only a PUT unpauses it.
+  manualResume: z.boolean().default(false),
 };
 
 type Fields = { periodSeconds?: unknown; cron?: unknown; timezone?: unknown; minRunSeconds?: unknown; maxRunSeconds?: unknown };

@@ -115,7 +115,22 @@ export const serverDocument = z.strictObject({
     .default([]),
   maintenance: z.array(maintenanceWindow).max(limits.maintenanceWindows, `holds at most ${limits.maintenanceWindows} windows`).default([]),
   channels: channelList,
+  // The first segment of its slug URLs, /ping/{pingKey}/{serviceId}: made by healthd when left out (and kept by a
+  // PUT that leaves it out); set it to a Healthchecks.io project's ping key to keep its jobs' slug URLs.
+  pingKey: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{22}$/, "must be 22 characters of A-Z a-z 0-9 _ - (a Healthchecks.io project's ping key), or left out")
+    .optional(),
+  // A slug URL's ?create=1 may make the heartbeat it names, from heartbeatDefaults.
+  autoProvision: z.boolean().default(false),
+  // The heartbeat check such a ping makes (null: Healthchecks.io's, a period of a day and a grace of an hour).
+  heartbeatDefaults: z.record(z.string(), z.unknown()).nullable().default(null),
 }).superRefine((doc, ctx) => {
+  if (doc.heartbeatDefaults !== null) {
+    const parsed = heartbeatCheck.safeParse({ ...doc.heartbeatDefaults, type: "heartbeat" });
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", path: ["heartbeatDefaults", ...issue.path.filter((p) => typeof p !== "symbol")], message: issue.message });
+    if ("pingKey" in doc.heartbeatDefaults) ctx.addIssue({ code: "custom", path: ["heartbeatDefaults", "pingKey"], message: "each heartbeat gets its own ping key; remove it" });
+  }
   // A window naming a service the server does not have would silence nothing, silently.
   const ids = new Set(doc.services.map((s) => s.id));
   doc.maintenance.forEach((window, w) =>

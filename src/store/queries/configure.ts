@@ -89,14 +89,20 @@ export async function applyServers(
 }
 
 async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: number): Promise<{ server: ServerChange; schedule: ScheduleChange }> {
-  const existing = await trx.selectFrom("servers").select(["name", "maintenance", "channels"]).where("id", "=", serverId).executeTakeFirst();
+  const existing = await trx.selectFrom("servers").select(["name", "maintenance", "channels", "ping_key", "auto_provision", "heartbeat_defaults"]).where("id", "=", serverId).executeTakeFirst();
   const maintenance = JSON.stringify(doc.maintenance);
   const channels = doc.channels === null ? null : JSON.stringify(doc.channels);
+  const pingKey = doc.pingKey ?? existing?.ping_key ?? serverPingKey();
+  if (pingKey !== existing?.ping_key) {
+    const other = await trx.selectFrom("servers").select("id").where("ping_key", "=", pingKey).where("id", "!=", serverId).executeTakeFirst();
+    if (other) throw new PingKeyTaken(serverId, other.id);
+  }
+  const slugs = { ping_key: pingKey, auto_provision: doc.autoProvision, heartbeat_defaults: doc.heartbeatDefaults === null ? null : JSON.stringify(doc.heartbeatDefaults) };
   const current = existing
     ? await trx.selectFrom("services").select(["key", "id", "name"]).where("server_id", "=", serverId).orderBy("key").execute()
     : [];
   const plan = planServerChange(serverId, existing && { name: existing.name, services: current }, doc);
-  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, maintenance, channels, created_at: now, updated_at: now }).execute();
+  if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, maintenance, channels, ...slugs, created_at: now, updated_at: now }).execute();
 
   const started: number[] = [];
   const stopped = plan.delete.map((s) => s.key);
@@ -116,10 +122,12 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
   }
 
   const fields = existing
-    ? [...(plan.renamed ? ["name"] : []), ...(existing.maintenance !== maintenance ? ["maintenance"] : []), ...(existing.channels !== channels ? ["channels"] : [])]
+    ? [...(plan.renamed ? ["name"] : []), ...(existing.maintenance !== maintenance ? ["maintenance"] : []), ...(existing.channels !== channels ? ["channels"] : []),
+        ...(existing.ping_key !== slugs.ping_key ? ["pingKey"] : []), ...(Boolean(existing.auto_provision) !== slugs.auto_provision ? ["autoProvision"] : []),
+        ...(existing.heartbeat_defaults !== slugs.heartbeat_defaults ? ["heartbeatDefaults"] : [])]
     : [];
   const changed = fields.length > 0 || created.length + updated.length + stopped.length > 0;
-  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, channels, updated_at: now }).where("id", "=", serverId).execute();
+  if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, channels, ...slugs, updated_at: now }).where("id", "=", serverId).execute();
   return {
     server: {
       serverId,
@@ -294,6 +302,21 @@ export function withoutService(windows: readonly MaintenanceWindow[], serviceId:
     const services = w.services.filter((id) => id !== serviceId);
     return services.length === 0 ? [] : [{ ...w, services }];
   });
+}
+
+/** 22 characters of a-z 0-9 (about 113 bits), as Healthchecks.io makes a project's ping key. */
+export function serverPingKey(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  let key = "";
+  while (key.length < 22) for (const byte of randomBytes(32)) if (byte < 252 && key.length < 22) key += alphabet[byte % 36];
+  return key;
+}
+
+/** A server's new ping key for its slug URLs (the old one stops working at once); undefined when there is no such server. */
+export async function renewServerPingKey(trx: Db, serverId: string): Promise<string | undefined> {
+  const pingKey = serverPingKey();
+  const result = await trx.updateTable("servers").set({ ping_key: pingKey }).where("id", "=", serverId).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 0 ? undefined : pingKey;
 }
 
 /** A heartbeat's new ping key (the old one stops working at once); undefined when it has none (not a heartbeat). */

@@ -41,6 +41,7 @@ const entries: BulkInsert<"health_check_data_entries"> = {
     ["service_key", "bigint"], ["checked_at", "bigint"], ["ok", "boolean"], ["status", "integer"], ["latency_ms", "double precision"],
     ["error_kind", "text"], ["error", "text"], ["matched", "integer"], ["location", "text"], ["type", "text"], ["kind", "text"],
     ["exit_code", "integer"], ["duration_ms", "double precision"], ["body", "text"], ["answers", "text"],
+    ["method", "text"], ["user_agent", "text"], ["remote_addr", "text"], ["scheme", "text"], ["rid", "text"],
   ],
   returning: "id",
 };
@@ -266,6 +267,7 @@ const storedEntries = (runs: readonly CheckRun[], decision: BatchDecision): Stor
 const entryRow = ({ serviceKey, entry: e }: StoredEntry): unknown[] => [
   serviceKey, e.checkedAt, e.ok, e.status, e.latencyMs, e.errorKind, e.error, e.matched, locationToRow(e.location), e.type === "http" ? null : e.type,
   e.kind, e.exitCode, e.durationMs, e.body, e.answers === null ? null : JSON.stringify(e.answers),
+  e.method, e.userAgent, e.remoteAddr, e.scheme, e.rid,
 ];
 
 /** Each service's progress as decided, as state rows and as what the batch leaves for the next one. */

@@ -60,9 +60,9 @@ export function checkFromRow(row: CheckRow): StoredCheck {
   if (row.type === "heartbeat") {
     const probe = JSON.parse(row.probe!) as Omit<HeartbeatCheck, "type" | keyof HeartbeatKeys | keyof ReturnType<typeof alertingFromRow>>;
     // In the order a reader expects them, whatever order the JSON kept.
-    const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds } = probe;
+    const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, manualResume = false } = probe;
     return {
-      type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds,
+      type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, manualResume,
       pingKey: row.ping_key!, pushToken: row.push_token, gatusKey: row.gatus_key, ...alertingFromRow(row),
     };
   }
@@ -214,7 +214,7 @@ export const locationOf = (stored: string | null) => stored ?? defaultLocation;
 export const locationToRow = (location: string) => (location === defaultLocation ? null : location);
 
 /** The columns of an entry, as the entry queries select them. */
-export const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location", "type", "kind", "exit_code", "duration_ms", "body", "answers"] as const;
+export const entryColumns = ["id", "checked_at", "ok", "status", "latency_ms", "error_kind", "error", "matched", "location", "type", "kind", "exit_code", "duration_ms", "body", "answers", "method", "user_agent", "remote_addr", "scheme", "rid"] as const;
 
 export function entryFromRow(row: EntryRow): Entry {
   return {
@@ -233,6 +233,11 @@ export function entryFromRow(row: EntryRow): Entry {
     error: row.error,
     matched: row.matched,
     location: locationOf(row.location),
+    method: row.method,
+    userAgent: row.user_agent,
+    remoteAddr: row.remote_addr,
+    scheme: row.scheme,
+    rid: row.rid,
   };
 }
 

@@ -22,9 +22,17 @@ export async function servers(db: Db, serverId?: string): Promise<ServerRecord[]
     name: r.name,
     maintenance: JSON.parse(r.maintenance) as MaintenanceWindow[],
     channels: JSON.parse(r.channels ?? "null") as string[] | null,
+    pingKey: r.ping_key,
+    autoProvision: Boolean(r.auto_provision),
+    heartbeatDefaults: JSON.parse(r.heartbeat_defaults ?? "null") as Record<string, unknown> | null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   }));
+}
+
+/** The server whose slug URLs' ping key this is, if any. */
+export async function serverByPingKey(db: Db, pingKey: string): Promise<string | undefined> {
+  return (await db.selectFrom("servers").select("id").where("ping_key", "=", pingKey).executeTakeFirst())?.id;
 }
 
 /** Services with their checks, states and last entries, by server and then creation order. */
