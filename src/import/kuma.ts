@@ -12,6 +12,8 @@
  */
 import { pushTokenPattern } from "../domain/schema/heartbeat.ts";
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
+import { channelsFrom } from "./kuma-channels.ts";
+import { bool, num, str } from "./kuma-values.ts";
 
 /** Kuma's newest migration healthd was written against: a database with later ones is newer than it knows. */
 export const newestKnownMigration = "2025-12-29-0000-remove-line-notify.js";
@@ -55,10 +57,6 @@ interface Monitor {
   /** The ids of the notification settings it notifies through. */
   readonly notifications: readonly number[];
 }
-
-const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
-const num = (v: unknown, fallback: number) => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : fallback);
-const bool = (v: unknown) => v === true || v === 1 || v === "1" || v === "true";
 
 /** A monitor from a row of Kuma's `monitor` table (`r`) or an entry of a backup's monitorList: both spellings. */
 function monitorFrom(r: Record<string, unknown>): Monitor {
@@ -108,82 +106,6 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     // A backup lists them on the monitor ({"1": true}); kuma.db in monitor_notification (added by the caller).
     notifications: Object.entries((r.notificationIDList ?? {}) as Record<string, unknown>).filter(([, on]) => bool(on)).map(([id]) => Number(id)),
   };
-}
-
-/**
- * Kuma's notification settings as channels, where healthd has a channel of the kind: Slack, Discord, Teams,
- * Mattermost, Telegram, Gotify, Matrix, PagerDuty, SMTP, webhooks and ntfy (the field names are those of Kuma's
- * server/notification-providers). Answers the channel each carried setting became, by Kuma's id.
- */
-function channelsFrom(settings: readonly Record<string, unknown>[], builder: DocumentBuilder): Map<number, string> {
-  const made = new Map<number, string>();
-  for (const setting of settings) {
-    const id = num(setting.id, 0);
-    const name = str(setting.name) ?? `notification ${id}`;
-    let config: Record<string, unknown>;
-    try {
-      config = typeof setting.config === "string" ? (JSON.parse(setting.config) as Record<string, unknown>) : ((setting.config ?? {}) as Record<string, unknown>);
-    } catch {
-      builder.note(`notification ${JSON.stringify(name)}`, "its settings are not JSON; not carried over");
-      continue;
-    }
-    const what = `notification ${JSON.stringify(name)} (${String(config.type)})`;
-    if (setting.active !== undefined && !bool(setting.active)) {
-      builder.note(what, "it is turned off in Kuma; not carried over");
-      continue;
-    }
-    const doc = channelOf(config, (why) => builder.note(what, why));
-    if (doc) made.set(id, builder.channel(name, Object.fromEntries(Object.entries(doc).filter(([, v]) => v !== null && v !== undefined)), `kuma-${id}`));
-  }
-  return made;
-}
-
-function channelOf(c: Record<string, unknown>, note: (why: string) => void): Record<string, unknown> | undefined {
-  const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : null);
-  switch (String(c.type).toLowerCase()) {
-    case "slack":
-      return { type: "slack", url: text(c.slackwebhookURL) };
-    case "discord":
-      return { type: "discord", url: text(c.discordWebhookUrl) };
-    case "teams":
-      note("healthd posts an Adaptive Card, which a Teams Workflows webhook takes; an old Office 365 connector URL needs replacing");
-      return { type: "teams", url: text(c.webhookUrl) };
-    case "mattermost":
-      return { type: "mattermost", url: text(c.mattermostWebhookUrl) };
-    case "telegram":
-      return { type: "telegram", token: text(c.telegramBotToken), chatId: text(c.telegramChatID) };
-    case "gotify":
-      return { type: "gotify", url: text(c.gotifyserverurl), token: text(c.gotifyapplicationToken) };
-    case "matrix":
-      return { type: "matrix", url: text(c.homeserverUrl), room: text(c.internalRoomId), token: text(c.accessToken) };
-    case "pagerduty":
-      return { type: "pagerduty", routingKey: text(c.pagerdutyIntegrationKey), url: text(c.pagerdutyIntegrationUrl) };
-    case "smtp": {
-      // Kuma's "secure" off lets nodemailer upgrade when it can; healthd asks for STARTTLS outright.
-      const to = [c.smtpTo, c.smtpCC, c.smtpBCC].flatMap((list) => (typeof list === "string" ? list.split(",").map((a) => a.trim()).filter(Boolean) : []));
-      if (text(c.smtpCC) || text(c.smtpBCC)) note("its CC and BCC become recipients beside To");
-      return {
-        type: "email", host: text(c.smtpHost), port: num(c.smtpPort, 587), secure: bool(c.smtpSecure) ? "tls" : "starttls", user: text(c.smtpUsername),
-        password: text(c.smtpPassword), from: text(c.smtpFrom), to, ...(bool(c.smtpIgnoreTLSError) ? { verifyTls: false } : {}),
-      };
-    }
-    case "webhook": {
-      note("healthd's webhook body is its own event JSON, not Kuma's {heartbeat, monitor, msg}: check the receiver");
-      let headers: unknown = {};
-      try {
-        headers = typeof c.webhookAdditionalHeaders === "string" && c.webhookAdditionalHeaders.trim() !== "" ? JSON.parse(c.webhookAdditionalHeaders) : {};
-      } catch {
-        note("its additional headers are not JSON; left out");
-      }
-      return { type: "webhook", url: text(c.webhookURL), ...(headers && typeof headers === "object" && Object.keys(headers).length > 0 ? { headers } : {}) };
-    }
-    case "ntfy":
-      if (c.ntfyAuthenticationMethod === "usernamePassword") note("a user and password do not carry over (an ntfy channel takes a token): give it one");
-      return { type: "ntfy", url: text(c.ntfyserverurl), topic: text(c.ntfytopic), token: c.ntfyAuthenticationMethod === "accessToken" ? text(c.ntfyaccesstoken) : null };
-    default:
-      note("healthd has no channel of this kind; not carried over (a webhook channel may stand in)");
-      return undefined;
-  }
 }
 
 /** What was read from a Kuma database: the names of all its tables, and the rows of those asked for. */

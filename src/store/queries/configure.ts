@@ -12,7 +12,7 @@ import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../errors.ts
 import { channels, checkChannelNames, deleteChannel, putChannel } from "./channels.ts";
 import type { ApplyOptions, ApplyResult, ChannelChange, ServerChange } from "../store.ts";
 import type { Tables } from "../tables.ts";
-import { checkFromRow, checkToRow, type CheckRow, type HeartbeatKeys } from "./rows.ts";
+import { checkFromRow, checkToRow, type CheckRow, type HeartbeatKeys } from "./check-rows.ts";
 import { findService, serverExists } from "./servers.ts";
 
 type Db = Kysely<Tables>;

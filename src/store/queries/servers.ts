@@ -9,7 +9,8 @@ import type { Backend } from "../backend.ts";
 import type { ServerRecord, ServiceFilter, StoredService } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { chunkSize } from "./bulk.ts";
-import { beatFromRow, checkFromRow, dependsOnFromRow, entryColumns, entryFromRow } from "./rows.ts";
+import { checkFromRow } from "./check-rows.ts";
+import { beatFromRow, dependsOnFromRow, entryColumns, entryFromRow } from "./rows.ts";
 
 type Db = Kysely<Tables>;
 

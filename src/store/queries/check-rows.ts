@@ -1,0 +1,175 @@
+/**
+ * A check's row into its stored value and back: each kind's fields in the columns of http_check_configs (the
+ * table's name is older than tcp, dns and heartbeats), its alerting settings beside them.
+ */
+import type { Selectable } from "kysely";
+import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type TcpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
+import type { HttpCheckConfigsTable } from "../tables.ts";
+
+export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
+
+/** What every kind of check keeps in its own columns. */
+function alertingFromRow(row: CheckRow) {
+  return {
+    notify: Boolean(row.notify),
+    notifyThreshold: row.notify_threshold,
+    notifyTopic: row.notify_topic,
+    paused: Boolean(row.paused),
+    recoverThreshold: row.recover_threshold,
+    remindEveryMinutes: row.remind_every_minutes,
+    dependsOn: JSON.parse(row.depends_on) as string[],
+    channels: JSON.parse(row.channels ?? "null") as string[] | null,
+    slaTarget: row.sla_target,
+  };
+}
+
+export function checkFromRow(row: CheckRow): StoredCheck {
+  if (row.type === "heartbeat") {
+    const probe = JSON.parse(row.probe!) as Omit<HeartbeatCheck, "type" | keyof HeartbeatKeys | keyof ReturnType<typeof alertingFromRow>>;
+    // In the order a reader expects them, whatever order the JSON kept.
+    const { periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, manualResume = false } = probe;
+    return {
+      type: "heartbeat", periodSeconds, cron, timezone, graceSeconds, maxRunSeconds, minRunSeconds, manualResume,
+      pingKey: row.ping_key!, pushToken: row.push_token, gatusKey: row.gatus_key, ...alertingFromRow(row),
+    };
+  }
+  const active = {
+    intervalSeconds: row.interval_seconds,
+    cron: row.cron,
+    timeoutMs: row.timeout_ms,
+    ...alertingFromRow(row),
+    locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
+    quorum: row.quorum,
+    slowMs: row.slow_ms,
+    notifySlow: Boolean(row.notify_slow),
+    domainWarnDays: row.domain_warn_days,
+  };
+  if (row.type === "tcp") {
+    const { host, port, tls, send } = JSON.parse(row.probe!) as Pick<TcpCheck, "host" | "port" | "tls" | "send">;
+    const expect = JSON.parse(row.expect) as TcpCheck["expect"];
+    return { type: "tcp", host, port, tls, verifyTls: Boolean(row.verify_tls), send, expect, certWarnDays: row.cert_warn_days, ...active };
+  }
+  if (row.type === "dns") {
+    const { name, recordType, server } = JSON.parse(row.probe!) as Pick<DnsCheck, "name" | "recordType" | "server">;
+    return { type: "dns", name, recordType, server, expect: JSON.parse(row.expect) as DnsCheck["expect"], ...active };
+  }
+  return {
+    type: "http",
+    url: row.url,
+    method: row.method as HttpCheck["method"],
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    body: row.body,
+    intervalSeconds: row.interval_seconds,
+    cron: row.cron,
+    timeoutMs: row.timeout_ms,
+    followRedirects: Boolean(row.follow_redirects),
+    verifyTls: Boolean(row.verify_tls),
+    expect: JSON.parse(row.expect) as HttpCheck["expect"],
+    ...alertingFromRow(row),
+    certWarnDays: row.cert_warn_days,
+    locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
+    quorum: row.quorum,
+    slowMs: row.slow_ms,
+    notifySlow: Boolean(row.notify_slow),
+    domainWarnDays: row.domain_warn_days,
+  };
+}
+
+/** A heartbeat's addresses as stored: its ping key, and those other tools gave it (null: none). */
+export interface HeartbeatKeys {
+  readonly pingKey: string;
+  readonly pushToken: string | null;
+  readonly gatusKey: string | null;
+}
+
+/**
+ * The columns of a check, as written. Absent notify settings are left out: the schema's defaults fill them,
+ * but for a heartbeat's threshold, 0 (a daily backup cannot wait a day). `keys`: a heartbeat's addresses, as kept.
+ */
+export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
+  const alerting = {
+    service_key: key,
+    ...(check.notify === undefined ? {} : { notify: check.notify }),
+    notify_topic: check.notifyTopic,
+    paused: check.paused,
+    recover_threshold: check.recoverThreshold,
+    remind_every_minutes: check.remindEveryMinutes,
+    depends_on: JSON.stringify(check.dependsOn),
+    channels: check.channels === null ? null : JSON.stringify(check.channels),
+    sla_target: check.slaTarget,
+  };
+  if (check.type === "heartbeat") {
+    const { type, pingKey: _, pushToken: _p, gatusKey: _g, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, channels, slaTarget, ...probe } = check;
+    // The columns of an http check, which a heartbeat has none of, hold what means nothing.
+    return {
+      ...alerting,
+      notify_threshold: notifyThreshold ?? 0,
+      type,
+      probe: JSON.stringify(probe),
+      ping_key: keys?.pingKey ?? null,
+      push_token: keys?.pushToken ?? null,
+      gatus_key: keys?.gatusKey ?? null,
+      url: "",
+      method: "GET",
+      headers: "{}",
+      body: null,
+      interval_seconds: null,
+      cron: null,
+      timeout_ms: 0,
+      follow_redirects: false,
+      verify_tls: false,
+      expect: "[]",
+      cert_warn_days: null,
+      locations: null,
+      quorum: null,
+      slow_ms: null,
+      notify_slow: false,
+      domain_warn_days: null,
+      domain: null,
+    };
+  }
+  const active = {
+    ...alerting,
+    ...(check.notifyThreshold === undefined ? {} : { notify_threshold: check.notifyThreshold }),
+    type: check.type,
+    ping_key: null,
+    push_token: null,
+    gatus_key: null,
+    interval_seconds: check.intervalSeconds,
+    cron: check.cron,
+    timeout_ms: check.timeoutMs,
+    expect: JSON.stringify(check.expect),
+    locations: check.locations === null ? null : JSON.stringify(check.locations),
+    quorum: check.quorum,
+    slow_ms: check.slowMs,
+    notify_slow: check.notifySlow,
+    domain_warn_days: check.domainWarnDays,
+    domain: check.domainWarnDays === null ? null : registeredDomain(check),
+  };
+  if (check.type === "tcp" || check.type === "dns") {
+    // The columns of an http check that the kind has no use for hold what means nothing; url holds its target.
+    const probe = check.type === "tcp" ? { host: check.host, port: check.port, tls: check.tls, send: check.send } : { name: check.name, recordType: check.recordType, server: check.server };
+    return {
+      ...active,
+      probe: JSON.stringify(probe),
+      url: targetOf(check)!,
+      method: "GET",
+      headers: "{}",
+      body: null,
+      follow_redirects: false,
+      verify_tls: check.type === "tcp" ? check.verifyTls : false,
+      cert_warn_days: check.type === "tcp" ? check.certWarnDays : null,
+    };
+  }
+  return {
+    ...active,
+    probe: null,
+    url: check.url,
+    method: check.method,
+    headers: JSON.stringify(check.headers),
+    body: check.body,
+    follow_redirects: check.followRedirects,
+    verify_tls: check.verifyTls,
+    cert_warn_days: check.certWarnDays,
+  };
+}
