@@ -301,7 +301,7 @@ for (const engine of engines) {
     const applied = await runHealthd(["apply", join(dir, "s.yaml"), "--db", db]);
     assert.equal(applied.code, 0, applied.stderr);
     await nextEvent(arrived, "line", () => lines.length >= 2);
-    assert.deepEqual(Object.keys(lines[0]!), ["server", "service", "id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location", "type", "kind", "exitCode", "durationMs", "body", "answers"]);
+    assert.deepEqual(Object.keys(lines[0]!), ["server", "service", "id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location", "type", "kind", "exitCode", "durationMs", "body", "answers", "method", "userAgent", "remoteAddr", "scheme", "rid"]);
     assert.deepEqual([lines[0]!.server, lines[0]!.service, lines[0]!.ok], ["web-01", "home", true]);
     assert.ok(Number(lines[1]!.id) > Number(lines[0]!.id));
     assert.equal(await served.stop(), 0);

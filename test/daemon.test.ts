@@ -32,7 +32,7 @@ test("PUT a server, see entries appear, change a URL and see it checked at once,
   assert.equal(data.status, 200);
   const stored = data.body.entries.find((e: { id: string }) => e.id === String(homeDone.entry.id));
   assert.deepEqual(stored, { ...homeDone.entry, id: String(homeDone.entry.id), checkedAt: new Date(homeDone.entry.checkedAt).toISOString() });
-  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location", "type", "kind", "exitCode", "durationMs", "body", "answers"]);
+  assert.deepEqual(Object.keys(stored), ["id", "checkedAt", "ok", "status", "latencyMs", "errorKind", "error", "matched", "location", "type", "kind", "exitCode", "durationMs", "body", "answers", "method", "userAgent", "remoteAddr", "scheme", "rid"]);
   const server = (await d.api("GET", "/services/web-01")).body;
   const otherState = server.services.find((s: { id: string }) => s.id === "other").state;
   assert.equal(otherState.status, "down");

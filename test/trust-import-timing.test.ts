@@ -75,9 +75,9 @@ test("import --from uptime-kuma: a push monitor alerts when Kuma would: its inte
   assert.equal(run.code, 0, run.stderr);
   const checks = (parse(run.stdout)["uptime-kuma"].services as { check: Record<string, unknown> }[]).map((s) => s.check);
   assert.deepEqual(checks, [
-    { type: "heartbeat", periodSeconds: 86400, graceSeconds: 1 },
-    { type: "heartbeat", periodSeconds: 86400, graceSeconds: 1 + 2 * 600 },
-    { type: "heartbeat", periodSeconds: 3600, graceSeconds: 1 + 3600 },
+    { type: "heartbeat", periodSeconds: 86400, graceSeconds: 1, pushToken: "a" },
+    { type: "heartbeat", periodSeconds: 86400, graceSeconds: 1 + 2 * 600, pushToken: "b" },
+    { type: "heartbeat", periodSeconds: 3600, graceSeconds: 1 + 3600, pushToken: "c" },
   ]);
   assert.doesNotMatch(run.stderr, /retry interval/, "a push monitor's retries are carried over, in its grace");
 });

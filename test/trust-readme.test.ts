@@ -1,6 +1,7 @@
 /**
- * The README's examples work as written on a fresh install: the heartbeat example's requests, run with curl
- * as a reader would run them (only the host made the test daemon's), answer what the README says they answer.
+ * The guide's examples work as written on a fresh install: the heartbeat example's requests
+ * (docs/guide/cron-jobs.md), run with curl as a reader would run them (only the host made the test daemon's),
+ * answer what the guide says they answer.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -9,11 +10,11 @@ import { test } from "node:test";
 import { promisify } from "node:util";
 import { testDaemon } from "./support/daemon.ts";
 
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const guide = readFileSync(new URL("../docs/guide/cron-jobs.md", import.meta.url), "utf8");
 
 /** The first sh block under `heading`, as commands (continued lines joined) each with the status its `# NNN` comment says. */
 function exampleRequests(heading: string): { command: string; status: number }[] {
-  const section = readme.slice(readme.indexOf(heading));
+  const section = guide.slice(guide.indexOf(heading));
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? assert.fail(`no sh block under ${heading}`);
   const lines = block.replace(/\\\n\s*/g, " ").split("\n");
   return lines.flatMap((line, i) => {
@@ -23,9 +24,9 @@ function exampleRequests(heading: string): { command: string; status: number }[]
   });
 }
 
-test("README: the heartbeat example's requests answer as it says, on a fresh install", async (t) => {
+test("docs/guide/cron-jobs.md: the heartbeat example's requests answer as it says, on a fresh install", async (t) => {
   const d = await testDaemon(t);
-  const requests = exampleRequests("## Watching cron jobs (heartbeats)");
+  const requests = exampleRequests("# Watching cron jobs (heartbeats)");
   assert.ok(requests.some((r) => r.command.includes("/services/db1/backup")), "the example PUTs db1/backup");
   for (const { command, status } of requests) {
     const run = command.replaceAll("localhost:8080", new URL(d.url).host) + ` -sS -o /dev/null -w '%{http_code}'`;
@@ -34,5 +35,5 @@ test("README: the heartbeat example's requests answer as it says, on a fresh ins
   }
   const backup = await d.api("GET", "/services/db1/backup");
   assert.equal(backup.status, 200);
-  assert.deepEqual([backup.body.check.type, backup.body.check.graceSeconds], ["heartbeat", 3600], "the default grace the README shows");
+  assert.deepEqual([backup.body.check.type, backup.body.check.graceSeconds], ["heartbeat", 3600], "the default grace the guide shows");
 });

@@ -88,7 +88,7 @@ export const serverAnswer = z.strictObject({
   name: z.string(),
   maintenance: z.array(maintenanceWindow),
   channels: z.array(z.string()).nullable().describe("Where its services' notifications go when their checks name none; null: the daemon's default"),
-  pingKey: z.string().describe("The first segment of its slug URLs: /ping/{pingKey}/{serviceId}"),
+  pingKey: z.string().optional().describe("The first segment of its slug URLs: /ping/{pingKey}/{serviceId}; absent for a read token"),
   autoProvision: z.boolean().describe("Whether a slug URL's ?create=1 makes the heartbeat it names"),
   heartbeatDefaults: z.record(z.string(), z.unknown()).nullable().describe("The heartbeat check such a ping makes; null: a period of a day, a grace of an hour"),
   createdAt: time,

@@ -98,7 +98,8 @@ export async function serverView(store: Store, now: number, serverId: string, se
     name: server.name,
     maintenance: server.maintenance,
     channels: server.channels,
-    pingKey: server.pingKey,
+    // The first segment of its slug URLs pings any of its heartbeats: a secret, as a heartbeat's pingKey is.
+    ...(secrets ? { pingKey: server.pingKey } : {}),
     autoProvision: server.autoProvision,
     heartbeatDefaults: server.heartbeatDefaults,
     createdAt: iso(server.createdAt),
