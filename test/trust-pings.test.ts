@@ -237,6 +237,33 @@ for (const engine of engines) {
   });
 }
 
+test("sqlite: a ping waiting behind a longer backlog than one batch is refused with it while the store cannot be written, not kept", { timeout: 30_000 }, async (t) => {
+  const store = await open(await testDatabase(t, "sqlite"), { mode: "write" });
+  t.after(() => store.close());
+  const doc = serverDocument.parse({
+    services: [
+      { id: "hb", check: { type: "heartbeat", periodSeconds: 3600 } },
+      { id: "web", check: { url: "http://127.0.0.1:9/", intervalSeconds: 60 } },
+    ],
+  });
+  await store.applyServers(new Map([["s", doc]]), { now: Date.now() });
+  const services = await store.scheduledServices();
+  const hb = services.find((s) => s.serviceId === "hb")!;
+  const web = services.find((s) => s.serviceId === "web")!;
+  // Batches of two: three check results waiting put the ping outside the batch that is tried.
+  const recorder = new Recorder(store, { log: silentLogger, clock: systemClock, flushMs: 3_600_000, maxBatch: 2 });
+  t.after(() => recorder.flushAll());
+  await rawQuery(store, "PRAGMA query_only = 1");
+  for (let i = 0; i < 3; i++) recorder.push(web, { ok: true, status: 200, latencyMs: 1, matched: 0, errorKind: null, error: null, checkedAt: 3_000 + i });
+  const ping = recorder.commitRun(hb, { kind: "ping", serviceKey: hb.key, at: 3_010, ping: { signal: "success", exitCode: null, body: null, runId: null } });
+  await assert.rejects(ping, /readonly|read-only|query_only/i, "refused, so its sender retries, rather than left waiting");
+  assert.equal(recorder.pending, 3, "the check results wait for a retry; the ping is not kept");
+  await rawQuery(store, "PRAGMA query_only = 0");
+  await recorder.flushAll();
+  assert.equal((await store.readEntries(hb.key, { limit: 10 })).entries.length, 0, "the refused ping was never stored");
+  assert.equal((await store.readEntries(web.key, { limit: 10 })).entries.length, 3);
+});
+
 for (const engine of engines) {
   test(`${engine}: a checked target's text with a NUL (a DNS TXT answer): the failed check, its incident and its DOWN are stored with U+FFFD`, { timeout: 60_000 }, async (t) => {
     const zone = await dnsServer(t, { "nul.example.test": { answers: [{ type: "TXT", name: "nul.example.test", data: ["a\0b"] }] } });

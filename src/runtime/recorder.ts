@@ -304,9 +304,10 @@ export class Recorder {
     this.#writeError = error;
     this.#options.onWriteFailed?.(error);
     // A run someone waits for is refused to them, not kept: they retry, and a kept one would be stored twice.
-    const kept = batch.filter((p) => !p.waiter);
-    for (const p of batch) p.waiter?.reject(error);
-    this.#pending = kept.length === batch.length ? batch.concat(this.#pending) : kept.concat(this.#pending);
+    // Those waiting behind the batch too: while the store cannot be written, no answer waits for it.
+    const all = batch.concat(this.#pending);
+    for (const p of all) p.waiter?.reject(error);
+    this.#pending = all.filter((p) => !p.waiter);
     const max = this.#options.maxPending ?? 50_000;
     if (this.#pending.length > max) this.#fold(this.#pending.length - max);
     this.#timer ??= setTimeout(() => void this.flush(), 1000);
