@@ -267,3 +267,16 @@ test("the mapping: healthd's statuses as HC's, HC's time formats, flips from inc
   ]);
   assert.deepEqual(flipDicts(incidents, { start: 100 * s, end: 300 * s }).map((f) => f.up), [1, 0], "start inclusive, end exclusive");
 });
+
+test("a daemon without tokens still asks Healthchecks.io's API for a key, so that no web page can use it from a browser", async (t) => {
+  const d = await testDaemon(t);
+  const get = await fetch(`${d.url}/api/v3/checks/`);
+  assert.deepEqual([get.status, await get.json()], [401, { error: "missing api key" }], "a page's GET carries no key");
+  // A form another site posts needs no preflight: a key in a body that is not JSON does not count.
+  const form = await fetch(`${d.url}/api/v3/checks/`, { method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify({ api_key: "x", name: "forged" }) });
+  assert.deepEqual([form.status, await form.json()], [401, { error: "missing api key" }]);
+  assert.deepEqual((await d.api("GET", "/services")).body.servers, [], "nothing was made");
+  // A client of the API sends one (any, on an open daemon, as the rest of its API takes any token).
+  const client = await fetch(`${d.url}/api/v3/checks/`, { headers: { "x-api-key": "anything" } });
+  assert.deepEqual([client.status, await client.json()], [200, { checks: [] }]);
+});

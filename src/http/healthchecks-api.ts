@@ -73,6 +73,10 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
   async function principal(req: Request, need: "read" | "write", bodyKey?: unknown): Promise<Principal> {
     const fromBody = need === "write" && req.headers["x-api-key"] === undefined && typeof bodyKey === "string" ? bodyKey : undefined;
     const headers = fromBody === undefined ? req.headers : { ...req.headers, "x-api-key": fromBody };
+    // Even where the daemon has no token, as HC always asks one: any web page may send a request here, and
+    // these answers carry Access-Control-Allow-Origin: *. A browser sends X-Api-Key, Authorization or a JSON body
+    // to another origin only after asking (and is refused), so a key present is this API's client, not a forgery.
+    if (typeof headers["x-api-key"] !== "string" && headers.authorization === undefined) throw new Refusal(401, "missing api key");
     let who: Principal;
     try {
       who = ctx.authenticate ? await ctx.authenticate(headers) : { scope: "admin", servers: null, name: "anyone" };
@@ -143,6 +147,9 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
       throw new Refusal(400, "could not parse request body");
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Refusal(400, "json validation error: value is not an object");
+    // A key in the body counts only in a JSON body: a form another site posts (no preflight) could carry one.
+    const json = raw.type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(raw.type);
+    if (!json) delete (parsed as Record<string, unknown>).api_key;
     return parsed as Record<string, unknown>;
   }
 
