@@ -126,7 +126,7 @@ for (const engine of engines) {
       services: [
         { id: "web", check },
         { id: "form", check: { ...check, headers: {}, body: "user=ops&password=hunter2&x=1" } },
-        { id: "job", check: { type: "heartbeat", periodSeconds: 3600, pingKey } },
+        { id: "job", check: { type: "heartbeat", periodSeconds: 3600, pingKey, pushToken: "kumaPushToken7" } },
       ],
     };
     assert.equal((await d.api("PUT", "/services/s", doc, admin)).status, 201);
@@ -149,12 +149,13 @@ for (const engine of engines) {
         assert.equal(form.check.body, "user=ops&password=***&x=1");
         assert.equal("pingKey" in job.check, false);
         assert.equal("pingKey" in server, false, "a server's ping key pings its heartbeats by slug: a read token does not see it");
-        for (const secret of ["abc", "hunter2", "k1", "k2", "t1", "s3", pingKey]) assert.ok(!text.includes(secret), `${who} sees ${secret}`);
+        for (const secret of ["abc", "hunter2", "k1", "k2", "t1", "s3", pingKey, "kumaPushToken7"]) assert.ok(!text.includes(secret), `${who} sees ${secret}`);
       } else {
         for (const c of shown) assert.deepEqual([c.headers, c.url], [check.headers, check.url]);
         assert.equal(service.check.body, check.body);
         assert.equal(form.check.body, "user=ops&password=hunter2&x=1");
         assert.equal(job.check.pingKey, pingKey);
+        assert.equal(job.check.pushToken, "kumaPushToken7");
         assert.match(server.pingKey, /^[a-z0-9]{22}$/);
       }
     }

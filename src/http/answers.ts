@@ -71,7 +71,7 @@ export const storedCheckAnswer = z.discriminatedUnion("type", [
     cron: z.string().nullable(),
     graceSeconds: z.int(),
     pingKey: z.string().optional().describe("The secret of its ping URLs: /ping/{pingKey}; absent for a read token"),
-    pushToken: z.string().nullable().describe("Its Uptime Kuma push token: /api/push/{pushToken} pings it (null: none)"),
+    pushToken: z.string().nullable().optional().describe("Its Uptime Kuma push token: /api/push/{pushToken} pings it (null: none); absent for a read token"),
     gatusKey: z.string().nullable().describe("Its Gatus external-endpoint key: POST /api/v1/endpoints/{gatusKey}/external pings it (null: none)"),
   }),
 ]);

@@ -168,6 +168,7 @@ function maskedForm(text: string): string {
 export function maskedCheck<C extends object>(check: C): C {
   const copy: Fields = { ...(check as Fields) };
   delete copy.pingKey;
+  delete copy.pushToken; // Uptime Kuma's push URL pings it with no token, as the ping key does
   if (copy.headers !== null && typeof copy.headers === "object") {
     copy.headers = Object.fromEntries(Object.entries(copy.headers).map(([name, value]) => [name, secretHeader.test(name) ? mask : value]));
   }
