@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { Clock } from "../platform/clock.ts";
 import type { Ping } from "../domain/batch.ts";
 import { RunGone } from "../runtime/recorder.ts";
+import { StoreUnavailable } from "../store/errors.ts";
 import { pingBodyLimit, pingLimiter, type PingBuckets } from "./ping.ts";
 import type { Request, Response, Route } from "./router.ts";
 
@@ -61,8 +62,10 @@ export function kumaPushRoutes(ctx: CompatContext, buckets: PingBuckets): Route[
       if (!(await ctx.ping(pingKey, { signal, exitCode: null, body, runId: null, latencyMs }, now))) return notFound();
     } catch (error) {
       if (error instanceof RunGone) return notFound();
-      // Kuma answers every other failure so; the job's curl sees it was not taken.
-      return kuma(404, { ok: false, msg: `The push could not be stored (${(error as Error).message}); send it again.` });
+      // Kuma answers every other failure so; the job's curl sees it was not taken. The daemon's log has the
+      // error; an unauthenticated sender gets its code only, as a ping's does.
+      const why = error instanceof StoreUnavailable ? ` (${error.code})` : "";
+      return kuma(404, { ok: false, msg: `The push could not be stored${why}; send it again.` });
     }
     return kuma(200, { ok: true });
   };

@@ -71,6 +71,14 @@ const pingHeaders = {
 // The bodies Healthchecks.io answers, word for word (no newline): its clients compare them.
 const text = (status: number, body: string, headers: Record<string, string> = {}): Response => ({ status, text: body, headers: { ...pingHeaders, ...headers } });
 const notFound = () => text(404, "not found");
+/**
+ * A ping not stored, and not kept to be stored later: the sender retries, and is told when. The daemon's log
+ * has the error; an unauthenticated sender gets its code only.
+ */
+const unstored = (error: unknown) => {
+  const why = error instanceof StoreUnavailable ? `the database cannot take it now (${error.code})` : "the database refused it";
+  return text(503, `the ping was not stored: ${why}; nothing was kept, send it again\n`, { "retry-after": "1" });
+};
 const badUrl = () => text(400, "invalid url format");
 
 // Other query parameters (Healthchecks.io's clients may send some) are let through, unread.
@@ -167,7 +175,12 @@ export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): 
     // Healthchecks.io's order: the heartbeat first (404), then the exit code and the rid (400).
     let created = false;
     if ((key === undefined || !ctx.knows(key)) && slug !== undefined && create === "1") {
-      key = await ctx.provision(slug.serverId, slug.serviceId);
+      try {
+        key = await ctx.provision(slug.serverId, slug.serviceId);
+      } catch (error) {
+        if (error instanceof StoreUnavailable) return unstored(error);
+        throw error;
+      }
       created = key !== undefined;
     }
     // An unknown key is answered before anything is kept about it: a bucket each would let anyone fill memory.
@@ -185,10 +198,7 @@ export function pingRoutes(ctx: PingContext, buckets: PingBuckets = new Map()): 
       if (!(await ctx.ping(key, ping, now))) return notFound();
     } catch (error) {
       if (error instanceof RunGone) return notFound();
-      // Not stored, and not kept to be stored later: the sender retries, and is told when. The daemon's log
-      // has the error; an unauthenticated sender gets its code only.
-      const why = error instanceof StoreUnavailable ? `the database cannot take it now (${error.code})` : "the database refused it";
-      return text(503, `the ping was not stored: ${why}; nothing was kept, send it again\n`, { "retry-after": "1" });
+      return unstored(error);
     }
     return created ? text(201, "Created") : text(200, "OK");
   };

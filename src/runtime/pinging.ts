@@ -7,6 +7,7 @@
 import { BlockList, isIP } from "node:net";
 import type { Checking } from "./checking.ts";
 import { UsageError } from "../platform/config.ts";
+import { StoreUnavailable } from "../store/errors.ts";
 import type { Clock } from "../platform/clock.ts";
 import type { Ping } from "../domain/batch.ts";
 import type { ScheduleChange } from "../domain/model.ts";
@@ -46,7 +47,12 @@ export async function provision(ctx: PingingContext, serverId: string, serviceId
   if ((await ctx.store.findService(serverId, serviceId)).key !== undefined) return ctx.checking.pingKeyOf(serverId, serviceId);
   const doc = serviceDocument.safeParse({ id: serviceId, check: { ...(server.heartbeatDefaults ?? hcDefaults), type: "heartbeat" } });
   if (!doc.success) return undefined;
-  const result = await ctx.store.putService(serverId, doc.data, ctx.clock.now()).catch(() => undefined);
+  // Refused for the server's sake (full, a channel gone): not found. The store unavailable throws, and the
+  // ping is answered 503 as any ping that cannot be stored.
+  const result = await ctx.store.putService(serverId, doc.data, ctx.clock.now()).catch((error: unknown) => {
+    if (error instanceof StoreUnavailable) throw error;
+    return undefined;
+  });
   if (!result) return undefined;
   if (result.outcome !== "unchanged") await ctx.scheduleChanged(result.schedule);
   return ctx.checking.pingKeyOf(serverId, serviceId);
