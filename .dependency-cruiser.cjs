@@ -1,7 +1,7 @@
 /**
  * The layers of src/, held by `npm test` (test/layers.test.ts runs dependency-cruiser with this file).
  * domain <- policy <- store, checks, notify <- runtime <- http, status, cli, import <- daemon, main;
- * platform (clock, log, config, metrics) may be used by every layer but the pure ones.
+ * platform (clock, log, config, tick) may be used by every layer but the pure ones (domain, policy).
  */
 const layer = (name) => `^src/${name}/`;
 module.exports = {
