@@ -19,7 +19,7 @@ import { dueAt, shown, upstreamRefs } from "../status/shown.ts";
 import type { Store, StoredService } from "../store/store.ts";
 import { validate } from "../domain/validate.ts";
 import type { Authenticate, Principal } from "./access.ts";
-import { channelUuid, checkDict, flipDicts, hcDefaults, hcStatus, heartbeatInput, isPing, matchesUnique, pingDicts, readSpec, uniqueKey, type HcSpec, type HcVersion } from "./healthchecks-map.ts";
+import { channelUuid, checkDict, flipDicts, freeId, hcDefaults, hcStatus, heartbeatInput, isPing, matchesUnique, pingDicts, readSpec, slugify, uniqueKey, type HcSpec, type HcVersion } from "./healthchecks-map.ts";
 import { HttpError } from "./problem.ts";
 import type { Operation, Request, Response, Route } from "./router.ts";
 import { refusable } from "./services.ts";
@@ -371,17 +371,6 @@ function flipWindow(q: z.output<typeof flipsQuery>, now: number): { start: numbe
   if (seconds === undefined || start === undefined || end === undefined) return undefined;
   // HC reads 0 as not given.
   return { start: Math.max(start ? start * 1000 : -Infinity, seconds ? now - seconds * 1000 : -Infinity), end: end ? end * 1000 : Infinity };
-}
-
-/** A service id from a name, as HC's slugify would make a slug. */
-const slugify = (name: string) => name.toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
-
-/** `id`, or `id-2`, `id-3`... the first not `taken`. */
-function freeId(id: string, taken: ReadonlySet<string>): string {
-  if (!taken.has(id)) return id;
-  let n = 2;
-  while (taken.has(`${id}-${n}`)) n++;
-  return `${id}-${n}`;
 }
 
 /** The body of create and update as the OpenAPI document describes it (read by readSpec, with HC's own texts). */

@@ -294,3 +294,14 @@ export function matchesUnique(spec: HcSpec, dict: Readonly<Record<string, unknow
   if (unique.length === 0) return false;
   return unique.every((field) => spec[field] !== undefined && (dict[field] ?? null) === spec[field]);
 }
+
+/** A service id from a name, as HC's slugify would make a slug. */
+export const slugify = (name: string) => name.toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
+
+/** `id`, or `id-2`, `id-3`... the first not `taken`. */
+export function freeId(id: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(id)) return id;
+  let n = 2;
+  while (taken.has(`${id}-${n}`)) n++;
+  return `${id}-${n}`;
+}
