@@ -199,20 +199,24 @@ test("pings for thousands of unknown keys leave no rate-limit state behind; a kn
   assert.equal(await kept(), 1, "the known key's bucket");
 });
 
+/** A store opened to write (closed after the test) with a server of a heartbeat `hb` and an http check `web`. */
+async function heartbeatAndCheck(t: TestContext, engine: TestEngine) {
+  const store = await open(await testDatabase(t, engine), { mode: "write" });
+  t.after(() => store.close());
+  const doc = serverDocument.parse({
+    services: [
+      { id: "hb", check: { type: "heartbeat", periodSeconds: 3600 } },
+      { id: "web", check: { url: "http://127.0.0.1:9/", intervalSeconds: 60 } },
+    ],
+  });
+  await store.applyServers(new Map([["s", doc]]), { now: Date.now() });
+  const services = await store.scheduledServices();
+  return { store, hb: services.find((s) => s.serviceId === "hb")!, web: services.find((s) => s.serviceId === "web")! };
+}
+
 for (const engine of engines) {
   test(`${engine}: the recorder: pings of one turn share one commit and settle with it; one not stored is refused and not kept, a check result beside it is`, async (t) => {
-    const store = await open(await testDatabase(t, engine), { mode: "write" });
-    t.after(() => store.close());
-    const doc = serverDocument.parse({
-      services: [
-        { id: "hb", check: { type: "heartbeat", periodSeconds: 3600 } },
-        { id: "web", check: { url: "http://127.0.0.1:9/", intervalSeconds: 60 } },
-      ],
-    });
-    await store.applyServers(new Map([["s", doc]]), { now: Date.now() });
-    const services = await store.scheduledServices();
-    const hb = services.find((s) => s.serviceId === "hb")!;
-    const web = services.find((s) => s.serviceId === "web");
+    const { store, hb, web } = await heartbeatAndCheck(t, engine);
     const batches: number[] = [];
     // A flush timer no test outlives: only the pings' own commits write.
     const recorder = new Recorder(store, { log: silentLogger, clock: systemClock, flushMs: 3_600_000, onWritten: (_ms, runs) => batches.push(runs) });
@@ -238,18 +242,7 @@ for (const engine of engines) {
 }
 
 test("sqlite: a ping waiting behind a longer backlog than one batch is refused with it while the store cannot be written, not kept", { timeout: 30_000 }, async (t) => {
-  const store = await open(await testDatabase(t, "sqlite"), { mode: "write" });
-  t.after(() => store.close());
-  const doc = serverDocument.parse({
-    services: [
-      { id: "hb", check: { type: "heartbeat", periodSeconds: 3600 } },
-      { id: "web", check: { url: "http://127.0.0.1:9/", intervalSeconds: 60 } },
-    ],
-  });
-  await store.applyServers(new Map([["s", doc]]), { now: Date.now() });
-  const services = await store.scheduledServices();
-  const hb = services.find((s) => s.serviceId === "hb")!;
-  const web = services.find((s) => s.serviceId === "web")!;
+  const { store, hb, web } = await heartbeatAndCheck(t, "sqlite");
   // Batches of two: three check results waiting put the ping outside the batch that is tried.
   const recorder = new Recorder(store, { log: silentLogger, clock: systemClock, flushMs: 3_600_000, maxBatch: 2 });
   t.after(() => recorder.flushAll());
