@@ -1,6 +1,7 @@
 /**
  * GET /nodes: the daemons sharing the database, where they probe from, and how many checks each runs.
  */
+import { isLive } from "../policy/lease.ts";
 import type { ClusterNode } from "../runtime/cluster/node.ts";
 import type { Store } from "../store/store.ts";
 import { nodesAnswer } from "./answers.ts";
@@ -28,7 +29,7 @@ export function clusterRoutes(ctx: ClusterContext): Route[] {
               status: 200,
               body: {
                 nodes: nodes.map((n) => {
-                  const live = n.lastSeenAt + n.leaseMs > now;
+                  const live = isLive(n, now);
                   return {
                     name: n.name,
                     location: n.location,

@@ -85,7 +85,7 @@ export interface NodeRecord {
   readonly version: string;
   readonly startedAt: number;
   readonly lastSeenAt: number;
-  /** Live while lastSeenAt + leaseMs is in the future. */
+  /** Live while lastSeenAt + leaseMs is in the future (src/policy/lease.ts). */
   readonly leaseMs: number;
 }
 

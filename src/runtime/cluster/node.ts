@@ -25,6 +25,7 @@ import { hostname } from "node:os";
 import type { Clock } from "../../platform/clock.ts";
 import { UsageError } from "../../platform/config.ts";
 import type { Logger } from "../../platform/log.ts";
+import { leaseEnd } from "../../policy/lease.ts";
 import { StoreUnavailable } from "../../store/errors.ts";
 import type { NodeRecord, Store } from "../../store/store.ts";
 import { Alarm, earlyWindowMs, type SharedTick } from "../../platform/tick.ts";
@@ -291,7 +292,7 @@ export class ClusterNode {
     const beat = now + this.#leaseMs / 3;
     let at = beat;
     for (const node of this.#live) {
-      if (node.instance !== this.instance) at = Math.min(at, Math.max(now, node.lastSeenAt + node.leaseMs + 50));
+      if (node.instance !== this.instance) at = Math.min(at, Math.max(now, leaseEnd(node) + 50));
     }
     this.#alarm.set(at, at === beat ? beat - earlyWindowMs(this.#leaseMs / 3) : at);
   }

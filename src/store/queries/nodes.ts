@@ -1,20 +1,20 @@
 /**
- * Nodes and who runs which check. Every `healthd serve` registers a row and heartbeats it; a node is live
- * while its heartbeat is younger than its lease. Ownership (service_owners) is rebalanced in one transaction
- * that holds the cluster's rebalancing lock (PostgreSQL: an advisory lock; SQLite: its write lock), from the
- * live nodes and the services, by the policy's assignment (src/policy/assign.ts).
+ * Nodes and who runs which check. Every `healthd serve` registers a row and heartbeats it. What is live, who
+ * may take a name (src/policy/lease.ts) and who owns which check (src/policy/pools.ts, assign.ts) are the
+ * policy's: these read the rows, ask it, and write what it answers. Ownership (service_owners) is rebalanced in
+ * one transaction that holds the cluster's rebalancing lock (PostgreSQL: an advisory lock; SQLite: its write
+ * lock).
  */
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import type { Policy } from "../../domain/batch.ts";
+import { isListed, isLive, register } from "../../policy/lease.ts";
+import { placing, rebalancing, unplaced, type Ownership, type PooledCheck } from "../../policy/pools.ts";
 import type { Backend } from "../backend.ts";
 import type { NodeRecord } from "../store.ts";
 import type { Tables } from "../tables.ts";
 import { chunkSize, type BulkInsert } from "./bulk.ts";
 
 type Db = Kysely<Tables>;
-
-/** The pool of checks without locations: every live node takes part. */
-const anywhere = "*";
 
 function recordFromRow(r: Tables["nodes"]): NodeRecord {
   return {
@@ -30,22 +30,19 @@ function recordFromRow(r: Tables["nodes"]): NodeRecord {
   };
 }
 
-const live = (now: number) => sql<boolean>`last_seen_at + lease_ms > ${now}`;
-
 /**
- * Register `node`, unless a live node of the same name is another process: then answer that one. A dead
- * node's row (or this node's own, from before a restart) is taken over. `alone`: no other node can be live
- * (one daemon serves the database), so every other row is of a node that died: they go, with their checks,
- * rather than count as live until their leases run out.
+ * Register `node`, unless a live node of the same name is another process: then answer that one. The policy
+ * says which (policy/lease.ts register): `alone` (one daemon serves the database) forgets every other node.
  */
 export async function registerNode(trx: Db, node: NodeRecord, now: number, replacing?: string, alone = false): Promise<NodeRecord | undefined> {
-  if (alone) {
+  const existing = await trx.selectFrom("nodes").selectAll().where("name", "=", node.name).executeTakeFirst();
+  const held = existing && recordFromRow(existing);
+  const registration = register(held, node, now, { replacing, alone });
+  if (registration.refused) return held;
+  if (registration.forgetOthers) {
     await trx.deleteFrom("service_owners").where("node", "<>", node.name).execute();
     await trx.deleteFrom("nodes").where("name", "<>", node.name).execute();
   }
-  const existing = await trx.selectFrom("nodes").selectAll().where("name", "=", node.name).executeTakeFirst();
-  const other = existing && existing.instance !== node.instance && existing.instance !== replacing;
-  if (other && !alone && existing.last_seen_at + existing.lease_ms > now) return recordFromRow(existing);
   const row = {
     name: node.name,
     instance: node.instance,
@@ -59,8 +56,7 @@ export async function registerNode(trx: Db, node: NodeRecord, now: number, repla
   };
   if (existing) await trx.updateTable("nodes").set(row).where("name", "=", node.name).execute();
   else await trx.insertInto("nodes").values(row).execute();
-  // A node's location may have changed across the restart: what it owned elsewhere goes back to the pools.
-  await trx.deleteFrom("service_owners").where("node", "=", node.name).where("pool", "not in", [anywhere, node.location]).execute();
+  await trx.deleteFrom("service_owners").where("node", "=", node.name).where("pool", "not in", registration.keepPools).execute();
   return undefined;
 }
 
@@ -78,24 +74,34 @@ export async function leaveNode(trx: Db, name: string, instance: string): Promis
   await trx.deleteFrom("nodes").where("name", "=", name).execute();
 }
 
-/** Every registered node (live or not), by name. Rows dead for more than a day are forgotten first. */
+/**
+ * Every registered node (live or not), by name, but those dead for more than a day (policy/lease.ts isListed).
+ * The nodes table holds a row per name ever started: a few, read whole and judged here.
+ */
 export async function listNodes(db: Db, now: number): Promise<(NodeRecord & { readonly services: number })[]> {
   const rows = await db
     .selectFrom("nodes as n")
     .leftJoin("service_owners as o", "o.node", "n.name")
     .selectAll("n")
     .select((eb) => eb.fn.count<number>("o.service_key").as("services"))
-    .where(sql<boolean>`n.last_seen_at + n.lease_ms > ${now - 86_400_000}`)
     .groupBy(["n.name", "n.instance", "n.host", "n.pid", "n.location", "n.version", "n.started_at", "n.last_seen_at", "n.lease_ms"])
     .orderBy("n.name")
     .execute();
-  return rows.map((r) => ({ ...recordFromRow(r), services: Number(r.services) }));
+  return rows.map((r) => ({ ...recordFromRow(r), services: Number(r.services) })).filter((n) => isListed(n, now));
 }
 
+/** The nodes live at `now` (policy/lease.ts isLive), by name. */
 export async function liveNodes(db: Db, now: number): Promise<NodeRecord[]> {
-  const rows = await db.selectFrom("nodes").selectAll().where(live(now)).orderBy("name").execute();
-  return rows.map(recordFromRow);
+  const rows = await db.selectFrom("nodes").selectAll().orderBy("name").execute();
+  return rows.map(recordFromRow).filter((n) => isLive(n, now));
 }
+
+/** The checks as pooling sees them (policy/pools.ts). */
+function pooled(rows: readonly { key: number; locations: string | null; paused: number | boolean }[]): PooledCheck[] {
+  return rows.map((r) => ({ key: r.key, locations: r.locations === null ? null : (JSON.parse(r.locations) as string[]), paused: Boolean(r.paused) }));
+}
+
+const ownership = (o: Tables["service_owners"]): Ownership => ({ service: o.service_key, pool: o.pool, node: o.node });
 
 /**
  * Give every check an owner among the nodes of its pool live at `liveAt`, as `assign` says; drop the ownership
@@ -110,48 +116,23 @@ export async function rebalance(trx: Db, backend: Backend, assign: Policy["assig
     .innerJoin("http_check_configs as c", "c.service_key", "s.key")
     .select(["s.key", "c.locations", "c.paused"])
     .execute();
-  const owners = await trx.selectFrom("service_owners").selectAll().execute();
-
-  const pools = new Map<string, number[]>();
-  for (const s of services) {
-    if (s.paused) continue;
-    // A check runs once in each of its locations, or once anywhere.
-    for (const pool of s.locations === null ? [anywhere] : (JSON.parse(s.locations) as string[])) {
-      let list = pools.get(pool);
-      if (!list) pools.set(pool, (list = []));
-      list.push(s.key);
-    }
-  }
-  const current = new Map(owners.map((o) => [`${o.service_key}:${o.pool}`, o.node]));
-  const wanted = new Map<string, string>();
-  for (const [pool, keys] of pools) {
-    const members = nodes.filter((n) => pool === anywhere || n.location === pool).map((n) => n.name);
-    const poolOwners = new Map<number, string>();
-    for (const key of keys) {
-      const owner = current.get(`${key}:${pool}`);
-      if (owner !== undefined) poolOwners.set(key, owner);
-    }
-    for (const [key, node] of assign({ services: keys, nodes: members, owners: poolOwners })) wanted.set(`${key}:${pool}`, node);
-  }
+  const owners = (await trx.selectFrom("service_owners").selectAll().execute()).map(ownership);
+  const { gone, moved } = rebalancing(pooled(services), owners, nodes, assign);
 
   // A node's first start (or every start after a clean stop) moves every service: a statement per row took
   // a second of the 5 s before 50,000 services were scheduled (bench:start), so both go by the thousand.
-  const gone = owners.filter((o) => wanted.get(`${o.service_key}:${o.pool}`) === undefined);
   const gonePools = new Map<string, number[]>();
   for (const o of gone) {
     let keys = gonePools.get(o.pool);
     if (!keys) gonePools.set(o.pool, (keys = []));
-    keys.push(o.service_key);
+    keys.push(o.service);
   }
   for (const [pool, keys] of gonePools) {
     for (let i = 0; i < keys.length; i += chunkSize) {
       await trx.deleteFrom("service_owners").where("pool", "=", pool).where("service_key", "in", keys.slice(i, i + chunkSize)).execute();
     }
   }
-  const moved = [...wanted]
-    .filter(([id, node]) => current.get(id) !== node)
-    .map(([id, node]) => [Number(id.slice(0, id.indexOf(":"))), id.slice(id.indexOf(":") + 1), node]);
-  await backend.bulkInsert(trx, ownerRows, moved);
+  await backend.bulkInsert(trx, ownerRows, moved.map((o) => [o.service, o.pool, o.node]));
   return gone.length + moved.length;
 }
 
@@ -170,28 +151,11 @@ const ownerRows: BulkInsert<"service_owners"> = {
 export async function placeServices(trx: Db, backend: Backend, place: Policy["place"], keys: readonly number[], now: number): Promise<void> {
   if (keys.length === 0) return;
   await backend.lock(trx, "rebalance");
-  const services = await trx.selectFrom("http_check_configs").select(["service_key", "locations", "paused"]).where(backend.keyIn("service_key", keys)).execute();
+  const services = await trx.selectFrom("http_check_configs").select(["service_key as key", "locations", "paused"]).where(backend.keyIn("service_key", keys)).execute();
   const owners = await trx.selectFrom("service_owners").selectAll().where(backend.keyIn("service_key", keys)).execute();
-  const wanted = new Map(services.map((s) => [s.service_key, new Set(s.paused ? [] : s.locations === null ? [anywhere] : (JSON.parse(s.locations) as string[]))]));
-  for (const o of owners) {
-    if (!wanted.get(o.service_key)?.has(o.pool)) await trx.deleteFrom("service_owners").where("service_key", "=", o.service_key).where("pool", "=", o.pool).execute();
-  }
-  const owned = new Set(owners.map((o) => `${o.service_key}:${o.pool}`));
-  const missing = new Map<string, number[]>();
-  for (const [key, pools] of wanted) {
-    for (const pool of pools) {
-      if (owned.has(`${key}:${pool}`)) continue;
-      let list = missing.get(pool);
-      if (!list) missing.set(pool, (list = []));
-      list.push(key);
-    }
-  }
+  const { gone, missing } = unplaced(pooled(services), owners.map(ownership));
+  for (const o of gone) await trx.deleteFrom("service_owners").where("service_key", "=", o.service).where("pool", "=", o.pool).execute();
   if (missing.size === 0) return;
-  const nodes = await liveNodes(trx, now);
-  const rows: unknown[][] = [];
-  for (const [pool, services] of missing) {
-    const members = nodes.filter((n) => pool === anywhere || n.location === pool).map((n) => n.name);
-    for (const [key, node] of place({ services, nodes: members })) rows.push([key, pool, node]);
-  }
-  await backend.bulkInsert(trx, ownerRows, rows);
+  const placed = placing(missing, await liveNodes(trx, now), place);
+  await backend.bulkInsert(trx, ownerRows, placed.map((o) => [o.service, o.pool, o.node]));
 }
