@@ -6,7 +6,8 @@
  * a channel that hangs fills only its own room. Nodes sharing a database share one outbox: each delivery is
  * claimed by one of them, and the claim (committed before the send) is also the mark a crash leaves behind.
  * A failed delivery is retried with capped exponential backoff, across restarts, for up to 24 hours; one the
- * destination refuses as invalid is marked failed with its error and not retried.
+ * destination refuses as invalid is marked failed with its error and not retried (those rules, and when a
+ * RECOVERED is not sent, are the policy's: src/policy/delivery.ts).
  */
 import type { Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
@@ -15,6 +16,7 @@ import { builtInChannel } from "../domain/schema/channel.ts";
 import type { Notification, Store } from "../store/store.ts";
 import type { ChannelDirectory } from "./channels.ts";
 import type { Outgoing, SendResult } from "./outgoing.ts";
+import { afterFailure, channelIsBack, followsDown, orphaned, retryDefaults, unexpectedRetryMs } from "../policy/delivery.ts";
 
 /** What became of one attempt, as `healthd_notifications_total{outcome}` counts it. */
 export type Outcome = "delivered" | "retry" | "failed" | "given_up" | "unsent";
@@ -38,8 +40,6 @@ export interface DeliveryOptions {
   /** Told of every attempt's outcome. */
   readonly onAttempt?: (row: Notification, result: SendResult, outcome: Outcome) => void;
 }
-
-const day = 86_400_000;
 
 export class Delivery {
   readonly #store: Store;
@@ -145,7 +145,7 @@ export class Delivery {
     for (const { row, id, note } of taken) {
       this.#logOf(row).info(note, { remoteId: id });
       this.#options.onAttempt?.(row, { ok: true, id }, "delivered");
-      if (row.attempts > 0) back.add(row.channel);
+      if (channelIsBack(row)) back.add(row.channel);
     }
     // A delivery that had failed went through: the channel is back, and what waits out its backoff goes now.
     for (const channel of back) {
@@ -184,7 +184,7 @@ export class Delivery {
           this.#options.log.error("a notification's delivery failed unexpectedly; it is tried again in 10 s", { id: row.id, error });
           // Not at once: a pass would claim it again and fail the same way. If the store is what failed, the
           // delivery stays in flight, claimed by this process, and the next pass takes it again.
-          await this.#store.markRetry(row.id, String(error), this.#options.clock.now() + 10_000).catch(() => undefined);
+          await this.#store.markRetry(row.id, String(error), this.#options.clock.now() + unexpectedRetryMs).catch(() => undefined);
         })
         .finally(() => {
           this.#inFlight.set(row.channel, this.#inFlight.get(row.channel)! - 1);
@@ -198,9 +198,9 @@ export class Delivery {
 
   /** Why a RECOVERED must not go to this channel: its incident's DOWN never did (nobody there was told it was down). */
   async #orphan(row: Notification): Promise<string | undefined> {
-    if (row.kind !== "recovered" || row.incidentId === null) return undefined;
+    if (!followsDown(row)) return undefined;
     const down = await this.#store.downStatus(row.incidentId, row.channel);
-    return down === "unsent" || down === "failed" ? `its incident's DOWN was not sent to ${row.channel} (${down}): a RECOVERED alone would say nothing true` : undefined;
+    return orphaned(down) ? `its incident's DOWN was not sent to ${row.channel} (${down}): a RECOVERED alone would say nothing true` : undefined;
   }
 
   async #deliver(row: Notification): Promise<void> {
@@ -237,20 +237,19 @@ export class Delivery {
       return;
     }
     let outcome: Outcome;
-    if (result.retryable) {
-      const base = this.#options.retryBaseMs ?? 1000;
-      const delay = Math.min(base * 2 ** row.attempts, this.#options.retryMaxMs ?? 300_000);
-      const giveUpAt = row.createdAt + (this.#options.giveUpAfterMs ?? day);
-      if (clock.now() + delay > giveUpAt) {
-        const error = `given up after ${row.attempts + 1} attempts over ${Math.round((clock.now() - row.createdAt) / 60_000)} min: ${result.error}`;
-        await this.#store.markGivenUp(row.id, "failed", error);
-        log.error("notification not delivered in 24 hours; giving up on it", { error: result.error, attempts: row.attempts + 1 });
-        outcome = "given_up";
-      } else {
-        await this.#store.markRetry(row.id, result.error, clock.now() + delay);
-        log.warn("notification not delivered; will retry", { error: result.error, attempt: row.attempts + 1, retryInMs: delay });
-        outcome = "retry";
-      }
+    const { retryBaseMs, retryMaxMs, giveUpAfterMs } = this.#options;
+    const rules = { baseMs: retryBaseMs ?? retryDefaults.baseMs, maxMs: retryMaxMs ?? retryDefaults.maxMs, giveUpAfterMs: giveUpAfterMs ?? retryDefaults.giveUpAfterMs };
+    const now = clock.now();
+    const next = afterFailure(row, result.retryable, now, rules);
+    if (next.then === "give-up") {
+      const error = `given up after ${row.attempts + 1} attempts over ${Math.round((now - row.createdAt) / 60_000)} min: ${result.error}`;
+      await this.#store.markGivenUp(row.id, "failed", error);
+      log.error("notification not delivered in 24 hours; giving up on it", { error: result.error, attempts: row.attempts + 1 });
+      outcome = "given_up";
+    } else if (next.then === "retry") {
+      await this.#store.markRetry(row.id, result.error, next.at);
+      log.warn("notification not delivered; will retry", { error: result.error, attempt: row.attempts + 1, retryInMs: next.delayMs });
+      outcome = "retry";
     } else {
       await this.#store.markGivenUp(row.id, "failed", result.error);
       log.error(`${row.channel} refused the notification; giving up on it`, { error: result.error });

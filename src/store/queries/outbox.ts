@@ -3,6 +3,7 @@
  * along by the delivery loop.
  */
 import { sql, type Kysely, type Selectable } from "kysely";
+import { requeue as requeueing, requeueCandidates } from "../../policy/delivery.ts";
 import type { Backend } from "../backend.ts";
 import type { Notification, NotificationStatus } from "../store.ts";
 import type { NotificationsTable, Tables } from "../tables.ts";
@@ -57,6 +58,9 @@ export async function claimNotifications(
 
 /** The due heads of `channel` not being sent: the candidates of claimNotifications. */
 const heads = compiledOnce((db: Db, backend: Backend, channel: string, now: number, instance: string, sending: readonly number[], limit: number) => {
+  // The processes whose claims hold: policy/lease.ts's isLive (leaseEnd > now), written in SQL because the
+  // claim must judge the claimant's lease in the statement that takes the rows (another node's claim lapses
+  // the moment its lease does, with no read between), and a compiled statement keeps one shape.
   const liveInstances = db.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
   let query = db
     .selectFrom("notifications as n")
@@ -162,31 +166,32 @@ export async function notificationCounts(db: Db): Promise<Record<NotificationSta
 }
 
 /**
- * The DOWNs to the ntfy channel of open incidents kept unsent for want of a topic that now have one: their service's notifyTopic
- * (given since), or the cluster's default when `defaultTopic` is set. Reminders kept unsent stay so: they
- * spoke of a moment that is over, and the next one comes on time.
+ * The unsent notifications to queue again now that they have a topic, as the policy says (policy/delivery.ts
+ * requeue): `defaultTopic`, the cluster has a default ntfy topic. The query reads only the policy's candidates
+ * of open incidents: the outbox may hold many unsent rows, and almost always none is to be queued.
  */
-export async function unsentDowns(db: Db, defaultTopic: boolean): Promise<{ id: number; notify_topic: string | null }[]> {
+export async function unsentDowns(db: Db, defaultTopic: boolean): Promise<{ id: number; topic: string | null }[]> {
   const rows = await db
     .selectFrom("notifications as n")
     .innerJoin("incidents as i", "i.id", "n.incident_id")
     .innerJoin("http_check_configs as c", "c.service_key", "i.service_key")
-    .select(["n.id", "c.notify_topic"])
-    .where("n.status", "=", "unsent")
-    .where("n.channel", "=", "ntfy")
-    .where("n.kind", "=", "down")
+    .select(["n.id", "n.channel", "n.kind", "i.closed_at", "c.notify_topic"])
+    .where("n.status", "=", requeueCandidates.status)
+    .where("n.channel", "=", requeueCandidates.channel)
+    .where("n.kind", "=", requeueCandidates.kind)
     .where("i.closed_at", "is", null)
     .execute();
-  return rows.filter((r) => r.notify_topic !== null || defaultTopic);
+  const unsent = rows.map((r) => ({ id: r.id, channel: r.channel, kind: r.kind, incidentOpen: r.closed_at === null, notifyTopic: r.notify_topic }));
+  return requeueing(unsent, defaultTopic);
 }
 
 /** Queue these again (those still unsent: another node may have queued them meanwhile); answers how many. */
-export async function requeue(trx: Db, ready: readonly { id: number; notify_topic: string | null }[], now: number): Promise<number> {
+export async function requeue(trx: Db, ready: readonly { id: number; topic: string | null }[], now: number): Promise<number> {
   let queued = 0;
   for (const r of ready) {
     const result = await trx
       .updateTable("notifications")
-      .set({ status: "pending", topic: r.notify_topic, next_attempt_at: now, attempts: 0, last_error: null, claimed_by: null })
+      .set({ status: "pending", topic: r.topic, next_attempt_at: now, attempts: 0, last_error: null, claimed_by: null })
       .where("id", "=", r.id)
       .where("status", "=", "unsent")
       .executeTakeFirst();
