@@ -5,9 +5,9 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { qualify, sameCheck, type MaintenanceWindow, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../domain/model.ts";
+import { qualify, type MaintenanceWindow, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../domain/model.ts";
 import type { Policy } from "../../domain/batch.ts";
-import { planServerChange } from "../server-change.ts";
+import { checkChange, planServerChange } from "../../policy/change.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../errors.ts";
 import { channels, checkChannelNames, deleteChannel, putChannel } from "./channels.ts";
 import type { ApplyOptions, ApplyResult, ChannelChange, ServerChange } from "../store.ts";
@@ -243,7 +243,10 @@ function newPushToken(): string {
   return token;
 }
 
-/** Write a kept service's check again; answers the fields that changed (name included) and whether its check did. */
+/**
+ * Write a kept service's check again; answers what changed, as the policy compares them (policy/change.ts
+ * checkChange): the fields (name included) and whether its check did.
+ */
 async function rewriteService(
   trx: Db,
   key: number,
@@ -256,22 +259,11 @@ async function rewriteService(
   // Written again whole: the schema fills what the document leaves out, so compare what was stored.
   const keys = await keysFor(trx, key, name, service, before);
   const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, keys)).returningAll().executeTakeFirstOrThrow();
-  const fields = changedFields(before && checkFromRow(before), checkFromRow(after));
-  const checkChanged = fields.length > 0;
-  if (renamed) fields.unshift("name");
+  const { fields, checkChanged } = checkChange(before && checkFromRow(before), checkFromRow(after), renamed);
   if (fields.length > 0) {
     await trx.updateTable("services").set({ name: service.name ?? service.id, updated_at: now }).where("key", "=", key).execute();
   }
   return { fields, checkChanged };
-}
-
-/** The fields of a check that differ (`check.url`, ...), or every field when there was none before. */
-function changedFields(before: ReturnType<typeof checkFromRow> | undefined, after: ReturnType<typeof checkFromRow>): string[] {
-  if (!before) return ["check"];
-  if (sameCheck(before, after)) return [];
-  return (Object.keys(after) as (keyof typeof after)[])
-    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
-    .map((k) => `check.${k}`);
 }
 
 /** Delete a server and, by cascade, everything of it; answers its services' keys and ids, or undefined. */
