@@ -5,6 +5,8 @@
  *   notifications and their text, rollups);
  * - dependencies.ts: whether a change of configuration leaves the graph of dependsOn whole;
  * - assign.ts: which node runs which check (all of them, or new ones).
+ * The store also imports the rest of the policy's rules directly (lease.ts, pools.ts, delivery.ts, change.ts):
+ * it reads the rows, asks, and writes what they answer, deciding nothing itself.
  */
 import type { Policy } from "../domain/batch.ts";
 import { assign, place } from "./assign.ts";
