@@ -61,6 +61,7 @@ const heads = compiledOnce((db: Db, backend: Backend, channel: string, now: numb
   // The processes whose claims hold: policy/lease.ts's isLive (leaseEnd > now), written in SQL because the
   // claim must judge the claimant's lease in the statement that takes the rows (another node's claim lapses
   // the moment its lease does, with no read between), and a compiled statement keeps one shape.
+  // test/outbox-lease.test.ts holds the two the same at the lease's end, on both engines.
   const liveInstances = db.selectFrom("nodes").select("instance").where(sql<boolean>`last_seen_at + lease_ms > ${now}`);
   let query = db
     .selectFrom("notifications as n")
