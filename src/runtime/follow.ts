@@ -4,6 +4,7 @@
  * look reads what came after the last entry seen.
  */
 import type { NamedEntry, Store } from "../store/store.ts";
+import type { Clock } from "../platform/clock.ts";
 import { every } from "../platform/tick.ts";
 
 export interface FollowOptions {
@@ -11,6 +12,8 @@ export interface FollowOptions {
   readonly serviceId?: string | undefined;
   /** How often to look for new entries. Default 250 ms. */
   readonly intervalMs?: number;
+  /** What the looks are timed by. */
+  readonly clock: Clock;
   readonly onEntries: (entries: readonly NamedEntry[]) => void;
   /** Told when a look fails (the database went away); following goes on. */
   readonly onError?: (error: Error) => void;
@@ -36,5 +39,5 @@ export function followEntries(store: Store, afterId: number, options: FollowOpti
       looking = false;
     }
   };
-  return store.watch(() => void look(), { of: "entries", pulse: every(options.intervalMs ?? 250) });
+  return store.watch(() => void look(), { of: "entries", pulse: every(options.clock, options.intervalMs ?? 250) });
 }

@@ -76,7 +76,7 @@ export class ClusterNode {
   readonly #alarm: Alarm;
   #stopWatching: (() => void) | undefined;
   /** A rebalance asked for by rebalanceSoon, waiting. */
-  #soon: NodeJS.Timeout | undefined;
+  #soon: unknown;
   #ticking: Promise<void> = Promise.resolve();
   #stopped = false;
   /** Told when which checks this node runs may have changed (see start). */
@@ -188,7 +188,7 @@ export class ClusterNode {
    */
   rebalanceSoon(): void {
     if (this.#stopped || this.#soon || !this.#othersAnywhere) return;
-    this.#soon = setTimeout(() => {
+    this.#soon = this.#options.clock.setTimeout(() => {
       this.#soon = undefined;
       this.#ticking = this.#ticking
         .then(() => this.rebalance())
@@ -200,7 +200,7 @@ export class ClusterNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#alarm.clear();
-    clearTimeout(this.#soon);
+    this.#options.clock.clearTimeout(this.#soon);
     this.#stopWatching?.();
     await this.#ticking;
     await this.#store.leaveNode(this.#options.name, this.instance).catch((error: unknown) => {
