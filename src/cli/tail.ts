@@ -3,7 +3,7 @@ import { systemClock } from "../platform/clock.ts";
 import { followEntries } from "../runtime/follow.ts";
 import { entryJson } from "../http/views.ts";
 import { shown, upstreamRefs } from "../status/shown.ts";
-import type { NamedEntry, Store } from "../store/store.ts";
+import type { ConfigurationStore, NamedEntry } from "../store/store.ts";
 import { openForReading } from "./database.ts";
 import { dbOption } from "./options.ts";
 import { colourWanted } from "./output.ts";
@@ -68,7 +68,7 @@ Examples:
  * new entries. Slow is what the API calls degraded (status/shown.ts); an open incident is down since its
  * stored start (its first failed check).
  */
-export async function storedRows(store: Store, scope: Target, now = systemClock.now()): Promise<Row[]> {
+export async function storedRows(store: ConfigurationStore, scope: Target, now = systemClock.now()): Promise<Row[]> {
   const services = await store.services(scope);
   const upstream = await store.upstream(upstreamRefs(services));
   return services.map((s): Row => {

@@ -2,12 +2,12 @@
  * GET /nodes: the daemons sharing the database, where they probe from, and how many checks each runs.
  */
 import type { ClusterNode } from "../runtime/cluster/node.ts";
-import type { Store } from "../store/store.ts";
+import type { ClusterStore } from "../store/store.ts";
 import { nodesAnswer } from "./answers.ts";
 import type { Route } from "./router.ts";
 
 export interface ClusterContext {
-  readonly store: Store;
+  readonly store: ClusterStore;
   readonly cluster: ClusterNode;
   readonly now: () => number;
 }

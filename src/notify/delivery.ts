@@ -12,7 +12,7 @@ import { nextTurn, type Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
 import type { NotificationEvent } from "../domain/notification.ts";
 import { builtInChannel } from "../domain/schema/channel.ts";
-import type { Notification, Store } from "../store/store.ts";
+import type { ChannelStore, Notification, OutboxStore } from "../store/store.ts";
 import type { ChannelDirectory } from "./channels.ts";
 import type { Outgoing, SendResult } from "./outgoing.ts";
 
@@ -42,7 +42,7 @@ export interface DeliveryOptions {
 const day = 86_400_000;
 
 export class Delivery {
-  readonly #store: Store;
+  readonly #store: OutboxStore & ChannelStore;
   readonly #options: DeliveryOptions;
   readonly #inFlight = new Map<string, number>();
   readonly #sending = new Map<number, Promise<void>>();
@@ -56,7 +56,7 @@ export class Delivery {
   #pausedUntil = 0;
   #channelsReadAt = -Infinity;
 
-  constructor(store: Store, options: DeliveryOptions) {
+  constructor(store: OutboxStore & ChannelStore, options: DeliveryOptions) {
     this.#store = store;
     this.#options = options;
   }

@@ -3,7 +3,7 @@
  * when another process may have committed (SQLite's data_version, PostgreSQL's notifications), and each
  * look reads what came after the last entry seen.
  */
-import type { NamedEntry, Store } from "../store/store.ts";
+import type { NamedEntry, ResultStore, Store } from "../store/store.ts";
 import type { Clock } from "../platform/clock.ts";
 import { every } from "../platform/tick.ts";
 
@@ -20,7 +20,7 @@ export interface FollowOptions {
 }
 
 /** Call `onEntries` with every entry stored after `afterId`; answers a function that stops following. */
-export function followEntries(store: Store, afterId: number, options: FollowOptions): () => void {
+export function followEntries(store: ResultStore & Pick<Store, "watch">, afterId: number, options: FollowOptions): () => void {
   let after = afterId;
   let looking = false;
   const look = async () => {

@@ -5,7 +5,7 @@
  */
 import { yieldTurn, type Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
-import type { Store } from "../store/store.ts";
+import type { RetentionStore } from "../store/store.ts";
 
 export interface RetentionOptions {
   /** Entries older than this many days are deleted. Default 30. */
@@ -33,13 +33,13 @@ export interface RetentionPass {
 const dayMs = 86_400_000;
 
 export class Retention {
-  readonly #store: Store;
+  readonly #store: RetentionStore;
   readonly #options: RetentionOptions;
   #timer: unknown;
   #running: Promise<RetentionPass> | undefined;
   #stopped = false;
 
-  constructor(store: Store, options: RetentionOptions) {
+  constructor(store: RetentionStore, options: RetentionOptions) {
     this.#store = store;
     this.#options = options;
   }

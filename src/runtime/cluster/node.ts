@@ -26,7 +26,7 @@ import type { Clock } from "../../platform/clock.ts";
 import { UsageError } from "../../platform/config.ts";
 import type { Logger } from "../../platform/log.ts";
 import { StoreUnavailable } from "../../store/errors.ts";
-import type { NodeRecord, Store } from "../../store/store.ts";
+import type { ClusterStore, NodeRecord, Store } from "../../store/store.ts";
 import { Alarm, earlyWindowMs, type SharedTick } from "../../platform/tick.ts";
 
 export interface ClusterOptions {
@@ -52,7 +52,7 @@ const aloneLeaseMs = 180_000;
 
 export class ClusterNode {
   readonly instance = randomUUID();
-  readonly #store: Store;
+  readonly #store: ClusterStore & Pick<Store, "watch">;
   readonly #options: ClusterOptions;
   /** The lease: the one asked for, or on a database served alone at least aloneLeaseMs. */
   readonly #leaseMs: number;
@@ -82,7 +82,7 @@ export class ClusterNode {
   /** Told when which checks this node runs may have changed (see start). */
   #onOwnership: () => void | Promise<void> = () => {};
 
-  constructor(store: Store, options: ClusterOptions) {
+  constructor(store: ClusterStore & Pick<Store, "watch">, options: ClusterOptions) {
     this.#store = store;
     this.#options = options;
     this.#leaseMs = store.alone ? Math.max(options.leaseMs, aloneLeaseMs) : options.leaseMs;
