@@ -84,8 +84,9 @@ export interface Daemon {
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   refuseExposure(options);
-  const tick = new Tick();
-  const http = await listenFirst({ host: options.host, port: options.port, maxConnections: options.maxConnections ?? defaults.maxConnections, pulse: tick.on });
+  const clock = options.clock ?? systemClock;
+  const tick = new Tick(clock);
+  const http = await listenFirst({ host: options.host, port: options.port, maxConnections: options.maxConnections ?? defaults.maxConnections, pulse: tick.on, clock });
   let store: Store;
   try {
     store = await openDatabase(options);
@@ -95,7 +96,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
   let running: Running;
   try {
-    running = await startWork(store, tick, options);
+    running = await startWork(store, tick, clock, options);
   } catch (error) {
     await store.close();
     await http.close();
@@ -105,6 +106,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     createListener(running.routes, options.log.child({ part: "http" }), {
       authenticate: running.access.authenticate,
       signIn: (next) => signInPage(401, next),
+      clock,
     }),
   );
   options.log.info("listening", { url: http.url, db: store.location, version });
@@ -171,9 +173,8 @@ interface Running {
 }
 
 /** Everything but the HTTP server, started in the order data flows; `stop` stops it in the same order. */
-async function startWork(store: Store, tick: Tick, options: DaemonOptions): Promise<Running> {
+async function startWork(store: Store, tick: Tick, clock: Clock, options: DaemonOptions): Promise<Running> {
   const { log } = options;
-  const clock = options.clock ?? systemClock;
   const now = () => clock.now();
   const events = new EventEmitter<DaemonEvents>();
   // Decided from the database at each request; a switch (the first token, the last revoked) is said at once.

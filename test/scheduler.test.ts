@@ -190,7 +190,7 @@ test("an Alarm rings on the last tick before its time, when that tick is after i
 });
 
 test("an Alarm rides the tick: it keeps none going, and rings at its time when none runs", async () => {
-  const tick = new Tick(10);
+  const tick = new Tick(systemClock, 10);
   const rang = new Promise<void>((resolve) => new Alarm(systemClock, resolve, tick).set(Date.now() + 50, Date.now()));
   assert.equal(tick.running, false, "set with a window, it does not make the tick run");
   await rang;
@@ -199,7 +199,7 @@ test("an Alarm rides the tick: it keeps none going, and rings at its time when n
 
 test("while no tick runs, an Alarm rings with another Alarm's own wake-up in its window, else on its own", async () => {
   const clock = new FakeClock();
-  const tick = new Tick(); // nothing listens: it does not run
+  const tick = new Tick(clock); // nothing listens: it does not run
   const t0 = clock.now();
   const rang: string[] = [];
   const a = new Alarm(clock, () => rang.push(`a ${clock.now() - t0}`), tick);
@@ -217,7 +217,7 @@ test("while no tick runs, an Alarm rings with another Alarm's own wake-up in its
 
 test("an Alarm hears each wake-up once and not its own, though set again in its window as it rings", async () => {
   const clock = new FakeClock();
-  const tick = new Tick(); // not running
+  const tick = new Tick(clock); // not running
   const t0 = clock.now();
   const rang: number[] = [];
   // Rung, it is set again with its window open at once (as the scheduler's is when a wake-up took the most
@@ -244,7 +244,7 @@ test("an Alarm further out than a timer can wait rings at its time, not when its
 });
 
 test("the tick runs while anything listens and stops at the first tick after the last leaves; riders never start it", async () => {
-  const tick = new Tick(10);
+  const tick = new Tick(systemClock, 10);
   let rides = 0;
   const stopRiding = tick.ride(() => rides++);
   assert.equal(tick.running, false, "a rider alone does not make it tick");

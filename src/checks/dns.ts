@@ -8,7 +8,7 @@ import { createSocket } from "node:dgram";
 import { getServers } from "node:dns";
 import { isIP } from "node:net";
 import dnsPacket, { type Answer, type DecodedPacket } from "dns-packet";
-import { systemClock } from "../platform/clock.ts";
+import { systemClock, type Clock } from "../platform/clock.ts";
 import type { DnsCheck, Outcome } from "../domain/model.ts";
 import { parseServer } from "../domain/schema/dns.ts";
 import { connect } from "./connect.ts";
@@ -46,7 +46,7 @@ export async function runDnsCheck(check: DnsRequest, options: ControllerOptions 
     ...(failure.shortage ? { shortage: failure.shortage } : {}),
   });
   if (!server) return fail(new CheckFailure("dns", "the system has no DNS server (no nameserver line in /etc/resolv.conf); give the check a server"));
-  const deadline = new Deadline(check.timeoutMs, options.signal);
+  const deadline = new Deadline(clock, check.timeoutMs, options.signal);
   try {
     const id = randomInt(0, 65536);
     const query = { type: "query" as const, id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: check.recordType, name: check.name, class: "IN" as const }] };
@@ -73,24 +73,26 @@ const timedOut = Object.freeze(new Error("timed out"));
 
 /** The check's one deadline (or the daemon stopping): whatever waits on it is told by its `until`. */
 class Deadline {
-  #timer: NodeJS.Timeout;
+  readonly #clock: Clock;
+  #timer: unknown;
   #expired: Promise<never>;
   #forget: () => void;
   /** What a server sent that was not the answer (garbage, another id): said when the deadline passes. */
   lastProblem: string | undefined;
-  constructor(ms: number, signal?: AbortSignal) {
+  constructor(clock: Clock, ms: number, signal?: AbortSignal) {
+    this.#clock = clock;
     let reject!: (error: unknown) => void;
     this.#expired = new Promise<never>((_, r) => (reject = r));
     this.#expired.catch(() => {});
     const abort = () => reject(timedOut);
-    this.#timer = setTimeout(abort, ms);
+    this.#timer = clock.setTimeout(abort, ms);
     this.#forget = onStop(signal, abort);
   }
   until<T>(work: Promise<T>): Promise<T> {
     return Promise.race([work, this.#expired]);
   }
   clear(): void {
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#forget();
   }
 }

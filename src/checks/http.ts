@@ -62,7 +62,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
     if (ended) throw new CheckFailure("timeout", "the check ended between two hops"); // reported as the timeout below
     return (exchanging = connect());
   };
-  const timer = setTimeout(end, check.timeoutMs);
+  const timer = clock.setTimeout(end, check.timeoutMs);
   const forget = onStop(options.signal, end);
   const elapsed = () => clock.monotonic() - started;
 
@@ -97,7 +97,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
       : classifyHttp(error, url, stage);
     return failed(failure, round(elapsed()), checkedAt);
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     forget();
   }
 }

@@ -39,7 +39,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
   const banner = check.expect.some((a) => a.banner !== undefined) ? new BannerReader() : undefined;
   let socket: Socket | undefined;
   let stage = "connecting";
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let forget = () => {};
   const fail = (kind: ErrorKind, message: string, shortage?: string): Outcome => ({
     ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: kind, error: printable(message), checkedAt,
@@ -48,7 +48,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
   try {
     const ended = new Promise<"timeout">((resolve) => {
       const stop = () => resolve("timeout");
-      timer = setTimeout(stop, check.timeoutMs);
+      timer = clock.setTimeout(stop, check.timeoutMs);
       forget = onStop(options.signal, stop);
     });
     const opened = new Promise<Socket>((resolve, reject) => {
@@ -78,7 +78,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
     const failure = classify(error, check.host, where, stage);
     return fail(failure.kind, failure.message, failure.shortage);
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     forget();
     socket?.destroy();
   }

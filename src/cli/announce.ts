@@ -9,7 +9,7 @@ import { systemClock } from "../platform/clock.ts";
 import { UsageError } from "../platform/config.ts";
 import { announcementJson } from "../http/views.ts";
 import { announcementBody, severities, updateBody } from "../domain/schema/announcement.ts";
-import type { Announcement, Store } from "../store/store.ts";
+import type { Announcement, AnnouncementStore } from "../store/store.ts";
 import { validate, type FieldError } from "../domain/validate.ts";
 import { openForWriting, withStore } from "./database.ts";
 import { dbOption } from "./options.ts";
@@ -122,7 +122,7 @@ function print(a: Announcement, now: number, flags: Flags, words: string): void 
   process.stdout.write(flags.json ? JSON.stringify(announcementJson(a, now)) + "\n" : words + "\n");
 }
 
-async function list(store: Store, now: number, flags: Flags): Promise<void> {
+async function list(store: AnnouncementStore, now: number, flags: Flags): Promise<void> {
   const all = (await store.announcements({ now, active: flags.active ? true : undefined, limit: 1000 })).map((a) => announcementJson(a, now));
   if (flags.json) return void process.stdout.write(JSON.stringify({ announcements: all }) + "\n");
   if (all.length === 0) return void process.stdout.write("no announcements\n");

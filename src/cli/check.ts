@@ -5,7 +5,7 @@ import { parsePositiveInt, UsageError } from "../platform/config.ts";
 import { isActive, targetOf, type Outcome, type ScheduledService } from "../domain/model.ts";
 import { checkInput } from "../domain/schema/index.ts";
 import { dueAt, shown } from "../status/shown.ts";
-import type { Store } from "../store/store.ts";
+import type { ConfigurationStore, ResultStore } from "../store/store.ts";
 import { validate } from "../domain/validate.ts";
 import { exitCodes } from "./exit.ts";
 import { openForReading } from "./database.ts";
@@ -100,7 +100,7 @@ Examples:
  * The stored checks `target` names that are not paused. A paused one named alone, or a server whose services
  * are all paused, is a usage error saying so; paused ones among others are said on stderr and skipped.
  */
-async function chosen(store: Store, target: string | undefined): Promise<ScheduledService[]> {
+async function chosen(store: ConfigurationStore, target: string | undefined): Promise<ScheduledService[]> {
   const stored = (await store.services()).map((s) => ({ serverId: s.serverId, serviceId: s.id, key: s.key, paused: s.check.paused }));
   const named = selectTarget(stored, parseTarget(target));
   const paused = named.filter((s) => s.paused).map((s) => `${s.serverId}/${s.serviceId}`);
@@ -158,7 +158,7 @@ function flagOf(path: string): string {
 }
 
 /** Heartbeats: their state as the status page shows it; late or down is a failure. */
-async function heartbeats(store: Store, selected: readonly ScheduledService[], flags: CheckFlags, width: number): Promise<number> {
+async function heartbeats(store: ConfigurationStore & ResultStore, selected: readonly ScheduledService[], flags: CheckFlags, width: number): Promise<number> {
   if (selected.length === 0) return exitCodes.ok;
   const colour = colourWanted(process.stdout) && !flags.json;
   const now = systemClock.now();

@@ -3,9 +3,9 @@
  * (a ping token will do), or by its ping key (given, or looked up through an open API), each ping retried,
  * since a job's report must not be lost to a daemon restarting, and a job must never fail for want of a daemon.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { Option } from "commander";
 import { request } from "undici";
+import { sleep, systemClock } from "../platform/clock.ts";
 import { UsageError } from "../platform/config.ts";
 
 export const urlOption = () =>
@@ -75,7 +75,7 @@ const timeoutMs = 10_000;
 async function call(daemon: Daemon, path: string, init: { method: "GET" | "POST"; body?: string; auth?: boolean }): Promise<string> {
   let problem = "";
   for (let attempt = 0; attempt < tries; attempt++) {
-    if (attempt > 0) await sleep(backoffMs[attempt - 1]);
+    if (attempt > 0) await sleep(systemClock, backoffMs[attempt - 1]!);
     try {
       const answer = await request(daemon.url + path, {
         method: init.method,

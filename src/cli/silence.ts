@@ -6,7 +6,7 @@
 import { Command, Option } from "commander";
 import { UsageError } from "../platform/config.ts";
 import { maxSilenceSeconds } from "../http/alerting.ts";
-import type { Silence, Store } from "../store/store.ts";
+import type { AlertingStore, Silence } from "../store/store.ts";
 import { openForWriting, withStore } from "./database.ts";
 import { table } from "./output.ts";
 import { argument, dbOption } from "./options.ts";
@@ -76,7 +76,7 @@ Examples:
     });
 }
 
-async function add(store: Store, serverId: string, serviceId: string | null, seconds: number, reason: string | null): Promise<Silence> {
+async function add(store: AlertingStore, serverId: string, serviceId: string | null, seconds: number, reason: string | null): Promise<Silence> {
   const now = systemClock.now();
   const silence = await store.addSilence({ serverId, serviceId, startsAt: now, endsAt: now + seconds * 1000, reason }, now);
   if (silence === "no server") throw new UsageError(`no server ${serverId}; healthd export lists the servers`);

@@ -10,6 +10,7 @@ import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useState } from "react";
 import type { NamedEntry } from "../store/store.ts";
 import { systemClock } from "../platform/clock.ts";
+import { every } from "../platform/tick.ts";
 import { duration } from "../policy/message.ts";
 import { outageMs } from "../policy/outage.ts";
 
@@ -121,8 +122,7 @@ export function TailView({ initial, subscribe, colour = true, now = systemClock.
 
   useEffect(() => subscribe((entries, stored) => setState((s) => fold(s, entries, stored))), [subscribe]);
   useEffect(() => {
-    const timer = setInterval(() => setTick((t) => t + 1), 1000);
-    return () => clearInterval(timer);
+    return every(systemClock, 1000)(() => setTick((t) => t + 1));
   }, []);
   useInput((input) => {
     if (input === "q") exit();

@@ -1,8 +1,9 @@
 import { Command } from "commander";
+import { systemClock } from "../platform/clock.ts";
 import { followEntries } from "../runtime/follow.ts";
 import { entryJson } from "../http/views.ts";
 import { shown, upstreamRefs } from "../status/shown.ts";
-import type { NamedEntry, Store } from "../store/store.ts";
+import type { ConfigurationStore, NamedEntry } from "../store/store.ts";
 import { openForReading } from "./database.ts";
 import { dbOption } from "./options.ts";
 import { colourWanted } from "./output.ts";
@@ -32,7 +33,7 @@ Examples:
       try {
         if (scope.serverId) selectTarget(await store.scheduledServices(), scope);
         const after = await store.lastEntryId();
-        const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) => followEntries(store, after, { ...scope, onEntries });
+        const subscribe = (onEntries: (entries: readonly NamedEntry[]) => void) => followEntries(store, after, { ...scope, onEntries, clock: systemClock });
         // The table also takes each service as the daemon left it after the entries came (read in order, one
         // look at a time), so it says what the API says: slow as degraded, an incident down since its start.
         let reading = Promise.resolve();
@@ -67,7 +68,7 @@ Examples:
  * new entries. Slow is what the API calls degraded (status/shown.ts); an open incident is down since its
  * stored start (its first failed check).
  */
-export async function storedRows(store: Store, scope: Target, now = Date.now()): Promise<Row[]> {
+export async function storedRows(store: ConfigurationStore, scope: Target, now = systemClock.now()): Promise<Row[]> {
   const services = await store.services(scope);
   const upstream = await store.upstream(upstreamRefs(services));
   return services.map((s): Row => {

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { id, integer, limits, time } from "../domain/schema/index.ts";
 import type { FieldError } from "../domain/validate.ts";
-import type { Incident, Store } from "../store/store.ts";
+import type { AlertingStore, ConfigurationStore, Incident } from "../store/store.ts";
 import { incidentCursor } from "./cursor.ts";
 import { incidentsAnswer, silenceAnswer, silencesAnswer } from "./answers.ts";
 import { mayUse, permitServer } from "./access.ts";
@@ -14,7 +14,7 @@ import { badInput, noServer, noService, pageCursor, pageLimit, serviceKey } from
 import { incidentJson, silenceJson } from "./views.ts";
 
 export interface AlertingContext {
-  readonly store: Store;
+  readonly store: AlertingStore & ConfigurationStore;
   readonly now: () => number;
 }
 

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { announcementBody, patchBody, statusPageBody, updateBody } from "../domain/schema/announcement.ts";
 import { id as idSchema } from "../domain/schema/index.ts";
-import type { Announcement, Store } from "../store/store.ts";
+import type { Announcement, AnnouncementStore } from "../store/store.ts";
 import type { FieldError } from "../domain/validate.ts";
 import { mayUseAll, permitReferences, permitServer, type Principal } from "./access.ts";
 import { announcementAnswer, announcementsAnswer, statusPageAnswer, statusPagesAnswer } from "./answers.ts";
@@ -18,7 +18,7 @@ import { badBody, badInput, pageLimit } from "./services.ts";
 import { announcementJson, statusPageJson } from "./views.ts";
 
 export interface AnnouncementsContext {
-  readonly store: Store;
+  readonly store: AnnouncementStore;
   readonly now: () => number;
   /** Told when what the status pages show has changed. */
   readonly changed: () => void;

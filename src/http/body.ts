@@ -3,6 +3,7 @@
  * that the answer reaches clients that send the whole body before they read.
  */
 import type { IncomingMessage } from "node:http";
+import type { Clock } from "../platform/clock.ts";
 import { HttpError } from "./problem.ts";
 
 /** Request bodies larger than this are refused with 413 before they are parsed. */
@@ -17,25 +18,24 @@ const drainBytes = 32 * 1024 * 1024;
 const drainMs = 10_000;
 
 /** Read and drop what is left of `req`'s body, then `done`; past drainBytes or drainMs, cut the connection. */
-export function drain(req: IncomingMessage, done: () => void): void {
+export function drain(req: IncomingMessage, clock: Clock, done: () => void): void {
   let left = drainBytes;
   const cut = () => {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     req.off("data", count);
     req.socket.destroy();
   };
-  const timer = setTimeout(cut, drainMs);
-  timer.unref();
+  const timer = clock.setTimeout(cut, drainMs, { unref: true });
   const count = (chunk: Buffer) => {
     left -= chunk.length;
     if (left < 0) cut();
   };
   req.on("data", count);
   req.once("end", () => {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     done();
   });
-  req.once("close", () => clearTimeout(timer));
+  req.once("close", () => clock.clearTimeout(timer));
   req.resume();
 }
 

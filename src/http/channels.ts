@@ -9,13 +9,13 @@ import type { Outgoing, SendResult } from "../notify/outgoing.ts";
 import { channelDocument, channelName, type ChannelDocument } from "../domain/schema/channel.ts";
 import { masked } from "../domain/schema/secrets.ts";
 import { builtInChannel } from "../domain/schema/channel.ts";
-import type { StoredChannel, Store } from "../store/store.ts";
+import type { ChannelStore, StoredChannel } from "../store/store.ts";
 import { SecretsMissing } from "../store/errors.ts";
 import { HttpError } from "./problem.ts";
 import { validBody, type Route } from "./router.ts";
 
 export interface ChannelContext {
-  readonly store: Store;
+  readonly store: ChannelStore;
   readonly channels: ChannelDirectory;
   /** The built-in ntfy channel as this node's flags make it. */
   readonly ntfy: { readonly url: string; readonly topic: () => string | null; readonly token: boolean };

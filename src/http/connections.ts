@@ -13,14 +13,15 @@
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
+import type { Clock } from "../platform/clock.ts";
 import type { Pulse } from "../platform/tick.ts";
 
 /** Answers a function that stops looking at the deadlines. */
-export function boundConnections(server: Server, max: number, pulse: Pulse, headMs = 10_000): () => void {
+export function boundConnections(server: Server, max: number, pulse: Pulse, clock: Clock, headMs = 10_000): () => void {
   /** Open connections, each with when it last became idle (connected, or answered a request); 0 while busy. */
   const idleSince = new Map<Socket, number>();
   const cut = () => {
-    const late = performance.now() - headMs;
+    const late = clock.monotonic() - headMs;
     for (const [socket, since] of idleSince) {
       if (since !== 0 && since < late) socket.destroy();
     }
@@ -45,7 +46,7 @@ export function boundConnections(server: Server, max: number, pulse: Pulse, head
       oldest.destroy();
       idleSince.delete(oldest);
     }
-    idleSince.set(socket, performance.now());
+    idleSince.set(socket, clock.monotonic());
     if (!stopped) stopCutting ??= pulse(cut);
     socket.once("close", () => closed(socket));
   });
@@ -54,7 +55,7 @@ export function boundConnections(server: Server, max: number, pulse: Pulse, head
     if (!idleSince.has(socket)) return;
     idleSince.set(socket, 0);
     res.once("close", () => {
-      if (idleSince.has(socket)) idleSince.set(socket, performance.now());
+      if (idleSince.has(socket)) idleSince.set(socket, clock.monotonic());
     });
   });
   return () => {

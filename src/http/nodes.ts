@@ -3,12 +3,12 @@
  */
 import { isLive } from "../policy/lease.ts";
 import type { ClusterNode } from "../runtime/cluster/node.ts";
-import type { Store } from "../store/store.ts";
+import type { ClusterStore } from "../store/store.ts";
 import { nodesAnswer } from "./answers.ts";
 import type { Route } from "./router.ts";
 
 export interface ClusterContext {
-  readonly store: Store;
+  readonly store: ClusterStore;
   readonly cluster: ClusterNode;
   readonly now: () => number;
 }

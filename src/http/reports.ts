@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { id } from "../domain/schema/index.ts";
 import { monthPattern, monthSpan, monthlyReport, reportCsv } from "../status/report.ts";
-import type { Store } from "../store/store.ts";
+import type { AlertingStore, ConfigurationStore, ReadModelStore } from "../store/store.ts";
 import { permitServer } from "./access.ts";
 import { reportAnswer } from "./answers.ts";
 import { invalid } from "./problem.ts";
@@ -10,7 +10,7 @@ import type { Route } from "./router.ts";
 import { noServer } from "./services.ts";
 
 export interface ReportsContext {
-  readonly store: Store;
+  readonly store: AlertingStore & ConfigurationStore & ReadModelStore;
   readonly now: () => number;
 }
 

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { z } from "zod";
+import type { Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
 import { validate, type FieldError } from "../domain/validate.ts";
 import { StoreUnavailable } from "../store/errors.ts";
@@ -127,6 +128,8 @@ export interface ListenerOptions {
   readonly authenticate?: Authenticate;
   /** What a browser asking for a page gets instead of a 401 (the sign-in page), given the path it asked for. */
   readonly signIn?: (next: string) => Response;
+  /** For the deadline of a refused body's drain. */
+  readonly clock: Clock;
 }
 
 const everyone: Principal = { scope: "admin", servers: null, name: "anyone" };
@@ -134,7 +137,7 @@ const everyone: Principal = { scope: "admin", servers: null, name: "anyone" };
 /** A browser asking for a page (it accepts HTML): a sign-in page serves it better than a 401 JSON. */
 const wantsPage = (method: string, headers: IncomingMessage["headers"]) => (method === "GET" || method === "HEAD") && /\btext\/html\b/.test(headers.accept ?? "");
 
-export function createListener(routes: readonly Route[], log: Logger, options: ListenerOptions = {}) {
+export function createListener(routes: readonly Route[], log: Logger, options: ListenerOptions) {
   const compiled = routes.map((route) => ({ route, segments: route.path.split("/").filter(Boolean) }));
 
   /**
@@ -257,12 +260,12 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         answer = { status: 500, body: problem(500, "internal error; the daemon's log has the details") };
       }
     }
-    send(req, res, answer);
+    send(req, res, answer, options.clock);
     if (changed) log.info(changed, { status: answer.status });
   }
 }
 
-function send(req: IncomingMessage, res: ServerResponse, answer: Response): void {
+function send(req: IncomingMessage, res: ServerResponse, answer: Response, clock: Clock): void {
   const headers: Record<string, string | number> = { ...answer.headers };
   let text: string | undefined;
   if (answer.text !== undefined) {
@@ -291,7 +294,7 @@ function send(req: IncomingMessage, res: ServerResponse, answer: Response): void
     res.writeHead(answer.status, headers);
     if (req.method !== "HEAD" && payload !== undefined) res.write(payload);
     else res.flushHeaders();
-    drain(req, () => res.end());
+    drain(req, clock, () => res.end());
     return;
   }
   if (!req.complete) req.resume();

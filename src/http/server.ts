@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { UsageError } from "../platform/config.ts";
 import { boundConnections } from "./connections.ts";
 import { problem } from "./problem.ts";
+import type { Clock } from "../platform/clock.ts";
 import type { Pulse } from "../platform/tick.ts";
 
 export interface Listening {
@@ -28,6 +29,8 @@ export async function listenFirst(options: {
   readonly port: number;
   readonly maxConnections: number;
   readonly pulse: Pulse;
+  /** For the head deadline. */
+  readonly clock: Clock;
 }): Promise<Listening> {
   let listener = (_req: IncomingMessage, res: ServerResponse): unknown =>
     res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "1" }).end(JSON.stringify(problem(503, "healthd is starting; try again in a moment")));
@@ -37,7 +40,7 @@ export async function listenFirst(options: {
     { keepAliveTimeout: 5000, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 30_000 },
     (req, res) => listener(req, res),
   );
-  const stopDeadlines = boundConnections(server, options.maxConnections, options.pulse);
+  const stopDeadlines = boundConnections(server, options.maxConnections, options.pulse, options.clock);
   try {
     await listen(server, options.host, options.port);
   } catch (error) {

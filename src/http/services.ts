@@ -7,7 +7,7 @@ import { serviceStats, windows } from "../status/read-model.ts";
 import { id, serverDocument, serviceDocument, time } from "../domain/schema/index.ts";
 import { validate, type FieldError } from "../domain/validate.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../store/errors.ts";
-import type { Store } from "../store/store.ts";
+import type { ConfigurationStore, Store } from "../store/store.ts";
 import { describeRefusal } from "../policy/dependencies.ts";
 import { mayUse, permitReferences, seesSecrets, type Principal } from "./access.ts";
 import { entriesAnswer, pingKeyAnswer, serverPingKeyAnswer, serverAnswer, serverListAnswer, serviceAnswer, statsAnswer } from "./answers.ts";
@@ -245,13 +245,13 @@ function pathId(req: Request, name: string): string {
 }
 
 /** The service's key, or the 404 that says whether its server is missing too. */
-export async function serviceKey(store: Store, serverId: string, serviceId: string): Promise<number> {
+export async function serviceKey(store: ConfigurationStore, serverId: string, serviceId: string): Promise<number> {
   const found = await store.findService(serverId, serviceId);
   if (found.key === undefined) throw found.serverExists ? noService(serverId, serviceId) : noServer(serverId);
   return found.key;
 }
 
-async function missing(store: Store, serverId: string, serviceId: string): Promise<HttpError> {
+async function missing(store: ConfigurationStore, serverId: string, serviceId: string): Promise<HttpError> {
   const found = await store.findService(serverId, serviceId);
   return found.key === undefined && !found.serverExists ? noServer(serverId) : noService(serverId, serviceId);
 }
@@ -311,7 +311,7 @@ const entriesQuery = z
  * sees it in what it GETs, so sending its own document back works.
  */
 async function permitDependencies(
-  store: Store,
+  store: ConfigurationStore,
   who: Principal,
   serverId: string,
   written: readonly { readonly service: { readonly id: string; readonly check: { readonly dependsOn: readonly string[] } }; readonly path: string }[],

@@ -8,14 +8,14 @@ import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { z } from "zod";
 import { renderSignIn, signInPolicy } from "../status/sign-in.ts";
-import type { Store } from "../store/store.ts";
+import type { TokenStore } from "../store/store.ts";
 import { cookie, hashToken, sessionCookie, type Access } from "./access.ts";
 import type { Request, Response, Route } from "./router.ts";
 
 const sessionDays = 30;
 
 export interface SessionContext {
-  readonly store: Store;
+  readonly store: TokenStore;
   readonly access: Access;
   readonly now: () => number;
 }

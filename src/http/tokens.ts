@@ -2,7 +2,7 @@
  * /tokens: scoped tokens of the API, made by an admin. The secret is answered once, at creation; the database
  * keeps only its SHA-256. Revoking deletes the row, so every node refuses the token from its next request.
  */
-import type { Store } from "../store/store.ts";
+import type { TokenStore } from "../store/store.ts";
 import { tokenBody } from "../domain/schema/token.ts";
 import { hashToken, newSecret } from "./access.ts";
 import { createdTokenAnswer, tokensAnswer } from "./answers.ts";
@@ -11,7 +11,7 @@ import { validBody, type Route } from "./router.ts";
 import { tokenJson } from "./views.ts";
 
 export interface TokenContext {
-  readonly store: Store;
+  readonly store: TokenStore;
   readonly now: () => number;
   /** Told after a token is made or revoked: the first or the last one switches the API open or closed. */
   readonly changed?: () => Promise<void>;

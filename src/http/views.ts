@@ -6,7 +6,7 @@ import type { Entry } from "../domain/model.ts";
 import { outageMs } from "../policy/outage.ts";
 import { maskedCheck } from "../domain/schema/secrets.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
-import type { Announcement, Incident, Silence, StatusPage, Store, StoredService, TokenRecord } from "../store/store.ts";
+import type { Announcement, ConfigurationStore, Incident, Silence, StatusPage, Store, StoredService, TokenRecord } from "../store/store.ts";
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
@@ -109,7 +109,7 @@ export async function serverView(store: Store, now: number, serverId: string, se
 }
 
 /** GET /services: every server with how many of its services are shown as each status. */
-export async function serverSummaries(store: Store, now: number) {
+export async function serverSummaries(store: ConfigurationStore, now: number) {
   const [servers, services] = await Promise.all([store.servers(), store.services()]);
   const upstream = await store.upstream(upstreamRefs(services));
   const byServer = new Map<string, StoredService[]>();

@@ -9,11 +9,11 @@
  * destination refuses as invalid is marked failed with its error and not retried (those rules, and when a
  * RECOVERED is not sent, are the policy's: src/policy/delivery.ts).
  */
-import type { Clock } from "../platform/clock.ts";
+import { nextTurn, type Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
 import type { NotificationEvent } from "../domain/notification.ts";
 import { builtInChannel } from "../domain/schema/channel.ts";
-import type { Notification, Store } from "../store/store.ts";
+import type { ChannelStore, Notification, OutboxStore } from "../store/store.ts";
 import type { ChannelDirectory } from "./channels.ts";
 import type { Outgoing, SendResult } from "./outgoing.ts";
 import { afterFailure, channelIsBack, followsDown, orphaned, retryDefaults, unexpectedRetryMs } from "../policy/delivery.ts";
@@ -42,13 +42,13 @@ export interface DeliveryOptions {
 }
 
 export class Delivery {
-  readonly #store: Store;
+  readonly #store: OutboxStore & ChannelStore;
   readonly #options: DeliveryOptions;
   readonly #inFlight = new Map<string, number>();
   readonly #sending = new Map<number, Promise<void>>();
   /** Sends the destination took, not yet marked: the next pass marks them all in one transaction, before it claims. */
   #taken: { readonly row: Notification; readonly id: string; readonly note: string }[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown;
   #running: Promise<void> | undefined;
   #again = false;
   #soon = false;
@@ -56,7 +56,7 @@ export class Delivery {
   #pausedUntil = 0;
   #channelsReadAt = -Infinity;
 
-  constructor(store: Store, options: DeliveryOptions) {
+  constructor(store: OutboxStore & ChannelStore, options: DeliveryOptions) {
     this.#store = store;
     this.#options = options;
   }
@@ -68,7 +68,7 @@ export class Delivery {
       this.#again = true;
       return;
     }
-    clearTimeout(this.#timer);
+    this.#options.clock.clearTimeout(this.#timer);
     let claimed = 0;
     this.#running = this.#pass()
       .then((n) => void (claimed = n))
@@ -90,7 +90,7 @@ export class Delivery {
   /** Finish the sends under way; send nothing more. What is pending stays in the outbox for next time. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#options.clock.clearTimeout(this.#timer);
     await this.#running;
     await Promise.all(this.#sending.values());
     await this.#markTaken().catch((error: unknown) => this.#options.log.error("deliveries taken could not be marked; they are sent again at the next start", { error }));
@@ -108,13 +108,13 @@ export class Delivery {
         if (next === undefined || this.#stopped || this.#running) return;
         const now = this.#options.clock.now();
         const at = Math.max(next, this.#pausedUntil, idle ? now + 1000 : 0);
-        clearTimeout(this.#timer);
-        this.#timer = setTimeout(() => this.wake(), Math.min(Math.max(0, at - now), 2_147_000_000));
+        this.#options.clock.clearTimeout(this.#timer);
+        this.#timer = this.#options.clock.setTimeout(() => this.wake(), Math.min(Math.max(0, at - now), 2_147_000_000));
       },
       (error: unknown) => {
         this.#options.log.error("cannot read the outbox; looking again in 10 s", { error });
-        clearTimeout(this.#timer);
-        this.#timer = setTimeout(() => this.wake(), 10_000);
+        this.#options.clock.clearTimeout(this.#timer);
+        this.#timer = this.#options.clock.setTimeout(() => this.wake(), 10_000);
       },
     );
   }
@@ -123,7 +123,7 @@ export class Delivery {
   #wakeSoon(): void {
     if (this.#soon) return;
     this.#soon = true;
-    setImmediate(() => {
+    nextTurn(() => {
       this.#soon = false;
       this.wake();
     });

@@ -8,8 +8,8 @@
  * What may come a little early (the scheduler's runs, the node's heartbeat, the problems look) rides it: an
  * Alarm rings with a tick that runs anyway, and on a wake-up of its own when none does.
  */
-import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
-import type { Clock } from "./clock.ts";
+import { createHistogram, type RecordableHistogram } from "node:perf_hooks";
+import type { Clock, TimerOptions } from "./clock.ts";
 
 /** A source of periodic calls: `listener` is called at each one until the answered function is called. */
 export type Pulse = (listener: () => void) => () => void;
@@ -19,10 +19,14 @@ export class Tick {
   readonly delays: RecordableHistogram = createHistogram();
   readonly #listeners = new Set<() => void>();
   readonly #riders = new Set<() => void>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  /** Stops the ticks; undefined while they do not run. */
+  #stop: (() => void) | undefined;
   #due = 0;
 
-  constructor(readonly everyMs = 1000) {}
+  constructor(clock: Clock, readonly everyMs = 1000) {
+    this.#clock = clock;
+  }
 
   /**
    * Ticks run while anything listens. The last listener's leaving stops them at the next tick, not at once: one
@@ -30,10 +34,10 @@ export class Tick {
    */
   on: Pulse = (listener) => {
     this.#listeners.add(listener);
-    if (!this.#timer) {
-      this.#due = performance.now() + this.everyMs;
-      this.#timer = setInterval(() => this.#fire(), this.everyMs);
-      this.#timer.unref(); // a tick keeps nothing alive: the server and the checks do
+    if (!this.#stop) {
+      this.#due = this.#clock.monotonic() + this.everyMs;
+      // A tick keeps nothing alive: the server and the checks do.
+      this.#stop = every(this.#clock, this.everyMs, { unref: true })(() => this.#fire());
     }
     return () => void this.#listeners.delete(listener);
   };
@@ -50,7 +54,7 @@ export class Tick {
 
   /** Whether it is ticking. */
   get running(): boolean {
-    return this.#timer !== undefined;
+    return this.#stop !== undefined;
   }
 
   /**
@@ -58,7 +62,7 @@ export class Tick {
    * riders hear it as they would a tick, and an Alarm in its window rings with it rather than on its own.
    */
   woke(waker?: () => void): void {
-    if (!this.#timer) this.#tellRiders(waker);
+    if (!this.#stop) this.#tellRiders(waker);
   }
 
   /**
@@ -72,13 +76,13 @@ export class Tick {
 
   #fire(): void {
     if (this.#listeners.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
+      this.#stop?.();
+      this.#stop = undefined;
       return;
     }
-    const now = performance.now();
+    const now = this.#clock.monotonic();
     this.delays.record(Math.max(1, Math.round((now - this.#due) * 1e6)));
-    // An interval is re-armed from when it fires, not from when it was due: a late tick does not hurry the next.
+    // Each tick is armed from when the last one fired, not from when it was due: a late tick does not hurry the next.
     this.#due = now + this.everyMs;
     for (const listener of this.#listeners) listener();
     this.#tellRiders();
@@ -175,10 +179,18 @@ export class Alarm {
   }
 }
 
-/** A pulse of its own, for a process that has no Tick (healthd tail -f). */
+/**
+ * A pulse of its own every `ms` on `clock`, for a process that has no Tick (healthd tail -f), and the Tick's.
+ * Each call is armed from when the last one came, as Node's setInterval does; a listener may stop it.
+ */
 export const every =
-  (ms: number): Pulse =>
+  (clock: Clock, ms: number, options?: TimerOptions): Pulse =>
   (listener) => {
-    const timer = setInterval(listener, ms);
-    return () => clearInterval(timer);
+    let handle: unknown;
+    const call = () => {
+      handle = clock.setTimeout(call, ms, options);
+      listener();
+    };
+    handle = clock.setTimeout(call, ms, options);
+    return () => clock.clearTimeout(handle);
   };

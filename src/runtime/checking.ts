@@ -21,7 +21,7 @@ import { periodOf } from "../domain/schedule.ts";
 import { Scheduler, type ScheduledService } from "./scheduler/scheduler.ts";
 import { Shortages } from "../platform/shortage.ts";
 import type { SharedTick } from "../platform/tick.ts";
-import type { Store } from "../store/store.ts";
+import type { ConfigurationStore, ResultStore } from "../store/store.ts";
 
 
 /** What the daemon last saw of a service: its state (from the store) and its last check. */
@@ -69,7 +69,7 @@ export class Checking {
   readonly events = new EventEmitter<CheckingEvents>();
   /** What was last seen of each service this node runs (the state the store decided, the last check). */
   readonly facts = new Map<number, ServiceSeen>();
-  readonly #store: Store;
+  readonly #store: ConfigurationStore;
   readonly #cluster: ClusterNode;
   readonly #options: CheckingOptions;
   readonly #scheduler: Scheduler;
@@ -84,7 +84,7 @@ export class Checking {
   #aliases = new Map<string, string>();
   #reconciling = Promise.resolve();
 
-  constructor(store: Store, cluster: ClusterNode, options: CheckingOptions, version: string) {
+  constructor(store: ConfigurationStore & ResultStore, cluster: ClusterNode, options: CheckingOptions, version: string) {
     this.#store = store;
     this.#cluster = cluster;
     this.#options = options;

@@ -12,7 +12,7 @@ import type { Store } from "../store/store.ts";
  * What is wrong with the database without stopping it (its file deleted, say) is reported on /healthz when
  * asked; this says it in the log as soon as it is seen, once, and again when it is over.
  */
-export function watchProblems(store: Store, log: Logger, clock: Clock, tick: SharedTick): () => void {
+export function watchProblems(store: Pick<Store, "problems">, log: Logger, clock: Clock, tick: SharedTick): () => void {
   let known = new Set<string>();
   // Every five seconds is soon enough for a log line, up to two seconds early with a wake-up that comes anyway.
   const alarm = new Alarm(clock, () => {

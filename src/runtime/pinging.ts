@@ -12,13 +12,13 @@ import type { Clock } from "../platform/clock.ts";
 import type { Ping } from "../domain/batch.ts";
 import type { ScheduleChange } from "../domain/model.ts";
 import { serviceDocument } from "../domain/schema/index.ts";
-import type { Store } from "../store/store.ts";
+import type { ConfigurationStore, Store } from "../store/store.ts";
 
 /** Healthchecks.io's defaults for a check it makes on a ping: a period of a day, a grace of an hour. */
 const hcDefaults = { periodSeconds: 86_400, graceSeconds: 3600 };
 
 export interface PingingContext {
-  readonly store: Store;
+  readonly store: ConfigurationStore;
   readonly checking: Checking;
   readonly clock: Clock;
   readonly scheduleChanged: (change: ScheduleChange) => Promise<void>;

@@ -16,7 +16,7 @@
  * settles with that commit. A ping that cannot be stored is refused to its sender, who retries, and is not
  * kept: kept and stored later, it would be stored twice.
  */
-import type { Clock } from "../platform/clock.ts";
+import { nextTurn, type Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Outcome, ScheduledService } from "../domain/model.ts";
 import type { CheckRun, ResultRun } from "../domain/batch.ts";
@@ -77,7 +77,7 @@ export class Recorder {
   #pending: Pending[] = [];
   /** Runs folded from dropped results, per service, oldest first; all older than anything pending. */
   #folded = new Map<number, (Pending & { readonly run: ResultRun })[]>();
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown;
   /** The flushMs timer is to be armed at the end of this turn of the event loop, if anything still waits. */
   #bounding = false;
   #writing: Promise<void> | undefined;
@@ -125,7 +125,7 @@ export class Recorder {
       this.#take({ service, run, waiter: { resolve, reject } });
       if (this.#committing) return;
       this.#committing = true;
-      setImmediate(() => {
+      nextTurn(() => {
         this.#committing = false;
         void this.flush();
       });
@@ -152,9 +152,9 @@ export class Recorder {
   #bound(): void {
     if (this.#timer || this.#bounding) return;
     this.#bounding = true;
-    setImmediate(() => {
+    nextTurn(() => {
       this.#bounding = false;
-      if (this.pending > 0) this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs ?? 100);
+      if (this.pending > 0) this.#timer ??= this.#options.clock.setTimeout(() => void this.flush(), this.#options.flushMs ?? 100);
     });
   }
 
@@ -169,14 +169,14 @@ export class Recorder {
 
   /** Write everything pending, batch after batch (the daemon is stopping); stops at the first failure. */
   async flushAll(): Promise<void> {
-    clearTimeout(this.#timer);
+    this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#writing;
     while (this.pending > 0) {
       await this.flush();
       if (this.#writeError) break;
     }
-    clearTimeout(this.#timer);
+    this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.pending > 0) this.#options.log.error("stopping with check results that could not be stored", { lost: this.pending });
   }
@@ -190,7 +190,7 @@ export class Recorder {
    * backlog continues on the next turn.
    */
   flush(): Promise<void> {
-    clearTimeout(this.#timer);
+    this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#queued) return this.#queued;
     const queued = (this.#writing ?? Promise.resolve()).then(() => {
@@ -214,9 +214,10 @@ export class Recorder {
     let complete = true;
     let writtenMs: number | undefined;
     try {
-      const started = performance.now();
-      recorded = await this.#store.recordResults(batch.map((p) => p.run), this.#options.clock.now());
-      writtenMs = performance.now() - started;
+      const { clock } = this.#options;
+      const started = clock.monotonic();
+      recorded = await this.#store.recordResults(batch.map((p) => p.run), clock.now());
+      writtenMs = clock.monotonic() - started;
     } catch (error) {
       if (error instanceof StoreUnavailable) return this.#failed(error, batch);
       // Perhaps something in the batch (a value the database refuses): each result alone, so that one refused
@@ -228,7 +229,7 @@ export class Recorder {
       this.#writeError = null;
       this.#foldWarned = false;
     }
-    if (complete && this.#pending.length > 0) this.#timer ??= setTimeout(() => void this.flush(), 0);
+    if (complete && this.#pending.length > 0) this.#timer ??= this.#options.clock.setTimeout(() => void this.flush(), 0);
     const done: Recorded[] = [];
     batch.forEach((p, i) => {
       const r = recorded[i];
@@ -310,7 +311,7 @@ export class Recorder {
     this.#pending = all.filter((p) => !p.waiter);
     const max = this.#options.maxPending ?? 50_000;
     if (this.#pending.length > max) this.#fold(this.#pending.length - max);
-    this.#timer ??= setTimeout(() => void this.flush(), 1000);
+    this.#timer ??= this.#options.clock.setTimeout(() => void this.flush(), 1000);
   }
 
   /**

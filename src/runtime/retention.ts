@@ -3,10 +3,9 @@
  * batches, one short transaction each, yielding to the event loop between batches so checks and requests
  * never wait long behind it. Each batch's duration is reported, so the worst stall can be watched.
  */
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { Clock } from "../platform/clock.ts";
+import { yieldTurn, type Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
-import type { Store } from "../store/store.ts";
+import type { RetentionStore } from "../store/store.ts";
 
 export interface RetentionOptions {
   /** Entries older than this many days are deleted. Default 30. */
@@ -34,13 +33,13 @@ export interface RetentionPass {
 const dayMs = 86_400_000;
 
 export class Retention {
-  readonly #store: Store;
+  readonly #store: RetentionStore;
   readonly #options: RetentionOptions;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown;
   #running: Promise<RetentionPass> | undefined;
   #stopped = false;
 
-  constructor(store: Store, options: RetentionOptions) {
+  constructor(store: RetentionStore, options: RetentionOptions) {
     this.#store = store;
     this.#options = options;
   }
@@ -51,16 +50,16 @@ export class Retention {
       void (this.#options.isHousekeeper?.() === false ? Promise.resolve() : this.runOnce())
         .catch((error: unknown) => this.#options.log.error("retention pass failed; next one in a while", { error }))
         .finally(() => {
-          if (!this.#stopped) this.#timer = setTimeout(pass, every);
+          if (!this.#stopped) this.#timer = this.#options.clock.setTimeout(pass, every);
         });
     };
     // A first pass soon after start, not at start: the daemon has enough to do then.
-    this.#timer = setTimeout(pass, Math.min(every, 30_000));
+    this.#timer = this.#options.clock.setTimeout(pass, Math.min(every, 30_000));
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#options.clock.clearTimeout(this.#timer);
     await this.#running?.catch(() => undefined);
   }
 
@@ -91,7 +90,7 @@ export class Retention {
       const deleted = await timed(() => this.#store.pruneEntries(entriesCutoff, batchSize));
       entries += deleted;
       if (deleted === 0) break;
-      await yieldToEventLoop();
+      await yieldTurn();
     }
 
     let rollups = 0;
@@ -102,7 +101,7 @@ export class Retention {
       rollups += deleted;
       if (lastKey === undefined) break;
       afterKey = lastKey;
-      await yieldToEventLoop();
+      await yieldTurn();
     }
     if (entries + rollups > 0) {
       this.#options.log.info("retention pass", { entries, rollups, worstBatchMs: Math.round(worst * 10) / 10 });

@@ -7,7 +7,7 @@ import { targetOf, type Sketch } from "../domain/model.ts";
 import { outageMs } from "../policy/outage.ts";
 import { dayMs, hourMs, settleMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
-import type { Store, StoredService } from "../store/store.ts";
+import type { ReadModelStore, Store, StoredService } from "../store/store.ts";
 import { telling, type Telling } from "./telling.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Quieting, type Shown, type ShownStatus } from "./shown.ts";
 
@@ -141,7 +141,7 @@ export class History {
   #version = 0;
 
   /** The counts as of `now`: the settled past from memory (read when it grows), the rest from the store. */
-  async snapshot(store: Store, now: number): Promise<Snapshot> {
+  async snapshot(store: ReadModelStore, now: number): Promise<Snapshot> {
     const hourNow = Math.floor(now / hourMs) * hourMs;
     const settled = Math.floor((now - settleMs) / hourMs) * hourMs;
     const [fresh] = await Promise.all([store.uptimeCounts(settled, hourNow + hourMs, "hour"), this.#update(store, now, settled)]);
@@ -170,12 +170,12 @@ export class History {
   }
 
   /** One update at a time: concurrent requests wait for the same one. */
-  #update(store: Store, now: number, settled: number): Promise<void> {
+  #update(store: ReadModelStore, now: number, settled: number): Promise<void> {
     this.#updating ??= this.#load(store, now, settled).finally(() => (this.#updating = undefined));
     return this.#updating;
   }
 
-  async #load(store: Store, now: number, settled: number): Promise<void> {
+  async #load(store: ReadModelStore, now: number, settled: number): Promise<void> {
     const revision = await store.rollupRevision();
     if (revision !== this.#revision) {
       this.#version++;
@@ -334,7 +334,7 @@ export function summary(c: Counted): string {
 }
 
 /** GET …/stats and the uptime and latency badges: one service over an hour-aligned window. */
-export async function serviceStats(store: Store, serviceKey: number, window: Window, now: number) {
+export async function serviceStats(store: ReadModelStore, serviceKey: number, window: Window, now: number) {
   const since = Math.floor((now - windows[window] * hourMs) / hourMs) * hourMs;
   const totals = { checks: 0, failures: 0, silencedChecks: 0, silencedFailures: 0, slowChecks: 0, latencySum: 0, sketch: new Map() as Sketch };
   for (const r of await store.rollups(serviceKey, since)) {

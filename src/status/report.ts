@@ -8,7 +8,7 @@ import { stringify } from "csv-stringify/sync";
 import { outageSpan } from "../policy/outage.ts";
 import { quantile } from "../policy/sketch.ts";
 import { overlap, quietSpans, upcomingWindows, union } from "../policy/silence.ts";
-import type { Store } from "../store/store.ts";
+import type { AlertingStore, ConfigurationStore, ReadModelStore } from "../store/store.ts";
 
 export interface ServiceReport {
   readonly server: string;
@@ -53,7 +53,7 @@ export function monthSpan(month: string): { from: number; until: number } {
   return { from: Date.UTC(Number(year), Number(m) - 1, 1), until: Date.UTC(Number(year), Number(m), 1) };
 }
 
-export async function monthlyReport(store: Store, month: string, now: number, serverId?: string): Promise<Report> {
+export async function monthlyReport(store: AlertingStore & ConfigurationStore & ReadModelStore, month: string, now: number, serverId?: string): Promise<Report> {
   const span = monthSpan(month);
   const until = Math.min(span.until, now);
   const services = await store.services(serverId === undefined ? {} : { serverId });

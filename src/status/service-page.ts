@@ -8,7 +8,7 @@ import { outageMs } from "../policy/outage.ts";
 import { hourMs } from "../policy/rollup.ts";
 import { quantile } from "../policy/sketch.ts";
 import { duration } from "../policy/message.ts";
-import type { Store } from "../store/store.ts";
+import type { AlertingStore, ReadModelStore } from "../store/store.ts";
 import { latencyChart, type LatencyPoint } from "./chart.ts";
 import { html, type Html } from "./html.ts";
 import { announcementsOf, at, barOf, latencyFact, layout, label, percent } from "./page.ts";
@@ -43,7 +43,7 @@ export interface ServicePageModel {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** `server`: the read model of the service's server (shared with its page); undefined when it has no such service. */
-export async function servicePageModel(store: Store, server: StatusModel, key: number, serviceId: string, range: Range, now: number, isPublic: boolean): Promise<ServicePageModel | undefined> {
+export async function servicePageModel(store: AlertingStore & ReadModelStore, server: StatusModel, key: number, serviceId: string, range: Range, now: number, isPublic: boolean): Promise<ServicePageModel | undefined> {
   const service = server.servers[0]?.services.find((s) => s.id === serviceId);
   if (!service) return undefined;
   const { per, count } = ranges[range];

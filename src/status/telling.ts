@@ -9,7 +9,7 @@ import { outageMs } from "../policy/outage.ts";
 import { dayMs } from "../policy/rollup.ts";
 import { upcomingWindows } from "../policy/silence.ts";
 import type { Severity } from "../domain/schema/announcement.ts";
-import type { Announcement, Store } from "../store/store.ts";
+import type { AlertingStore, Announcement, AnnouncementStore } from "../store/store.ts";
 
 /** How far back "Past incidents" goes. */
 export const pastDays = 30;
@@ -93,7 +93,7 @@ export function announcementView(a: Announcement): AnnouncementView {
   };
 }
 
-export async function telling(store: Store, now: number, scope: TellingScope): Promise<Telling> {
+export async function telling(store: AlertingStore & AnnouncementStore, now: number, scope: TellingScope): Promise<Telling> {
   const since = now - pastDays * dayMs;
   const shown = new Set(scope.servers.map((s) => s.id));
   const [announcements, closed] = await Promise.all([

@@ -6,6 +6,7 @@
 import type { Kysely } from "kysely";
 import type { ScheduleChange } from "../domain/model.ts";
 import type { Policy } from "../domain/batch.ts";
+import type { Clock } from "../platform/clock.ts";
 import { every } from "../platform/tick.ts";
 import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
@@ -28,11 +29,13 @@ import type { Tables } from "./tables.ts";
 export class KyselyStore implements Store {
   readonly #backend: Backend;
   readonly #policy: Policy;
+  readonly #clock: Clock;
   readonly #memo = new ServiceMemo();
 
-  constructor(backend: Backend, policy: Policy) {
+  constructor(backend: Backend, policy: Policy, clock: Clock) {
     this.#backend = backend;
     this.#policy = policy;
+    this.#clock = clock;
   }
 
   /** The backend, for what only src/store/ does with it (migrations, copy, the engines' own chores). */
@@ -260,7 +263,7 @@ export class KyselyStore implements Store {
     this.#run(() => entries.pruneRollups(this.#db, cutoff, afterKey, services));
 
   watch = (listener: (change?: ScheduleChange) => void, options: WatchOptions = {}) =>
-    this.#backend.watch(options.of ?? "config", listener, options.pulse ?? every(1000));
+    this.#backend.watch(options.of ?? "config", listener, options.pulse ?? every(this.#clock, 1000));
   problems = () => this.#backend.problems();
   close = () => this.#backend.close();
 }

@@ -4,6 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
+import { systemClock, type Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Policy } from "../domain/batch.ts";
 import type { Backend } from "./backend.ts";
@@ -31,10 +32,13 @@ export interface OpenOptions {
   readonly onMigrated?: (applied: readonly string[]) => void;
   /** What the store asks where a write depends on a decision: src/policy/'s. */
   readonly policy: Policy;
+  /** What the engine keeps time by (checkpoints, reconnects, its change watch). Default the system's. */
+  readonly clock?: Clock;
 }
 
 export async function openStore(target: string, options: OpenOptions): Promise<KyselyStore> {
-  const backend = await connect(target, options);
+  const clock = options.clock ?? systemClock;
+  const backend = await connect(target, { ...options, clock });
   try {
     if (options.mode === "read") await requireMigrated(backend, target);
     if (options.mode === "write" || options.mode === "serve") {
@@ -46,12 +50,12 @@ export async function openStore(target: string, options: OpenOptions): Promise<K
     await backend.close();
     throw error;
   }
-  return new KyselyStore(backend, options.policy);
+  return new KyselyStore(backend, options.policy, clock);
 }
 
 /** `healthd migrate`: create (SQLite) and migrate the database; the report says what was applied or why not. */
 export async function migrateDatabase(target: string, migrateTo?: string): Promise<{ location: string; report: MigrationReport }> {
-  const backend = await connect(target, { mode: "raw" });
+  const backend = await connect(target, { mode: "raw", clock: systemClock });
   try {
     return { location: backend.location, report: await backend.migrate(migrateTo) };
   } finally {
@@ -59,10 +63,13 @@ export async function migrateDatabase(target: string, migrateTo?: string): Promi
   }
 }
 
-async function connect(target: string, options: Omit<OpenOptions, "policy">): Promise<Backend> {
+async function connect(target: string, options: Omit<OpenOptions, "policy"> & { readonly clock: Clock }): Promise<Backend> {
   if (isPostgresUrl(target)) {
     const pgTarget = parsePostgresUrl(target);
-    const backend = postgresBackend(pgTarget, { onIdleError: (error) => options.log?.warn("lost a PostgreSQL connection", { error: error.message }) });
+    const backend = postgresBackend(pgTarget, {
+      clock: options.clock,
+      onIdleError: (error) => options.log?.warn("lost a PostgreSQL connection", { error: error.message }),
+    });
     try {
       await backend.db.selectNoFrom((eb) => eb.lit(1).as("one")).execute();
     } catch (error) {
@@ -92,6 +99,7 @@ async function connect(target: string, options: Omit<OpenOptions, "policy">): Pr
   const backend = sqliteBackend(target, {
     readonly: options.mode === "read" && !options.writable,
     onRepair: (message) => options.log?.warn(message),
+    clock: options.clock,
   });
   if (options.mode === "serve") {
     try {

@@ -27,7 +27,7 @@ import { UsageError } from "../../platform/config.ts";
 import type { Logger } from "../../platform/log.ts";
 import { leaseEnd } from "../../policy/lease.ts";
 import { StoreUnavailable } from "../../store/errors.ts";
-import type { NodeRecord, Store } from "../../store/store.ts";
+import type { ClusterStore, NodeRecord, Store } from "../../store/store.ts";
 import { Alarm, earlyWindowMs, type SharedTick } from "../../platform/tick.ts";
 
 export interface ClusterOptions {
@@ -53,7 +53,7 @@ const aloneLeaseMs = 180_000;
 
 export class ClusterNode {
   readonly instance = randomUUID();
-  readonly #store: Store;
+  readonly #store: ClusterStore & Pick<Store, "watch">;
   readonly #options: ClusterOptions;
   /** The lease: the one asked for, or on a database served alone at least aloneLeaseMs. */
   readonly #leaseMs: number;
@@ -77,13 +77,13 @@ export class ClusterNode {
   readonly #alarm: Alarm;
   #stopWatching: (() => void) | undefined;
   /** A rebalance asked for by rebalanceSoon, waiting. */
-  #soon: NodeJS.Timeout | undefined;
+  #soon: unknown;
   #ticking: Promise<void> = Promise.resolve();
   #stopped = false;
   /** Told when which checks this node runs may have changed (see start). */
   #onOwnership: () => void | Promise<void> = () => {};
 
-  constructor(store: Store, options: ClusterOptions) {
+  constructor(store: ClusterStore & Pick<Store, "watch">, options: ClusterOptions) {
     this.#store = store;
     this.#options = options;
     this.#leaseMs = store.alone ? Math.max(options.leaseMs, aloneLeaseMs) : options.leaseMs;
@@ -189,7 +189,7 @@ export class ClusterNode {
    */
   rebalanceSoon(): void {
     if (this.#stopped || this.#soon || !this.#othersAnywhere) return;
-    this.#soon = setTimeout(() => {
+    this.#soon = this.#options.clock.setTimeout(() => {
       this.#soon = undefined;
       this.#ticking = this.#ticking
         .then(() => this.rebalance())
@@ -201,7 +201,7 @@ export class ClusterNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#alarm.clear();
-    clearTimeout(this.#soon);
+    this.#options.clock.clearTimeout(this.#soon);
     this.#stopWatching?.();
     await this.#ticking;
     await this.#store.leaveNode(this.#options.name, this.instance).catch((error: unknown) => {

@@ -32,7 +32,7 @@ export class DomainWatcher {
   readonly #agent: Agent;
   /** Domains whose registry has no RDAP service, said once each. */
   readonly #told = new Set<string>();
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown;
   #looking: Promise<void> = Promise.resolve();
   #stopped = false;
 
@@ -47,8 +47,7 @@ export class DomainWatcher {
     const every = this.#options.everyMs ?? 3_600_000;
     const tick = () => {
       this.soon();
-      this.#timer = setTimeout(tick, every);
-      this.#timer.unref();
+      this.#timer = this.#options.clock.setTimeout(tick, every, { unref: true });
     };
     tick();
   }
@@ -116,7 +115,7 @@ export class DomainWatcher {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#options.clock.clearTimeout(this.#timer);
     await this.#looking;
     await this.#agent.close();
   }

@@ -12,6 +12,7 @@ import { pendingMigrations, runMigrations } from "../migrate.ts";
 import { StoreUnavailable } from "../errors.ts";
 import type { Tables } from "../tables.ts";
 import type { ScheduleChange } from "../../domain/model.ts";
+import type { Clock } from "../../platform/clock.ts";
 import { Backoff } from "./backoff.ts";
 import { describe, type PostgresTarget } from "./target.ts";
 
@@ -61,9 +62,13 @@ export interface PostgresOptions {
   readonly onIdleError?: (error: Error) => void;
   /** Connections in the pool. Default 10. */
   readonly poolSize?: number;
+  /** For the waits between reconnects. */
+  readonly clock: Clock;
 }
 
-export function postgresBackend(target: PostgresTarget, options: PostgresOptions = {}): Backend {
+export function postgresBackend(target: PostgresTarget, options: PostgresOptions): Backend {
+  const { clock } = options;
+  const now = () => clock.monotonic();
   const config: pg.PoolConfig = {
     connectionString: target.url,
     max: options.poolSize ?? 10,
@@ -78,7 +83,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
   // pg-pool listens for errors only on idle clients: a connection that dies during a query would emit an
   // 'error' nobody hears, which ends the process. The query itself fails with the error, which is what counts.
   pool.on("connect", (client) => client.on("error", () => {}));
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: preparing(pool, new Backoff()) }) });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: preparing(pool, new Backoff({ now })) }) });
   const location = describe(target);
   /** Who announces: every notification carries it, so that this process's watchers skip its own. */
   const origin = randomUUID();
@@ -126,8 +131,8 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
       // connecting fails; each (re)connect reloads once, which covers whatever was announced while nobody listened.
       const watch = { client: undefined as pg.Client | undefined, stopped: false };
       listeners.add(watch);
-      const backoff = new Backoff({ baseMs: 1000, maxMs: 30_000 });
-      let retry: NodeJS.Timeout | undefined;
+      const backoff = new Backoff({ baseMs: 1000, maxMs: 30_000, now });
+      let retry: unknown;
       let first = true;
       const connect = async () => {
         if (watch.stopped) return;
@@ -143,7 +148,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
           client.on("error", () => {});
           void client.end().catch(() => {});
           if (watch.client === client) watch.client = undefined;
-          if (!watch.stopped) retry = setTimeout(() => void connect(), backoff.failed());
+          if (!watch.stopped) retry = clock.setTimeout(() => void connect(), backoff.failed());
         };
         client.on("error", lost);
         client.on("end", lost);
@@ -165,7 +170,7 @@ export function postgresBackend(target: PostgresTarget, options: PostgresOptions
       void connect();
       return () => {
         watch.stopped = true;
-        clearTimeout(retry);
+        clock.clearTimeout(retry);
         listeners.delete(watch);
         void watch.client?.end().catch(() => {});
       };

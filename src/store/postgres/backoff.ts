@@ -12,7 +12,8 @@ export class Backoff {
   #failures = 0;
   #until = 0;
 
-  constructor({ baseMs = 250, maxMs = 5000, now = () => performance.now(), random = Math.random } = {}) {
+  /** `now`: monotonic ms (Clock.monotonic). */
+  constructor({ baseMs = 250, maxMs = 5000, now, random = Math.random }: { baseMs?: number; maxMs?: number; now: () => number; random?: () => number }) {
     this.#baseMs = baseMs;
     this.#maxMs = maxMs;
     this.#now = now;

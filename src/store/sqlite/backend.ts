@@ -6,6 +6,7 @@ import type Database from "better-sqlite3";
 import { sql, type Kysely } from "kysely";
 import { bulkInsert } from "../queries/bulk.ts";
 import { sqliteBulk } from "./bulk.ts";
+import type { Clock } from "../../platform/clock.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Backend } from "../backend.ts";
 import type { Tables } from "../tables.ts";
@@ -26,7 +27,12 @@ export interface SqliteBackend extends Backend {
   serve(log: Logger): void;
 }
 
-export function sqliteBackend(path: string, options: SqliteOptions = {}): SqliteBackend {
+export interface SqliteBackendOptions extends SqliteOptions {
+  /** For the checkpoints' timing and the change watch. */
+  readonly clock: Clock;
+}
+
+export function sqliteBackend(path: string, options: SqliteBackendOptions): SqliteBackend {
   const { sqlite, db, guard } = openSqlite(path, options);
   // The file the connection holds; if the path later names another file or none, writes go nowhere useful.
   const inode = statSync(path).ino;
@@ -124,7 +130,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
           return undefined; // the database is not to be touched now; look again next time
         }
       };
-      const watch = watchChanges({ wal: `${path}-wal`, look, listener, pulse });
+      const watch = watchChanges({ wal: `${path}-wal`, look, listener, pulse, now: () => options.clock.monotonic() });
       watches.add(watch);
       return () => {
         watches.delete(watch);
@@ -164,7 +170,7 @@ export function sqliteBackend(path: string, options: SqliteOptions = {}): Sqlite
     pendingMigrations: () => pendingMigrations(db, path),
     serve(log) {
       release = acquireServeLock(path);
-      checkpointer = startCheckpointer(sqlite, path, log, guard);
+      checkpointer = startCheckpointer(sqlite, path, log, guard, options.clock);
     },
     async close() {
       let touchable = true;

@@ -27,14 +27,14 @@ export interface ChangeWatchOptions {
   readonly pulse: Pulse;
   /** For tests: a watch that gives no events stands for a filesystem without them. */
   readonly watch?: (path: string, onEvent: () => void) => FSWatcher;
-  readonly now?: () => number;
+  /** Monotonic ms (Clock.monotonic): how long a commit has gone unseen. */
+  readonly now: () => number;
 }
 
 const unseenMs = 1000;
 
 export function watchChanges(options: ChangeWatchOptions): ChangeWatch {
-  const { look, listener, pulse } = options;
-  const now = options.now ?? (() => performance.now());
+  const { look, listener, pulse, now } = options;
   let version = look();
   const changed = () => {
     const seen = look();

@@ -14,6 +14,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
+import type { Clock } from "../../platform/clock.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { ShmGuard } from "./shm-guard.ts";
 
@@ -53,18 +54,18 @@ const busyEveryMs = 1000;
 /** Longest a commit waits for its checkpoint. */
 const quietMs = 10_000;
 
-export function startCheckpointer(sqlite: Database.Database, path: string, log: Logger, guard: ShmGuard): Checkpointer {
+export function startCheckpointer(sqlite: Database.Database, path: string, log: Logger, guard: ShmGuard, clock: Clock): Checkpointer {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
   const worker = new Worker(workerSource, { eval: true, workerData: { path, driver } });
   sqlite.pragma("wal_autocheckpoint = 0");
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let commits = 0;
   let lastAt = -Infinity;
   const checkpoint = () => {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     timer = undefined;
     commits = 0;
-    lastAt = performance.now();
+    lastAt = clock.monotonic();
     try {
       guard.check();
       worker.postMessage("checkpoint");
@@ -90,12 +91,12 @@ export function startCheckpointer(sqlite: Database.Database, path: string, log: 
   return {
     written(urgent = true) {
       if (stopped) return;
-      if (++commits >= busyCommits && performance.now() - lastAt >= busyEveryMs) checkpoint();
-      else if (urgent) timer ??= setTimeout(checkpoint, quietMs);
+      if (++commits >= busyCommits && clock.monotonic() - lastAt >= busyEveryMs) checkpoint();
+      else if (urgent) timer ??= clock.setTimeout(checkpoint, quietMs);
     },
     async stop(touchable = true) {
       stopped = true;
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       if (!touchable) {
         await worker.terminate();
         return;
