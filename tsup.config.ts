@@ -3,7 +3,8 @@ import { defineConfig } from "tsup";
 // One ESM bundle for the executable. Native and large runtime dependencies stay external:
 // better-sqlite3 cannot be bundled (it loads a .node addon), the rest are installed beside it.
 export default defineConfig({
-  entry: { main: "src/main.ts" },
+  // The pattern worker is its own entry: a worker thread starts from a file (checks/matching.ts).
+  entry: { main: "src/main.ts", "match-worker": "src/checks/match-worker.ts" },
   format: ["esm"],
   platform: "node",
   target: "node20",

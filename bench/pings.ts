@@ -4,7 +4,8 @@
  * and against a bare node:http server answering "OK" in the same way (a process of its own, as healthd is),
  * measured alternately in the same run, RUNS (3) times each. Prints, per engine (ENGINES: sqlite,postgres),
  * the median pings per second and answer times p50/p99, the bare server's, and the ratio of the two: the figure
- * that holds across machines. Every ping is stored (the bench checks the count of entries after each run).
+ * that holds across machines, and how many pings each commit stored. Every ping is stored (the bench checks the
+ * count of entries after each run).
  * BIN measures another build.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -77,6 +78,13 @@ async function serve(args: readonly string[], script?: string): Promise<{ child:
   return { child, url };
 }
 
+/** The mean number of pings each transaction stored, from the daemon's own metrics (warm-up included). */
+async function pingsPerCommit(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+  return value("healthd_store_batch_results_total") / value("healthd_store_batch_seconds_count");
+}
+
 async function stopped(child: ChildProcess): Promise<void> {
   child.kill("SIGTERM");
   if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
@@ -94,6 +102,7 @@ for (const engine of engines) {
 
     const healthd: Load[] = [];
     const baseline: Load[] = [];
+    const perCommit: number[] = [];
     for (let run = 0; run < runs; run++) {
       const b = await serve([], bare);
       baseline.push(await load(b.url, ["/ping"]));
@@ -101,6 +110,7 @@ for (const engine of engines) {
       const h = await serve(["--db", db]);
       const before = await entries();
       const measured = await load(h.url, paths);
+      perCommit.push(await pingsPerCommit(h.url));
       await stopped(h.child); // stores what it took before it exits
       const stored = (await entries()) - before;
       if (stored !== measured.answered) throw new Error(`${measured.answered} pings answered OK, ${stored} stored`);
@@ -111,7 +121,7 @@ for (const engine of engines) {
     console.log(
       `${engine}: ${clients} clients, ${keyCount} keys: healthd ${fixed(m(healthd, "perSecond"), 0)} pings/s (p50 ${fixed(m(healthd, "p50"), 2)} ms, p99 ${fixed(m(healthd, "p99"), 2)} ms), ` +
         `bare node:http ${fixed(m(baseline, "perSecond"), 0)} answers/s (p50 ${fixed(m(baseline, "p50"), 2)} ms, p99 ${fixed(m(baseline, "p99"), 2)} ms): ` +
-        `ratio ${fixed(m(healthd, "perSecond") / m(baseline, "perSecond"), 2)} (median of ${runs}; every ping stored)`,
+        `ratio ${fixed(m(healthd, "perSecond") / m(baseline, "perSecond"), 2)} (median of ${runs}; every ping stored, ${fixed(median(perCommit), 1)} a commit)`,
     );
   } finally {
     cleanUp();

@@ -53,8 +53,21 @@ function packageFiles(name, paths) {
   return files.map((file) => ({ file, name: `node_modules/${name}/${relative(dir, file)}` }));
 }
 
+// The worker thread that runs costly pattern matches starts from a file of its own beside healthd.mjs.
+await build({
+  entryPoints: [join(root, "src/checks/match-worker.ts")],
+  outfile: join(out, "match-worker.mjs"),
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  legalComments: "none",
+  logLevel: "warning",
+});
+
 const assets = [
   { file: join(out, "healthd.mjs"), name: "healthd.mjs" },
+  { file: join(out, "match-worker.mjs"), name: "match-worker.mjs" },
   ...packageFiles("better-sqlite3", ["lib", "build/Release/better_sqlite3.node"]),
   ...packageFiles("bindings", ["bindings.js"]),
   ...packageFiles("file-uri-to-path", ["index.js"]),

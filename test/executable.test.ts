@@ -6,10 +6,11 @@ import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { test } from "node:test";
 import { migrationNames } from "../src/store/migrate.ts";
-import { httpTarget } from "./support/targets.ts";
+import { httpTarget, serveOnLoopback } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -44,6 +45,11 @@ test("the single executable works alone: --version, migrate, apply, check, serve
   writeFileSync(join(dir, "s.yaml"), `web-01:\n  services:\n    - {id: home, check: {url: "${target.url}/ok", expect: [{bodyContains: Welcome}], domainWarnDays: 30}}\n`);
   assert.equal(await run(["apply", "s.yaml", "--db", "./h.db"]), "web-01: created (1 service)\n");
   assert.match(await run(["check", "--db", "./h.db"]), /^ok {3}web-01\/home {2} *\d+\.\d ms {2}200\n$/);
+  // A pattern too costly for the event loop runs on the worker thread, whose file is unpacked beside healthd.
+  const big = createServer((req, res) => res.end("ab".repeat(200_000) + "abbbbbbbbbbbbc"));
+  const port = await serveOnLoopback(t, big);
+  const costly = await run(["check", "--url", `http://127.0.0.1:${port}/`, "--expect", '[{"bodyMatches": "a[ab]{12}c"}]', "--json"]);
+  assert.equal(JSON.parse(costly).ok, true, costly);
 
   const daemon = spawn(exe, ["serve", "--db", "./h.db", "--port", "0"], { cwd: dir, env });
   t.after(() => daemon.kill("SIGKILL"));

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { evaluate, type Observation } from "../src/checks/expect.ts";
+import { matchesHere } from "../src/checks/matching.ts";
 import { parseJsonPath, resolveJsonPath } from "../src/domain/jsonpath.ts";
 import type { Alternative } from "../src/domain/model.ts";
 
@@ -14,7 +15,7 @@ const response = (more: Partial<Observation> = {}): Observation => ({
   checkedAt: 0,
   ...more,
 });
-const run = (expect: Alternative[], more?: Partial<Observation>) => evaluate(expect, response(more));
+const run = (expect: Alternative[], more?: Partial<Observation>) => evaluate(expect, response(more), matchesHere);
 
 test("status: numbers, classes and lists", () => {
   assert.deepEqual(run([{ status: 200 }]), { ok: true, matched: 0 });

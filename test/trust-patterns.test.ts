@@ -8,7 +8,9 @@ import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { test } from "node:test";
+import { inlineSteps, judged } from "../src/checks/matching.ts";
 import type { CheckDone } from "../src/daemon.ts";
+import { compilePattern } from "../src/domain/pattern.ts";
 import { runHealthd } from "./support/cli.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
@@ -109,4 +111,53 @@ test("apply refuses a backreference naming the file's line, the field and the pa
   const run = await runHealthd(["apply", file, "--db", join(dir, "healthd.db")]);
   assert.equal(run.code, 2, run.stdout);
   assert.match(run.stderr, /healthd\.yaml:4:\d+: \/web-01\/services\/0\/check\/expect\/0\/bodyMatches: \/\(a\)\\1\/ uses a backreference \(\\1\): healthd runs patterns on a linear-time engine/);
+});
+
+/** 1 MiB of pseudo-random a and b, ending with `tail`: no automaton fits a[ab]{k}c on it, so every byte steps every state. */
+function aAndB(tail: string): string {
+  const bytes = Buffer.alloc(1024 * 1024 - 64); // under the 1 MiB a check reads, with room for the tail
+  let seed = 12345;
+  for (let i = 0; i < bytes.length; i++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    bytes[i] = (seed >> 16) & 1 ? 0x61 : 0x62;
+  }
+  return bytes.toString("latin1") + tail;
+}
+
+test("a costly match runs on the worker thread, leaves the event loop free meanwhile, and answers as it would inline", async () => {
+  const costly = compilePattern("a[ab]{12}c");
+  const cheap = compilePattern("^ok");
+  assert.ok(costly.ok && cheap.ok);
+  const matching = aAndB("abbbbbbbbbbbbc");
+  const missing = aAndB("");
+  assert.ok(costly.size * missing.length > inlineSteps, "the pattern on 1 MiB is over the inline budget");
+
+  // A cheap match is answered at once: one evaluation.
+  let evaluations = 0;
+  assert.equal(await judged((m) => (evaluations++, m.test(cheap, "ok then"))), true);
+  assert.equal(evaluations, 1);
+
+  // A costly one: the loop turns while it runs (an immediate fires before the answer), and a second evaluation
+  // sees the worker's answers, the same as the pattern's own.
+  evaluations = 0;
+  let turned = false;
+  setImmediate(() => (turned = true));
+  const answers = await judged((m) => (evaluations++, [m.test(costly, matching), m.test(costly, missing), m.test(cheap, "ok")]));
+  assert.equal(turned, true, "the event loop ran while the costly matches did");
+  assert.equal(evaluations, 2);
+  assert.deepEqual(answers, [true, false, true]);
+  assert.deepEqual(answers.slice(0, 2), [costly.test(matching), costly.test(missing)]);
+});
+
+test("the built healthd runs a costly body pattern on its worker: `check --url` judges 1 MiB both ways and exits", async (t) => {
+  const pages: Record<string, string> = { "/match": aAndB("abbbbbbbbbbbbc"), "/miss": aAndB("") };
+  const server = createServer((req, res) => res.end(pages[req.url!] ?? "not here"));
+  const port = await serveOnLoopback(t, server);
+  const expect = JSON.stringify([{ bodyMatches: "a[ab]{12}c" }]);
+  const hit = await runHealthd(["check", "--url", `http://127.0.0.1:${port}/match`, "--expect", expect, "--json"]);
+  assert.equal(hit.code, 0, hit.stderr);
+  assert.equal(JSON.parse(hit.stdout).ok, true, hit.stdout);
+  const miss = await runHealthd(["check", "--url", `http://127.0.0.1:${port}/miss`, "--expect", expect, "--json"]);
+  assert.notEqual(miss.code, 0, miss.stdout);
+  assert.equal(JSON.parse(miss.stdout).error, "body does not match /a[ab]{12}c/", miss.stdout);
 });

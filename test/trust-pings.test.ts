@@ -241,6 +241,35 @@ for (const engine of engines) {
   });
 }
 
+for (const engine of engines) {
+  test(`${engine}: the recorder: senders in a loop, answered by one commit, share the next one when they send again a few turns apart`, async (t) => {
+    const { store, hb } = await heartbeatAndCheck(t, engine);
+    const batches: number[] = [];
+    // A database slow to commit (a distant server, a busy disk): the senders come back well within half a
+    // commit's time, which the recorder waits for them (at most 10 ms).
+    const slow = Object.create(store) as typeof store;
+    slow.recordResults = async (runs, now) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return store.recordResults(runs, now);
+    };
+    const recorder = new Recorder(slow, { log: silentLogger, clock: systemClock, flushMs: 3_600_000, onWritten: (_ms, runs) => batches.push(runs) });
+    t.after(() => recorder.flushAll());
+    const ping = (at: number) => recorder.commitRun(hb, { kind: "ping", serviceKey: hb.key, at, ping: { signal: "success", exitCode: null, body: null, runId: null } });
+    const turns = (n: number) => new Promise<void>((resolve) => (n === 0 ? resolve() : setImmediate(() => void turns(n - 1).then(resolve))));
+    // Sender i sends again i turns of the event loop after its answer, three times: without waiting, the first
+    // back would start a commit alone and the others would queue behind it.
+    const sender = async (i: number) => {
+      for (let round = 0; round < 3; round++) {
+        await ping(1_000 + round * 100 + i);
+        await turns(i);
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, (_, i) => sender(i)));
+    assert.deepEqual(batches, [20, 20, 20], "each round in one commit");
+    assert.equal((await store.readEntries(hb.key, { limit: 100 })).entries.length, 60);
+  });
+}
+
 test("sqlite: a ping waiting behind a longer backlog than one batch is refused with it while the store cannot be written, not kept", { timeout: 30_000 }, async (t) => {
   const { store, hb, web } = await heartbeatAndCheck(t, "sqlite");
   // Batches of two: three check results waiting put the ping outside the batch that is tried.

@@ -16,6 +16,7 @@ import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type 
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { compilePattern } from "../domain/pattern.ts";
+import { judged, type Matches } from "./matching.ts";
 import { onStop } from "./stopping.ts";
 
 export type DnsRequest = Pick<DnsCheck, "name" | "recordType" | "server" | "expect" | "timeoutMs">;
@@ -57,7 +58,7 @@ export async function runDnsCheck(check: DnsRequest, options: ControllerOptions 
     }
     const latencyMs = round(clock.monotonic() - started);
     const answers = answer.answers!.filter((a) => a.type === check.recordType).slice(0, maxAnswers).map(recordText);
-    const verdict = evaluateDns(check.expect, { rcode: answer.rcode, answers, latencyMs });
+    const verdict = await judged((matches) => evaluateDns(check.expect, { rcode: answer.rcode, answers, latencyMs }, matches));
     return verdict.ok
       ? { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, answers }
       : { ...fail({ kind: verdict.errorKind, message: verdict.error }), latencyMs, answers };
@@ -190,8 +191,8 @@ export function recordText(answer: Answer): string {
 }
 
 /** Which alternative held, or why none did: pure. */
-export function evaluateDns(expect: DnsRequest["expect"], seen: DnsObservation): Verdict {
-  return firstHolding(expect, conditionsOf, seen);
+export function evaluateDns(expect: DnsRequest["expect"], seen: DnsObservation, matches: Matches): Verdict {
+  return firstHolding(expect, conditionsOf, seen, matches);
 }
 
 /** Names compare as DNS does: case aside, with or without the root's dot. */
@@ -225,11 +226,11 @@ function conditionsOf(a: DnsRequest["expect"][number]): Condition<DnsObservation
   } else if (wanted?.matches !== undefined) {
     const source = wanted.matches;
     const compiled = compilePattern(source);
-    list.push((seen) => {
+    list.push((seen, matches) => {
       if (!compiled.ok) return { kind: "answer", message: cannotRun(compiled) };
       if (seen.answers.length === 0) return { kind: "answer", message: `no answers to match /${source}/` };
       for (const x of seen.answers) {
-        if (!compiled.test(x)) return { kind: "answer", message: `the answer ${quote(x)} does not match /${source}/` };
+        if (!matches.test(compiled, x)) return { kind: "answer", message: `the answer ${quote(x)} does not match /${source}/` };
       }
       return null;
     });

@@ -1,11 +1,13 @@
 /**
  * The expectation evaluator: pure. Given what a server answered and a check's `expect` list, it says which
  * alternative held, or why none did. No clock, network or state: the controller hands in every fact. User
- * patterns run on a linear-time engine (pattern.ts), compiled once per alternative.
+ * patterns run on a linear-time engine (pattern.ts), compiled once per alternative, matched through the
+ * `Matches` the controller hands in (matching.ts decides where a costly one runs).
  */
 import type { Alternative, ErrorKind } from "../domain/model.ts";
 import { parseJsonPath, resolveJsonPath } from "../domain/jsonpath.ts";
 import { compilePattern, type Pattern } from "../domain/pattern.ts";
+import type { Matches } from "./matching.ts";
 
 /** What a checked server answered, as the evaluator needs it. */
 export interface Observation {
@@ -31,13 +33,13 @@ export interface Failure {
 }
 
 /** One condition of an alternative, on what a check of some kind observed: null when it holds. */
-export type Condition<O> = (observed: O) => Failure | null;
+export type Condition<O> = (observed: O, matches: Matches) => Failure | null;
 
 /**
  * The first alternative whose conditions all hold, or the failure of the closest one (most of its conditions
  * held; the first such), said with its index when there are several. Every kind of check judges this way.
  */
-export function firstHolding<A, O>(expect: readonly A[], conditionsOf: (a: A) => readonly Condition<O>[], observed: O): Verdict {
+export function firstHolding<A, O>(expect: readonly A[], conditionsOf: (a: A) => readonly Condition<O>[], observed: O, matches: Matches): Verdict {
   let closest: { index: number; failure: Failure; score: number } | undefined;
   for (let index = 0; index < expect.length; index++) {
     // Every condition runs (the score counts those that held); no arrays: this runs for every check.
@@ -45,7 +47,7 @@ export function firstHolding<A, O>(expect: readonly A[], conditionsOf: (a: A) =>
     let failure: Failure | null = null;
     let failed = 0;
     for (const condition of conditions) {
-      const result = condition(observed);
+      const result = condition(observed, matches);
       if (result === null) continue;
       failure ??= result;
       failed++;
@@ -77,8 +79,8 @@ export function certCondition(days: number, without: string): Condition<{ readon
 
 type StatusSpec = NonNullable<Alternative["status"]>;
 
-export function evaluate(expect: readonly Alternative[], response: Observation): Verdict {
-  const verdict = firstHolding(expect, conditionsOf, new Context(response));
+export function evaluate(expect: readonly Alternative[], response: Observation, matches: Matches): Verdict {
+  const verdict = firstHolding(expect, conditionsOf, new Context(response), matches);
   if (verdict.ok || expect.length === 0) return verdict;
   // When no alternative allows the status, that is what to say, whatever else failed.
   const statuses = expect.map((a) => a.status);
@@ -115,7 +117,7 @@ function buildConditions(a: Alternative): Condition<Context>[] {
   if (a.header !== undefined) {
     const { name, matches: pattern, equals } = a.header;
     const compiled = pattern === undefined ? undefined : compilePattern(pattern);
-    list.push((c) => {
+    list.push((c, matches) => {
       const value = c.response.headers[name.toLowerCase()];
       if (value === undefined) return { kind: "header", message: `header ${name} is missing` };
       if (equals !== undefined && value !== equals) {
@@ -123,18 +125,18 @@ function buildConditions(a: Alternative): Condition<Context>[] {
       }
       if (compiled !== undefined) {
         if (!compiled.ok) return { kind: "header", message: cannotRun(compiled) };
-        if (!compiled.test(value)) return { kind: "header", message: `header ${name} is ${quote(value)}, expected to match /${pattern}/` };
+        if (!matches.test(compiled, value)) return { kind: "header", message: `header ${name} is ${quote(value)}, expected to match /${pattern}/` };
       }
       return null;
     });
   }
   if (a.maxLatencyMs !== undefined) {
     const latency = latencyCondition(a.maxLatencyMs);
-    list.push((c) => latency(c.response));
+    list.push((c, matches) => latency(c.response, matches));
   }
   if (a.certValidDays !== undefined) {
     const cert = certCondition(a.certValidDays, "certValidDays needs an https URL");
-    list.push((c) => cert(c.response));
+    list.push((c, matches) => cert(c.response, matches));
   }
   if (a.bodyContains !== undefined) {
     const text = a.bodyContains;
@@ -147,9 +149,9 @@ function buildConditions(a: Alternative): Condition<Context>[] {
   if (a.bodyMatches !== undefined) {
     const source = a.bodyMatches;
     const compiled = compilePattern(source);
-    list.push((c) => {
+    list.push((c, matches) => {
       if (!compiled.ok) return { kind: "body", message: cannotRun(compiled) };
-      return compiled.test(c.response.body) ? null : { kind: "body", message: `body does not match /${source}/` };
+      return matches.test(compiled, c.response.body) ? null : { kind: "body", message: `body does not match /${source}/` };
     });
   }
   if (a.json !== undefined) list.push(jsonCondition(a.json));

@@ -15,6 +15,7 @@ import { version } from "../platform/version.ts";
 import { AnswerError, AnswerReader, type AnswerEvents, type Head } from "./answer.ts";
 import { certExpiry, connect } from "./connect.ts";
 import { evaluate } from "./expect.ts";
+import { judged } from "./matching.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import { onStop } from "./stopping.ts";
 
@@ -89,7 +90,8 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
         stage = "connecting";
         continue;
       }
-      return judged(check, answer, round(elapsed()), checkedAt);
+      // Awaited here, so that a pattern worker that stopped fails this check through the catch below.
+      return await outcomeOf(check, answer, round(elapsed()), checkedAt);
     }
   } catch (error) {
     const failure = ended
@@ -130,9 +132,10 @@ function redirectTarget(location: string, status: number, from: URL, visited: re
 }
 
 /** The outcome of the last hop's answer, judged by the check's expectations. */
-function judged(check: CheckRequest, answer: Answer, latencyMs: number, checkedAt: number): Outcome {
+async function outcomeOf(check: CheckRequest, answer: Answer, latencyMs: number, checkedAt: number): Promise<Outcome> {
   const { status, certValidTo } = answer;
-  const verdict = evaluate(check.expect, { status, headers: answer.headers, body: utf8.decode(answer.body!), latencyMs, certValidTo, checkedAt });
+  const observed = { status, headers: answer.headers, body: utf8.decode(answer.body!), latencyMs, certValidTo, checkedAt };
+  const verdict = await judged((matches) => evaluate(check.expect, observed, matches));
   const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
   return verdict.ok
     ? { ok: true, status, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }

@@ -3,6 +3,8 @@ import type { Check, Outcome } from "../domain/model.ts";
 import { runDnsCheck } from "./dns.ts";
 import { runCheck, type ControllerOptions } from "./http.ts";
 import { runTcpCheck } from "./tcp.ts";
+import { runTlsCheck } from "./tls.ts";
+import { runUdpCheck } from "./udp.ts";
 
 /** A check healthd makes (every kind but heartbeat), as stored or as `healthd check --url` builds it. */
 export type Probed = Exclude<Check, { readonly type: "heartbeat" }>;
@@ -13,6 +15,10 @@ export function probe(check: Probed, options: ControllerOptions = {}): Promise<O
       return runCheck(check, options);
     case "tcp":
       return runTcpCheck(check, options);
+    case "udp":
+      return runUdpCheck(check, options);
+    case "tls":
+      return runTlsCheck(check, options);
     case "dns":
       return runDnsCheck(check, options);
   }

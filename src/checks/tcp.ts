@@ -12,6 +12,7 @@ import { cannotRun, certCondition, firstHolding, latencyCondition, quote, type C
 import type { ControllerOptions } from "./http.ts";
 import { classify, printable, round } from "./failure.ts";
 import { compilePattern } from "../domain/pattern.ts";
+import { cheapOnly, judged, type Matches } from "./matching.ts";
 import { onStop } from "./stopping.ts";
 
 export type TcpRequest = Pick<TcpCheck, "host" | "port" | "tls" | "verifyTls" | "send" | "expect" | "timeoutMs">;
@@ -66,10 +67,13 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
     let read = { text: "", timedOut: false };
     if (banner) {
       stage = "reading the banner";
-      read = await banner.until((text) => check.expect.some((a) => a.banner !== undefined && bannerHolds(a.banner, text)), ended);
+      // While reading, only the matches cheap enough to run at once can end the wait; a costly one waits for
+      // the whole banner (4 KiB, the server's close or the deadline) and is judged below.
+      read = await banner.until((text) => check.expect.some((a) => a.banner !== undefined && bannerHolds(a.banner, text, cheapOnly)), ended);
     }
     const latencyMs = round(banner ? clock.monotonic() - started : connectedMs);
-    const verdict = evaluateTcp(check.expect, { banner: read.text, latencyMs, certValidTo, checkedAt, timedOut: read.timedOut });
+    const seen = { banner: read.text, latencyMs, certValidTo, checkedAt, timedOut: read.timedOut };
+    const verdict = await judged((matches) => evaluateTcp(check.expect, seen, matches));
     const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
     return verdict.ok
       ? { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
@@ -132,16 +136,16 @@ class BannerReader {
 type Banner = NonNullable<TcpRequest["expect"][number]["banner"]>;
 
 /** Whether the banner holds; a pattern that cannot run never does (the verdict says why). */
-function bannerHolds(banner: Banner, text: string): boolean {
+function bannerHolds(banner: Banner, text: string, matches: Matches): boolean {
   if (banner.contains !== undefined) return text.includes(banner.contains);
   const pattern = compilePattern(banner.matches!);
-  return pattern.ok && pattern.test(text);
+  return pattern.ok && matches.test(pattern, text);
 }
 
 /** Which alternative held, or why none did: pure. No alternatives: connecting was enough. */
-export function evaluateTcp(expect: TcpRequest["expect"], seen: TcpObservation): Verdict {
+export function evaluateTcp(expect: TcpRequest["expect"], seen: TcpObservation, matches: Matches): Verdict {
   if (expect.length === 0) return { ok: true, matched: 0 };
-  return firstHolding(expect, conditionsOf, seen);
+  return firstHolding(expect, conditionsOf, seen, matches);
 }
 
 const built = new WeakMap<object, Condition<TcpObservation>[]>();
@@ -154,12 +158,12 @@ function conditionsOf(a: TcpRequest["expect"][number]): Condition<TcpObservation
   if (a.banner !== undefined) {
     const banner = a.banner;
     const wanted = banner.contains !== undefined ? `to contain ${quote(banner.contains)}` : `to match /${banner.matches}/`;
-    list.push((seen) => {
+    list.push((seen, matches) => {
       if (banner.matches !== undefined) {
         const pattern = compilePattern(banner.matches);
         if (!pattern.ok) return { kind: "banner", message: cannotRun(pattern) };
       }
-      if (bannerHolds(banner, seen.banner)) return null;
+      if (bannerHolds(banner, seen.banner, matches)) return null;
       if (seen.banner === "") return { kind: "banner", message: `no banner ${seen.timedOut ? "within the timeout" : "before the server closed"}, expected one ${wanted}` };
       return { kind: "banner", message: `banner ${quote(seen.banner)} was expected ${wanted}` };
     });

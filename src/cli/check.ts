@@ -245,9 +245,9 @@ function jsonLine(subject: Subject, o: Outcome): string {
 
 function textLine(subject: Subject, o: Outcome, colour: boolean, width: number): string {
   const mark = o.ok ? paint("ok  ", "green", colour) : paint("FAIL", "red", colour);
-  // What passed: an http status, a tcp connection, a dns check's answers (shown when it fails too).
+  // What passed: an http status, a tcp connection, a udp answer, a dns check's answers (shown when it fails too).
   const answers = o.answers === undefined ? [] : [o.answers.length === 0 ? "(no answers)" : o.answers.join(", ")];
-  const passed = o.status !== null ? `${o.status}` : subject.check.type === "tcp" ? "connected" : "";
+  const passed = o.status !== null ? `${o.status}` : subject.check.type === "tcp" ? "connected" : subject.check.type === "udp" ? "answered" : "";
   const detail = [o.ok ? passed : `${o.errorKind}: ${o.error}`, ...answers].filter((part) => part !== "").join("  ");
   return `${mark} ${subject.name.padEnd(width)}  ${o.latencyMs.toFixed(1).padStart(7)} ms  ${detail}\n`;
 }

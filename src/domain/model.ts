@@ -16,7 +16,7 @@
 import { createRequire } from "node:module";
 import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
 
-export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck } from "./schema/index.ts";
+export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck, TlsCheck, UdpCheck } from "./schema/index.ts";
 
 /** Why a check failed. `null` on a passing check. */
 export const errorKinds = [
@@ -33,7 +33,7 @@ export const errorKinds = [
   "latency",
   "cert",
   "internal",
-  // A tcp check's banner that did not come or did not match; a dns answer that did not match.
+  // A tcp check's banner that did not come or did not match; a udp or dns answer that did not match.
   "banner",
   "answer",
   // A heartbeat's: no ping by the deadline and its grace, the job's own failure or exit code, a run too long or
@@ -84,7 +84,7 @@ export type Outcome = CheckResult & {
   readonly checkedAt: number;
   /** When the server's TLS certificate expires (Unix ms); absent over plain HTTP or without an answer. */
   readonly certExpiresAt?: number;
-  /** A dns check's answers, as text (absent when no answer came). */
+  /** A dns check's answers, as text (absent when no answer came); a tls check's certificate subject and issuer. */
   readonly answers?: readonly string[];
 };
 
@@ -116,7 +116,7 @@ export interface EntryFields {
   readonly durationMs: number | null;
   /** What a ping sent, its first 10,000 bytes. */
   readonly body: string | null;
-  /** A dns check's answers, as text. Null for other kinds, or when no answer came. */
+  /** A dns check's answers, as text; a tls check's certificate subject and issuer. Null for other kinds, or when none came. */
   readonly answers: readonly string[] | null;
   /** A heartbeat ping's: how it came (GET, POST, HEAD...), its User-Agent, its sender's address, http or https, its rid. Null otherwise. */
   readonly method: string | null;
@@ -136,7 +136,7 @@ export type ActiveCheck = Exclude<StoredCheck, { readonly type: "heartbeat" }>;
 
 /**
  * What a check looks at, as people read it: an http check's URL, a tcp check's tcp://host:port (tls:// over
- * TLS), a dns check's question as dig would ask it (example.org A @192.0.2.53). Null for a heartbeat.
+ * TLS), a udp check's udp://host:port, a tls check's tls://host:port (smtp+starttls://host:port), a dns check's question as dig would ask it (example.org A @192.0.2.53). Null for a heartbeat.
  */
 export function targetOf(check: Check): string | null {
   switch (check.type) {
@@ -144,6 +144,10 @@ export function targetOf(check: Check): string | null {
       return check.url;
     case "tcp":
       return `${check.tls ? "tls" : "tcp"}://${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
+    case "udp":
+      return `udp://${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
+    case "tls":
+      return `${check.starttls ? `${check.starttls}+starttls` : "tls"}://${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
     case "dns":
       return `${check.name} ${check.recordType} @${check.server ?? "system resolver"}`;
     case "heartbeat":
@@ -157,7 +161,7 @@ export function targetOf(check: Check): string | null {
  * every `healthd ping` from cron would pay: it is loaded when first needed, by a check with domainWarnDays.
  */
 export function registeredDomain(check: Check): string | null {
-  const host = check.type === "http" ? new URL(check.url).hostname : check.type === "tcp" ? check.host : check.type === "dns" ? check.name : null;
+  const host = check.type === "http" ? new URL(check.url).hostname : check.type === "tcp" || check.type === "udp" || check.type === "tls" ? check.host : check.type === "dns" ? check.name : null;
   if (host === null) return null;
   tldts ??= createRequire(import.meta.url)("tldts") as typeof import("tldts");
   return tldts.getDomain(host.replace(/\.$/, ""), { allowPrivateDomains: false })?.toLowerCase() ?? null;

@@ -3,7 +3,7 @@
  * linear-time engine: re2js, a pure-JavaScript port of RE2. A match costs time in proportion to the text, never
  * exponential in it, so (A+)+B on a body a hostile target shapes is as cheap as ^ok: no budget to run out of
  * on a loaded machine. The factor grows with the pattern's size where no automaton fits it (a[ab]{200}c on
- * 1 MiB of a and b: seconds; bench:patterns), which a 1 MiB body bounds but does not make small. The price
+ * 1 MiB of a and b: seconds; bench:patterns): checks/matching.ts runs such matches off the event loop. The price
  * is what RE2 cannot express (backreferences, lookaround): those are refused when the service is saved, by
  * the schema, through `patternProblem`.
  *
@@ -13,8 +13,13 @@
  */
 import { RE2JS } from "re2js";
 
-/** A compiled pattern: `test` says whether it matches anywhere in a text. */
-export type Pattern = { readonly ok: true; readonly test: (text: string) => boolean } | { readonly ok: false; readonly problem: string };
+/**
+ * A compiled pattern: `test` says whether it matches anywhere in a text. `size` is its program's length in
+ * instructions: a match costs at most about `size` steps per character of text, whatever the text.
+ */
+export type Pattern =
+  | { readonly ok: true; readonly source: string; readonly size: number; readonly test: (text: string) => boolean }
+  | { readonly ok: false; readonly problem: string };
 
 /** Why a pattern cannot run, as a sentence naming it and saying what to do; null when it can. */
 export function patternProblem(source: string): string | null {
@@ -54,6 +59,8 @@ function compile(source: string): Pattern {
     // measurable (bench:patterns' patterns on 100 KB: 0.64 ms kept, 0.66 ms rebuilt).
     return {
       ok: true,
+      source,
+      size: re.programSize(),
       test: (text) => {
         try {
           return re.test(text);

@@ -62,6 +62,8 @@ const stored = { notify: z.boolean(), notifyThreshold: z.int() };
 export const storedCheckAnswer = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("http"), ...kinds.http, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("tcp"), ...kinds.tcp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("tls"), ...kinds.tls, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("udp"), ...kinds.udp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("dns"), ...kinds.dns, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({
     type: z.literal("heartbeat"),

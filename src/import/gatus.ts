@@ -15,6 +15,7 @@ type Endpoint = Record<string, unknown> & {
   name?: unknown;
   group?: unknown;
   url?: unknown;
+  body?: unknown;
   conditions?: unknown;
   dns?: { "query-name"?: unknown; "query-type"?: unknown };
   client?: { insecure?: unknown; timeout?: unknown; "ignore-redirect"?: unknown };
@@ -138,7 +139,32 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
       ...base,
     };
   }
-  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp and dns checks and heartbeats); not carried over`);
+  if (scheme === "udp") return udpCheck(e, url, parsed, base, skip, note);
+  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls and dns checks and heartbeats); not carried over`);
+}
+
+/** udp://host:port with the body Gatus sends: healthd's udp check, [BODY] == text as the whole answer. */
+function udpCheck(e: Endpoint, url: string, conditions: readonly Condition[], base: Check, skip: (c: Condition, why?: string) => void, note: (why: string) => void): Check | undefined {
+  const at = /^udp:\/\/(\[[^\]]+\]|[^:/]+):(\d+)\/?$/.exec(url);
+  const port = Number(at?.[2]);
+  if (!at || !(port >= 1 && port <= 65535)) return void note(`its url ${JSON.stringify(url)} is not udp://host:port`);
+  // Without a body Gatus only made a socket, which UDP always can: healthd's check wants an answer to something.
+  if (typeof e.body !== "string" || e.body === "") return void note("it sends no body; a udp check sends a datagram its service answers: give it send, then apply");
+  const alternative: Check = {};
+  for (const c of conditions) {
+    if (c.placeholder === "CONNECTED" && c.op === "==" && c.value === "true") continue;
+    if (c.placeholder === "RESPONSE_TIME" && (c.op === "<" || c.op === "<=")) alternative.maxLatencyMs = latencyMs(c.value);
+    else if (c.placeholder === "BODY" && c.op === "==" && !/^[a-z]+\(/.test(c.value)) alternative.matches = `^${c.value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
+    else skip(c);
+  }
+  return {
+    type: "udp",
+    host: at[1]!.replace(/^\[|\]$/g, ""),
+    port,
+    send: e.body,
+    ...(Object.keys(alternative).length > 0 ? { expect: [alternative] } : {}),
+    ...base,
+  };
 }
 
 function alerting(e: Endpoint): Check {

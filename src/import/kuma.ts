@@ -253,7 +253,7 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, pushToken: kept ? m.pushToken! : true, ...alerting(m) };
     }
     default:
-      return void note(`healthd has no ${m.type} check (it has http, tcp, dns and heartbeat); not carried over`);
+      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns and heartbeat); not carried over`);
   }
 }
 

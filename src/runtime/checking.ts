@@ -209,10 +209,13 @@ export class Checking {
       this.#scheduler.replaceAll(active, { soon: (s, known) => (known ? configChanged : overdue(s)) });
       this.#deadlines.remove(this.#deadlines.services().map((s) => s.key).filter((key) => !keep.has(key)));
       this.#keepDeadlines(owned);
+      // Read, then swap in one turn: a ping that comes meanwhile finds its heartbeat (it was answered 404 while
+      // the maps stood empty during the read).
+      const heartbeats = await this.#store.scheduledServices({ heartbeats: true });
       this.#heartbeats.clear();
       this.#pingKeys.clear();
       this.#aliases.clear();
-      for (const s of await this.#store.scheduledServices({ heartbeats: true })) this.#addHeartbeat(s);
+      for (const s of heartbeats) this.#addHeartbeat(s);
     });
   }
 
@@ -231,13 +234,14 @@ export class Checking {
       this.#scheduler.upsert(owned.filter((s): s is ScheduledService => isActive(s.check)), { soon: true });
       this.#keepDeadlines(owned);
       const changed = new Set([...change.started, ...change.stopped]);
+      const started = await this.#store.scheduledServices({ heartbeats: true, keys: change.started }); // read before the swap, as above
       for (const [pingKey, s] of this.#heartbeats) {
         if (!changed.has(s.key)) continue;
         this.#heartbeats.delete(pingKey);
         this.#pingKeys.delete(`${s.serverId}/${s.serviceId}`);
         for (const alias of aliasesOf(s)) if (this.#aliases.get(alias) === pingKey) this.#aliases.delete(alias);
       }
-      for (const s of await this.#store.scheduledServices({ heartbeats: true, keys: change.started })) this.#addHeartbeat(s);
+      for (const s of started) this.#addHeartbeat(s);
     });
   }
 

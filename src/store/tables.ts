@@ -47,7 +47,7 @@ export interface ServicesTable {
 
 export interface HttpCheckConfigsTable {
   service_key: number;
-  /** An http check's URL; for tcp and dns, the target as shown (tcp://db:5432, example.org A @192.0.2.53). */
+  /** An http check's URL; for tcp, udp and dns, the target as shown (tcp://db:5432, example.org A @192.0.2.53). */
   url: string;
   method: string;
   /** JSON object of header name to value. */
@@ -78,7 +78,7 @@ export interface HttpCheckConfigsTable {
   /** Locations that must see it failing; null: a majority. */
   quorum: number | null;
   /** The kind of check. */
-  type: Generated<"http" | "tcp" | "dns" | "heartbeat">;
+  type: Generated<"http" | "tcp" | "udp" | "tls" | "dns" | "heartbeat">;
   /** JSON of a kind's own fields that have no column of their own (null for http, whose fields are the columns). */
   probe: string | null;
   /** A heartbeat's secret for its ping URLs (unique). */

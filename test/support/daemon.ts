@@ -1,4 +1,5 @@
 /** The real daemon, in this process, on a free port and a temporary database. */
+import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
 import { startDaemon, type Daemon, type DaemonOptions } from "../../src/daemon.ts";
 import { silentLogger } from "../../src/platform/log.ts";
@@ -47,4 +48,19 @@ export async function testDaemon(t: TestContext, options: Partial<DaemonOptions>
       return { status: response.status, headers: response.headers, body: type.includes("json") && text ? JSON.parse(text) : text };
     },
   };
+}
+
+/**
+ * Each check PUT alone as the service x of server s must be refused (400) with an error at its path whose
+ * message matches; nothing is stored.
+ */
+export async function assertChecksRefused(d: TestDaemon, cases: readonly (readonly [check: unknown, path: string, message: RegExp])[]): Promise<void> {
+  for (const [check, path, message] of cases) {
+    const answer = await d.api("PUT", "/services/s", { services: [{ id: "x", check }] });
+    assert.equal(answer.status, 400, JSON.stringify(check));
+    const error = answer.body.errors.find((e: { path: string }) => e.path === path);
+    assert.ok(error, `${JSON.stringify(check)}: no error at ${path} in ${JSON.stringify(answer.body.errors)}`);
+    assert.match(error.message, message);
+  }
+  assert.equal((await d.api("GET", "/services/s")).status, 404, "nothing was stored");
 }

@@ -2,7 +2,7 @@
  * The documents healthd accepts from outside, as zod schemas. The HTTP API, `healthd apply` and the OpenAPI
  * document all come from these, so a rule is written once. Messages say what is wrong and what to write instead.
  *
- * A check is of a kind (`type`): http (the default when `type` is left out), tcp, dns or heartbeat. Each kind has its
+ * A check is of a kind (`type`): http (the default when `type` is left out), tcp, udp, tls, dns or heartbeat. Each kind has its
  * own fields (its file here) beside those every check has (common.ts); a field of another kind is refused
  * by name.
  */
@@ -13,6 +13,8 @@ import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.
 import { dnsFields } from "./dns.ts";
 import { alternative, httpFields } from "./http.ts";
 import { tcpFields, tcpRules } from "./tcp.ts";
+import { udpFields, udpRules } from "./udp.ts";
+import { tlsFields } from "./tls.ts";
 
 export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
 
@@ -20,6 +22,8 @@ export { integer, limits, locationName, maintenanceWindow, time, id, topic, topi
 export const kinds = {
   http: { ...httpFields, ...alertingFields, ...activeFields },
   tcp: { ...tcpFields, ...alertingFields, ...activeFields },
+  udp: { ...udpFields, ...alertingFields, ...activeFields },
+  tls: { ...tlsFields, ...alertingFields, ...activeFields },
   dns: { ...dnsFields, ...alertingFields, ...activeFields },
   heartbeat: { ...heartbeatFields, ...alertingFields },
 };
@@ -70,13 +74,15 @@ const cronGap = (pattern: string, timezone: string | null) => {
 
 const httpCheck = kind("http", kinds.http, activeRules).transform((c) => activeSchedule(c));
 const tcpCheck = kind("tcp", kinds.tcp, (c, ctx) => (activeRules(c, ctx), tcpRules(c, ctx))).transform((c) => activeSchedule(c));
+const udpCheck = kind("udp", kinds.udp, (c, ctx) => (activeRules(c, ctx), udpRules(c, ctx))).transform((c) => activeSchedule(c));
+const tlsCheck = kind("tls", kinds.tls, activeRules).transform((c) => activeSchedule(c));
 const dnsCheck = kind("dns", kinds.dns, activeRules).transform((c) => activeSchedule(c));
 const heartbeatCheck = kind("heartbeat", kinds.heartbeat, heartbeatRules).transform((c) => heartbeatSchedule(c, (pattern) => cronGap(pattern, c.timezone)));
 
 /** A check as a document writes it: `type` left out is an HTTP check. */
 export const checkInput = z.preprocess(
   (value) => (typeof value === "object" && value !== null && !Array.isArray(value) && !("type" in value) ? { ...value, type: "http" } : value),
-  z.discriminatedUnion("type", [httpCheck, tcpCheck, dnsCheck, heartbeatCheck], {
+  z.discriminatedUnion("type", [httpCheck, tcpCheck, udpCheck, tlsCheck, dnsCheck, heartbeatCheck], {
     error: (issue) => (issue.code === "invalid_union" ? `must be one of ${checkTypes.join(", ")}` : undefined),
   }),
 );
@@ -147,6 +153,8 @@ export type CheckInput = z.input<typeof checkInput>;
 export type Check = z.output<typeof checkInput>;
 export type HttpCheck = Extract<Check, { type: "http" }>;
 export type TcpCheck = Extract<Check, { type: "tcp" }>;
+export type UdpCheck = Extract<Check, { type: "udp" }>;
+export type TlsCheck = Extract<Check, { type: "tls" }>;
 export type DnsCheck = Extract<Check, { type: "dns" }>;
 export type HeartbeatCheck = Extract<Check, { type: "heartbeat" }>;
 export type ServiceDocument = z.output<typeof serviceDocument>;

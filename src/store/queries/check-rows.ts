@@ -3,7 +3,7 @@
  * table's name is older than tcp, dns and heartbeats), its alerting settings beside them.
  */
 import type { Selectable } from "kysely";
-import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type TcpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
+import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type TcpCheck, type TlsCheck, type UdpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
 import type { HttpCheckConfigsTable } from "../tables.ts";
 
 export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
@@ -48,6 +48,15 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     const { host, port, tls, send } = JSON.parse(row.probe!) as Pick<TcpCheck, "host" | "port" | "tls" | "send">;
     const expect = JSON.parse(row.expect) as TcpCheck["expect"];
     return { type: "tcp", host, port, tls, verifyTls: Boolean(row.verify_tls), send, expect, certWarnDays: row.cert_warn_days, ...active };
+  }
+  if (row.type === "tls") {
+    const { host, port, starttls, servername, minVersion } = JSON.parse(row.probe!) as Pick<TlsCheck, "host" | "port" | "starttls" | "servername" | "minVersion">;
+    const expect = JSON.parse(row.expect) as TlsCheck["expect"];
+    return { type: "tls", host, port, starttls, servername, verifyTls: Boolean(row.verify_tls), minVersion, expect, certWarnDays: row.cert_warn_days, ...active };
+  }
+  if (row.type === "udp") {
+    const { host, port, send, sendHex } = JSON.parse(row.probe!) as Pick<UdpCheck, "host" | "port" | "send" | "sendHex">;
+    return { type: "udp", host, port, send, sendHex, expect: JSON.parse(row.expect) as UdpCheck["expect"], ...active };
   }
   if (row.type === "dns") {
     const { name, recordType, server } = JSON.parse(row.probe!) as Pick<DnsCheck, "name" | "recordType" | "server">;
@@ -146,9 +155,16 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
     domain_warn_days: check.domainWarnDays,
     domain: check.domainWarnDays === null ? null : registeredDomain(check),
   };
-  if (check.type === "tcp" || check.type === "dns") {
+  if (check.type !== "http") {
     // The columns of an http check that the kind has no use for hold what means nothing; url holds its target.
-    const probe = check.type === "tcp" ? { host: check.host, port: check.port, tls: check.tls, send: check.send } : { name: check.name, recordType: check.recordType, server: check.server };
+    const probe =
+      check.type === "tcp"
+        ? { host: check.host, port: check.port, tls: check.tls, send: check.send }
+        : check.type === "udp"
+          ? { host: check.host, port: check.port, send: check.send, sendHex: check.sendHex }
+          : check.type === "tls"
+            ? { host: check.host, port: check.port, starttls: check.starttls, servername: check.servername, minVersion: check.minVersion }
+            : { name: check.name, recordType: check.recordType, server: check.server };
     return {
       ...active,
       probe: JSON.stringify(probe),
@@ -157,8 +173,8 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
       headers: "{}",
       body: null,
       follow_redirects: false,
-      verify_tls: check.type === "tcp" ? check.verifyTls : false,
-      cert_warn_days: check.type === "tcp" ? check.certWarnDays : null,
+      verify_tls: check.type === "tcp" || check.type === "tls" ? check.verifyTls : false,
+      cert_warn_days: check.type === "tcp" || check.type === "tls" ? check.certWarnDays : null,
     };
   }
   return {

@@ -1,0 +1,115 @@
+/**
+ * A TLS check: connect, run the protocol's STARTTLS exchange when it has one (starttls.ts), make the handshake
+ * verifying the chain for the server's name, and judge the certificate's days and the latency. One deadline,
+ * `timeoutMs`, covers it all. The entry's answers are the certificate's subject and issuer; its expiry goes
+ * where every kind's does (certExpiresAt: certWarnDays warns of it). What it judges is pure (evaluateTls).
+ */
+import { connect as netConnect, isIP, type Socket } from "node:net";
+import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from "node:tls";
+import { systemClock } from "../platform/clock.ts";
+import type { Outcome, TlsCheck } from "../domain/model.ts";
+import { certExpiry } from "./connect.ts";
+import { certCondition, firstHolding, latencyCondition, type Condition, type Verdict } from "./expect.ts";
+import { CheckFailure, classify, printable, round } from "./failure.ts";
+import type { ControllerOptions } from "./http.ts";
+import { matchesHere } from "./matching.ts";
+import { startTls } from "./starttls.ts";
+import { onStop } from "./stopping.ts";
+
+export type TlsRequest = Pick<TlsCheck, "host" | "port" | "starttls" | "servername" | "verifyTls" | "minVersion" | "expect" | "timeoutMs">;
+
+/** What a TLS check showed, as the evaluator needs it. */
+export interface TlsObservation {
+  readonly latencyMs: number;
+  readonly certValidTo: number | null;
+  readonly checkedAt: number;
+}
+
+const timedOut = Object.freeze(new Error("timed out"));
+
+export async function runTlsCheck(check: TlsRequest, options: ControllerOptions = {}): Promise<Outcome> {
+  const clock = options.clock ?? systemClock;
+  const checkedAt = clock.now();
+  const started = clock.monotonic();
+  const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
+  let stage = "connecting";
+  let timer: NodeJS.Timeout | undefined;
+  let forget = () => {};
+  // The outermost socket: the plain one, then the TLS one over it, which owns it (destroying the plain one
+  // under a TLS socket crashes the process at its exit).
+  let socket: Socket | undefined;
+  const fail = (failure: Pick<CheckFailure, "kind" | "message" | "shortage">): Outcome => ({
+    ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: failure.kind, error: printable(failure.message), checkedAt,
+    ...(failure.shortage ? { shortage: failure.shortage } : {}),
+  });
+  try {
+    const expired = new Promise<never>((_, reject) => {
+      const stop = () => reject(timedOut);
+      timer = setTimeout(stop, check.timeoutMs);
+      forget = onStop(options.signal, stop);
+    });
+    expired.catch(() => {});
+    const exchange = async (): Promise<TLSSocket> => {
+      const plain = await opened((socket = netConnect({ host: check.host, port: check.port })), "connect");
+      if (check.starttls) {
+        stage = `asking for STARTTLS (${check.starttls})`;
+        await startTls(plain, check.starttls, where);
+      }
+      stage = "in the TLS handshake";
+      const servername = check.servername ?? (isIP(check.host) ? undefined : check.host);
+      const secure = tlsConnect({ socket: plain, servername, rejectUnauthorized: check.verifyTls, ...(check.minVersion ? { minVersion: check.minVersion } : {}) });
+      return opened((socket = secure), "secureConnect");
+    };
+    const secure = await Promise.race([exchange(), expired]);
+    const latencyMs = round(clock.monotonic() - started);
+    const certValidTo = certExpiry(secure);
+    const answers = describe(secure.getPeerCertificate());
+    // No pattern among a tls check's conditions: nothing to run off the event loop.
+    const verdict = evaluateTls(check.expect, { latencyMs, certValidTo, checkedAt });
+    const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
+    return verdict.ok
+      ? { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, answers, ...cert }
+      : { ...fail({ kind: verdict.errorKind, message: verdict.error }), latencyMs, answers, ...cert };
+  } catch (error) {
+    if (error === timedOut) return fail(new CheckFailure("timeout", `no TLS connection to ${where} within ${check.timeoutMs} ms (timed out ${stage})`));
+    return fail(classify(error, check.host, where, stage));
+  } finally {
+    clearTimeout(timer);
+    forget();
+    socket?.destroy();
+  }
+}
+
+/** `socket` once it emits `event`, or its error. */
+function opened<S extends Socket>(socket: S, event: string): Promise<S> {
+  return new Promise((resolve, reject) => {
+    socket.once(event, () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
+/** The certificate's subject and issuer as people read them (CN=mail.example.org, O=Example). */
+function describe(cert: PeerCertificate | undefined): string[] {
+  const name = (fields: object | undefined) =>
+    Object.entries(fields ?? {})
+      .map(([key, value]) => `${key}=${[value].flat().join("+")}`)
+      .join(", ");
+  return cert && Object.keys(cert).length > 0 ? [`subject: ${name(cert.subject)}`, `issuer: ${name(cert.issuer)}`] : [];
+}
+
+/** Which alternative held, or why none did: pure. No alternatives: the verified handshake was enough. */
+export function evaluateTls(expect: TlsRequest["expect"], seen: TlsObservation): Verdict {
+  if (expect.length === 0) return { ok: true, matched: 0 };
+  return firstHolding(expect, conditionsOf, seen, matchesHere);
+}
+
+const built = new WeakMap<object, Condition<TlsObservation>[]>();
+function conditionsOf(a: TlsRequest["expect"][number]): Condition<TlsObservation>[] {
+  let list = built.get(a);
+  if (list) return list;
+  list = [];
+  if (a.certValidDays !== undefined) list.push(certCondition(a.certValidDays, "the server sent no certificate"));
+  if (a.maxLatencyMs !== undefined) list.push(latencyCondition(a.maxLatencyMs));
+  built.set(a, list);
+  return list;
+}

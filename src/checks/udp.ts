@@ -1,0 +1,133 @@
+/**
+ * A UDP check: resolve the host, send one datagram from a socket connected to the port (so that the system
+ * tells of an ICMP port unreachable), take the first datagram that comes back, and judge it. One deadline,
+ * `timeoutMs`, covers it all; the socket is closed at once after the first answer, so a target that floods
+ * costs one datagram. What it judges is pure (evaluateUdp).
+ */
+import { createSocket } from "node:dgram";
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { systemClock } from "../platform/clock.ts";
+import type { Outcome, UdpCheck } from "../domain/model.ts";
+import { compilePattern } from "../domain/pattern.ts";
+import { datagramBytes } from "../domain/schema/udp.ts";
+import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
+import { CheckFailure, classify, printable, round } from "./failure.ts";
+import type { ControllerOptions } from "./http.ts";
+import { judged, type Matches } from "./matching.ts";
+import { onStop } from "./stopping.ts";
+import { unescape } from "./tcp.ts";
+
+export type UdpRequest = Pick<UdpCheck, "host" | "port" | "send" | "sendHex" | "expect" | "timeoutMs">;
+
+/** What a UDP exchange showed, as the evaluator needs it. */
+export interface UdpObservation {
+  /** The answer's first bytes (up to 1,400). */
+  readonly answer: Buffer;
+  /** The same, as text (invalid UTF-8 as U+FFFD). */
+  readonly text: string;
+  /** From sending to the answer. */
+  readonly latencyMs: number;
+}
+
+const timedOut = Object.freeze(new Error("timed out"));
+
+export async function runUdpCheck(check: UdpRequest, options: ControllerOptions = {}): Promise<Outcome> {
+  const clock = options.clock ?? systemClock;
+  const checkedAt = clock.now();
+  const started = clock.monotonic();
+  const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
+  let stage = "resolving the host";
+  let timer: NodeJS.Timeout | undefined;
+  let forget = () => {};
+  let close = () => {};
+  const fail = (failure: Pick<CheckFailure, "kind" | "message" | "shortage">): Outcome => ({
+    ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: failure.kind, error: printable(failure.message), checkedAt,
+    ...(failure.shortage ? { shortage: failure.shortage } : {}),
+  });
+  try {
+    const expired = new Promise<never>((_, reject) => {
+      const stop = () => reject(timedOut);
+      timer = setTimeout(stop, check.timeoutMs);
+      forget = onStop(options.signal, stop);
+    });
+    expired.catch(() => {});
+    const exchange = async (): Promise<UdpObservation> => {
+      const address = isIP(check.host) ? { address: check.host, family: isIP(check.host) } : await lookup(check.host);
+      stage = "waiting for an answer";
+      const socket = createSocket(address.family === 6 ? "udp6" : "udp4");
+      close = () => socket.close();
+      return new Promise<UdpObservation>((resolve, reject) => {
+        let sentAt = 0;
+        socket.on("error", reject);
+        socket.once("message", (message: Buffer) => {
+          const answer = Buffer.from(message.subarray(0, datagramBytes)); // a copy: the socket is closed next
+          resolve({ answer, text: answer.toString("utf8"), latencyMs: round(clock.monotonic() - sentAt) });
+        });
+        socket.connect(check.port, address.address, () => {
+          sentAt = clock.monotonic();
+          socket.send(payloadOf(check), (error) => error && reject(error));
+        });
+      });
+    };
+    const seen = await Promise.race([exchange(), expired]);
+    const verdict = await judged((matches) => evaluateUdp(check.expect, seen, matches));
+    return verdict.ok
+      ? { ok: true, status: null, latencyMs: seen.latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt }
+      : { ...fail({ kind: verdict.errorKind, message: verdict.error }), latencyMs: seen.latencyMs };
+  } catch (error) {
+    if (error === timedOut) return fail(new CheckFailure("timeout", `no answer from ${where} within ${check.timeoutMs} ms (timed out ${stage})`));
+    // A connected UDP socket hears of an ICMP port unreachable as ECONNREFUSED on its next send or receive.
+    if ((error as { code?: string }).code === "ECONNREFUSED") return fail(new CheckFailure("connect", `${where} answered that the port is closed (ICMP port unreachable)`));
+    return fail(classify(error, check.host, where, stage));
+  } finally {
+    clearTimeout(timer);
+    forget();
+    try {
+      close();
+    } catch {
+      // closed already (an error closed it)
+    }
+  }
+}
+
+/** The datagram to send: `send` with its escapes read, or `sendHex`'s bytes. */
+export function payloadOf(check: Pick<UdpCheck, "send" | "sendHex">): Buffer {
+  return check.sendHex !== null ? Buffer.from(check.sendHex, "hex") : Buffer.from(unescape(check.send ?? ""), "utf8");
+}
+
+/** Which alternative held, or why none did: pure. No alternatives: any answer was enough. */
+export function evaluateUdp(expect: UdpRequest["expect"], seen: UdpObservation, matches: Matches): Verdict {
+  if (expect.length === 0) return { ok: true, matched: 0 };
+  return firstHolding(expect, conditionsOf, seen, matches);
+}
+
+const built = new WeakMap<object, Condition<UdpObservation>[]>();
+function conditionsOf(a: UdpRequest["expect"][number]): Condition<UdpObservation>[] {
+  let list = built.get(a);
+  if (list) return list;
+  list = [];
+  const shown = (seen: UdpObservation) => `the answer ${quote(seen.text)}`;
+  if (a.contains !== undefined) {
+    const text = a.contains;
+    list.push((seen) => (seen.text.includes(text) ? null : { kind: "answer", message: `${shown(seen)} does not contain ${quote(text)}` }));
+  }
+  if (a.matches !== undefined) {
+    const source = a.matches;
+    const compiled = compilePattern(source);
+    list.push((seen, matches) => {
+      if (!compiled.ok) return { kind: "answer", message: cannotRun(compiled) };
+      return matches.test(compiled, seen.text) ? null : { kind: "answer", message: `${shown(seen)} does not match /${source}/` };
+    });
+  }
+  if (a.hex !== undefined) {
+    const bytes = Buffer.from(a.hex, "hex");
+    const hex = a.hex.toLowerCase();
+    list.push((seen) =>
+      seen.answer.includes(bytes) ? null : { kind: "answer", message: `the answer (hex ${seen.answer.subarray(0, 64).toString("hex")}) does not hold the bytes ${hex}` },
+    );
+  }
+  if (a.maxLatencyMs !== undefined) list.push(latencyCondition(a.maxLatencyMs));
+  built.set(a, list);
+  return list;
+}
