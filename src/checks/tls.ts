@@ -33,7 +33,7 @@ export async function runTlsCheck(check: TlsRequest, options: ControllerOptions 
   const started = clock.monotonic();
   const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
   let stage = "connecting";
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let forget = () => {};
   // The outermost socket: the plain one, then the TLS one over it, which owns it (destroying the plain one
   // under a TLS socket crashes the process at its exit).
@@ -45,7 +45,7 @@ export async function runTlsCheck(check: TlsRequest, options: ControllerOptions 
   try {
     const expired = new Promise<never>((_, reject) => {
       const stop = () => reject(timedOut);
-      timer = setTimeout(stop, check.timeoutMs);
+      timer = clock.setTimeout(stop, check.timeoutMs);
       forget = onStop(options.signal, stop);
     });
     expired.catch(() => {});
@@ -74,7 +74,7 @@ export async function runTlsCheck(check: TlsRequest, options: ControllerOptions 
     if (error === timedOut) return fail(new CheckFailure("timeout", `no TLS connection to ${where} within ${check.timeoutMs} ms (timed out ${stage})`));
     return fail(classify(error, check.host, where, stage));
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     forget();
     socket?.destroy();
   }

@@ -38,7 +38,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
   const started = clock.monotonic();
   const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
   let stage = "resolving the host";
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let forget = () => {};
   let close = () => {};
   const fail = (failure: Pick<CheckFailure, "kind" | "message" | "shortage">): Outcome => ({
@@ -48,7 +48,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
   try {
     const expired = new Promise<never>((_, reject) => {
       const stop = () => reject(timedOut);
-      timer = setTimeout(stop, check.timeoutMs);
+      timer = clock.setTimeout(stop, check.timeoutMs);
       forget = onStop(options.signal, stop);
     });
     expired.catch(() => {});
@@ -81,7 +81,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
     if ((error as { code?: string }).code === "ECONNREFUSED") return fail(new CheckFailure("connect", `${where} answered that the port is closed (ICMP port unreachable)`));
     return fail(classify(error, check.host, where, stage));
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     forget();
     try {
       close();

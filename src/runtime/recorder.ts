@@ -224,9 +224,9 @@ export class Recorder {
     const left = at + Math.min(writeMs / 2, 10) - this.#options.clock.monotonic();
     if (senders === 0 || left <= 0 || this.#pending.length >= enough) return undefined;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => start(), left);
+      const timer = this.#options.clock.setTimeout(() => start(), left);
       const start = () => {
-        clearTimeout(timer);
+        this.#options.clock.clearTimeout(timer);
         this.#gathering = undefined;
         resolve();
       };
