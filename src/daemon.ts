@@ -13,6 +13,7 @@ import { defaults, UsageError } from "./platform/config.ts";
 import { authenticator, describeAccess, isLoopback, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { announcementRoutes } from "./http/announcements.ts";
+import { statusPageRoutes } from "./http/status-pages.ts";
 import { reportRoutes } from "./http/reports.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
@@ -360,7 +361,7 @@ async function startWork(store: Store, tick: Tick, options: DaemonOptions): Prom
     ...kumaPushRoutes(compat, pingBuckets),
     ...gatusExternalRoutes(compat, pingBuckets),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
-    ...announcementRoutes({ store, now, changed: () => views.changed() }),
+    ...[announcementRoutes, statusPageRoutes].flatMap((routes) => routes({ store, now, changed: () => views.changed() })),
     ...reportRoutes({ store, now }),
     ...clusterRoutes({ store, cluster, now }),
     ...tokenRoutes({ store, now, changed: () => access.refresh() }),

@@ -316,6 +316,20 @@ export interface StatusPagesTable {
   public: Bool;
   created_at: number;
   updated_at: number;
+  /** JSON list of {title, services: ["server/service" | "server/*"]}; null: whole servers. */
+  sections: string | null;
+  accent_color: string | null;
+  /** JSON list of {label, url}. */
+  footer_links: string;
+  show_uptime: Bool;
+  show_latency: Bool;
+  show_history: Bool;
+}
+
+/** The hosts that show a page at `/`: one page per host. */
+export interface StatusPageHostnamesTable {
+  hostname: string;
+  slug: string;
 }
 
 /** A scoped token of the API: its secret is never stored, only the SHA-256 of it (hex). */
@@ -348,6 +362,7 @@ export interface Tables {
   announcements: AnnouncementsTable;
   announcement_updates: AnnouncementUpdatesTable;
   status_pages: StatusPagesTable;
+  status_page_hostnames: StatusPageHostnamesTable;
   cluster_settings: ClusterSettingsTable;
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;
