@@ -174,6 +174,11 @@ for (const engine of engines) {
     assert.match(text, /Open incidents Partner API down for/);
     for (const id of Object.values(ids)) assert.ok(!text.includes(id), `${id} in the page's text: ${text.slice(Math.max(0, text.indexOf(id) - 80), text.indexOf(id) + 80)}`);
     assert.doesNotMatch(text.slice(text.indexOf("Shopping"), text.indexOf("Partners")), /Latency|Last run/, "heartbeats have no latency");
+    // A heartbeat's own page has no latency either; a check's has its chart. Each follows the reader's light or dark.
+    const beat = await (await fetch(`${d.url}/status/p/acme/${ids.shop}/${ids.checkout}`)).text();
+    assert.doesNotMatch(textOf(beat), /Latency/);
+    assert.match(textOf(await (await fetch(`${d.url}/status/p/acme/${ids.ops}/${ids.api}`)).text()), /Latency, last 24 hours/);
+    for (const each of [page, beat]) assert.match(each, /<meta name="color-scheme" content="light dark">[\s\S]*@media \(prefers-color-scheme: dark\)/);
     // The accent colour is a style the page's policy allows by its hash; nothing else is added.
     const style = ":root { --accent: #0b5fff; }";
     assert.ok(page.includes(`<style>${style}</style>`));

@@ -99,9 +99,13 @@ ${announcementsOf(model.announcements)}
 <p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time>${s.lastCheckedAt && html`; checked <time datetime="${s.lastCheckedAt}">${at(s.lastCheckedAt)}</time>`}</p>
 <dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>${latencyFact(s, "Last latency")}</dl>
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
-<section aria-labelledby="latency"><h2 id="latency">Latency, ${words}</h2>
+${
+  // A heartbeat is told, not checked: it has no latency to chart (only a heartbeat has lastRunMs).
+  s.lastRunMs === undefined &&
+  html`<section aria-labelledby="latency"><h2 id="latency">Latency, ${words}</h2>
 <nav aria-label="Chart span"><ul class="ranges">${rangeLinks}</ul></nav>
-${latencyChart(model.latency, { title: `Latency, ${words}`, per, id: "chart" })}</section>
+${latencyChart(model.latency, { title: `Latency, ${words}`, per, id: "chart" })}</section>`
+}
 <section aria-labelledby="uptime"><h2 id="uptime">Uptime per day</h2>
 ${barOf(s, model.historyRevision)}</section>
 <section aria-labelledby="incidents"><h2 id="incidents">Incidents</h2>
