@@ -1,7 +1,7 @@
 /**
  * The migration that gives status pages sections, a look and hostnames, on both engines: a page saved before
  * it reads after it as the same page, showing its servers whole with every card fact, on no host of its own;
- * a hostname belongs to one page, and goes with it.
+ * a hostname belongs to one page, and goes with it; so does a logo (the migration after it).
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
@@ -30,7 +30,7 @@ for (const engine of engines) {
     assert.ok(report.ok, report.ok ? "" : report.error.message);
     assert.deepEqual(await store.statusPages(), [
       {
-        slug: "shop", title: "Shop", description: "The *shop*", servers: ["web-01"], sections: null, public: true,
+        slug: "shop", title: "Shop", description: "The *shop*", servers: ["web-01"], sections: null, logo: null, public: true,
         accentColor: null, footerLinks: [], hostnames: [], showUptime: true, showLatency: true, showHistory: true, createdAt: 5, updatedAt: 6,
       },
     ]);
@@ -39,7 +39,12 @@ for (const engine of engines) {
     await assert.rejects(rawQuery(store, `INSERT INTO status_page_hostnames (hostname, slug) VALUES ('status.shop.test', 'shop')`), "one page per host");
     await assert.rejects(rawQuery(store, `INSERT INTO status_page_hostnames (hostname, slug) VALUES ('other.shop.test', 'ghost')`), "only a page's");
     assert.deepEqual((await store.statusPages({ host: "status.shop.test" })).map((p) => [p.slug, p.hostnames]), [["shop", ["status.shop.test"]]]);
+    // 20261205230100_add_status_page_logos: a logo is a page's, and goes with it.
+    await assert.rejects(rawQuery(store, `INSERT INTO status_page_logos (slug, type, data, updated_at) VALUES ('ghost', 'image/png', 'iVBORw0KGgo=', 7)`), "only a page's");
+    assert.equal(await store.putStatusPageLogo("shop", { type: "image/png", bytes: Buffer.from("iVBORw0KGgo=", "base64") }, 7), true);
+    assert.deepEqual((await store.statusPages({ slug: "shop" }))[0]!.logo, { type: "image/png", updatedAt: 7 });
     assert.equal(await store.deleteStatusPage("shop"), true);
     assert.deepEqual(await rawQuery(store, "SELECT hostname FROM status_page_hostnames"), []);
+    assert.deepEqual(await rawQuery(store, "SELECT slug FROM status_page_logos"), []);
   });
 }

@@ -111,6 +111,7 @@ for (const engine of engines) {
         showUptime: true,
         showLatency: true,
         showHistory: true,
+        logo: null,
         url: "/status/p/acme",
         createdAt: undefined,
         updatedAt: undefined,

@@ -252,6 +252,7 @@ export const statusPageAnswer = z.strictObject({
   showUptime: z.boolean(),
   showLatency: z.boolean(),
   showHistory: z.boolean(),
+  logo: z.string().nullable().describe("Where its logo is served (PUT /status-pages/{slug}/logo); null: none"),
   url: z.string().describe("Its path: /status/p/{slug}, or /status for the page main"),
   createdAt: time,
   updatedAt: time,

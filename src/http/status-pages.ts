@@ -13,6 +13,8 @@ import { mayUseAll } from "./access.ts";
 import { statusPageAnswer, statusPagesAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import { validBody, type Route } from "./router.ts";
+import { logoTypes, maxLogoBytes, sniffLogo } from "../status/logo.ts";
+import { z } from "zod";
 import { badBody } from "./services.ts";
 import { statusPageJson } from "./views.ts";
 
@@ -45,7 +47,46 @@ function unknownErrors(doc: StatusPageDocument, unknown: readonly string[]): Fie
 
 export function statusPageRoutes(ctx: StatusPagesContext): Route[] {
   const { store } = ctx;
+  const page = async (slug: string) => {
+    const [found] = await store.statusPages({ slug });
+    if (!found) throw noPage(slug);
+    return found;
+  };
   return [
+    {
+      path: "/status-pages/:slug/logo",
+      methods: {
+        PUT: {
+          summary: `Set a named page's logo: the image itself as the body, PNG, SVG or WebP (by its first bytes), up to ${maxLogoBytes / 1024} KiB, served from the page's own origin`,
+          operationId: "putStatusPageLogo",
+          scope: "admin",
+          body: { schema: z.string(), required: true, types: logoTypes, maxBytes: maxLogoBytes },
+          responses: { 200: { description: "Set; the page", schema: statusPageAnswer }, 400: { description: "Not a PNG, SVG or WebP image" }, 404: { description: "No such page" }, 413: { description: `Over ${maxLogoBytes / 1024} KiB` } },
+          handle: async (req) => {
+            const slug = req.params.slug!;
+            const body = await req.body();
+            const type = body && sniffLogo(body.bytes);
+            if (!body || !type) {
+              throw new HttpError(400, `the logo must be a PNG, SVG or WebP image (what its first bytes say, whatever its content-type), up to ${maxLogoBytes / 1024} KiB; send the file itself as the body (curl --data-binary @logo.svg)`);
+            }
+            if (!(await store.putStatusPageLogo(slug, { type, bytes: body.bytes }, ctx.now()))) throw noPage(slug);
+            ctx.changed();
+            return { status: 200, body: statusPageJson(await page(slug)) };
+          },
+        },
+        DELETE: {
+          summary: "Remove a named page's logo",
+          operationId: "deleteStatusPageLogo",
+          scope: "admin",
+          responses: { 204: { description: "Removed (or there was none)" }, 404: { description: "No such page" } },
+          handle: async (req) => {
+            if (!(await store.putStatusPageLogo(req.params.slug!, null, ctx.now()))) throw noPage(req.params.slug!);
+            ctx.changed();
+            return { status: 204 };
+          },
+        },
+      },
+    },
     {
       path: "/status-pages",
       methods: {

@@ -8,6 +8,7 @@ import { History, serviceStats, statusModel, type ServiceStatusName, type Status
 import { pagePolicy, policyWithAccent, renderStatusPage } from "../status/page.ts";
 import { mainSlug } from "../domain/schema/status-page.ts";
 import { announcementFeed } from "../status/feed.ts";
+import { pageAssetRoutes } from "./page-assets.ts";
 import type { Store } from "../store/store.ts";
 import { noServer, noService, serviceKey, windowParameter } from "./services.ts";
 import { mayUseAll, permitScope, permitServer } from "./access.ts";
@@ -127,7 +128,8 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     const v = await namedView(named);
     const { page: p } = named;
     const links = `/status/p/${encodeURIComponent(p.slug)}`;
-    v.page ??= new SharedBody(renderStatusPage(v.model, { title: p.title, version: ctx.version, links, description: p.description, named: true, look: p }));
+    const look = { ...p, logoSrc: p.logo && `${links}/logo?v=${p.logo.updatedAt}` };
+    v.page ??= new SharedBody(renderStatusPage(v.model, { title: p.title, version: ctx.version, links, description: p.description, named: true, look }));
     return { status: 200, shared: v.page, headers: p.accentColor ? { ...pageHeaders, "content-security-policy": policyWithAccent(p.accentColor) } : pageHeaders };
   };
   /** Every named page, read at most once a second (and again when one changes): /status and `/` ask on every request. */
@@ -267,6 +269,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
         },
       },
     },
+    ...pageAssetRoutes({ ...ctx, namedPage, namedView }),
     {
       path: "/status/p/:slug/:serverId/:serviceId",
       methods: {

@@ -142,6 +142,8 @@ export interface PageLook {
   readonly showUptime: boolean;
   readonly showLatency: boolean;
   readonly showHistory: boolean;
+  /** Where its logo is (on the page's own origin); absent or null: none. */
+  readonly logoSrc?: string | null;
 }
 const plain: PageLook = { accentColor: null, footerLinks: [], showUptime: true, showLatency: true, showHistory: true };
 
@@ -196,7 +198,7 @@ export function layout(title: string, heading: string | Html, main: Html, versio
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
 <link rel="icon" href="/favicon.ico" type="image/svg+xml">${also.feed && html`<link rel="alternate" type="application/atom+xml" title="Announcements" href="${also.feed}">`}<title>${title}</title>
 <style>${raw(css)}</style>${accent && html`<style>${raw(accentStyle(accent))}</style>`}</head>
-<body><header><h1>${heading}</h1></header>
+<body><header>${also.look?.logoSrc && html`<img class="logo" src="${also.look.logoSrc}" alt="">`}<h1>${heading}</h1></header>
 <main>${main}</main>
 <footer>${also.look?.footerLinks.map((l) => html`<a href="${l.url}" rel="nofollow noopener noreferrer">${l.label}</a> &middot; `)}healthd ${version}${also.json && html` &middot; <a href="${also.json}">as JSON</a>`}${also.feed && html` &middot; <a href="${also.feed}">announcements as a feed</a>`} &middot; refreshed every 30 s</footer>
 <script>${raw(script)}</script></body></html>

@@ -19,6 +19,7 @@ body { margin: 0 auto; max-width: 72rem; padding: 1rem; background: var(--bg); c
   font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
 header { border-bottom: .25rem solid var(--accent, transparent); margin: 0 0 1rem; }
+header .logo { display: block; max-height: 3rem; max-width: min(100%, 16rem); margin: 0 0 .5rem; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; }
 h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
 .overall { font-size: 1.25rem; font-weight: 600; padding: .75rem 1rem; border-radius: .5rem; margin: 0; }

@@ -158,6 +158,11 @@ const tables = [
     ],
   }),
   table({
+    table: "status_page_logos",
+    key: ["slug"],
+    columns: [["slug", "text"], ["type", "text"], ["data", "text"], ["updated_at", "bigint"]],
+  }),
+  table({
     table: "status_page_hostnames",
     key: ["hostname"],
     columns: [["hostname", "text"], ["slug", "text"]],

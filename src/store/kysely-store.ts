@@ -215,6 +215,8 @@ export class KyselyStore implements Store {
       return takenHostnames.length > 0 ? { takenHostnames } : pages.putStatusPage(trx, slug, page, now);
     });
   deleteStatusPage = (slug: string) => this.#write((trx) => pages.deleteStatusPage(trx, slug));
+  putStatusPageLogo: Store["putStatusPageLogo"] = (slug, logo, now) => this.#write((trx) => pages.putLogo(trx, slug, logo, now));
+  statusPageLogo = (slug: string) => this.#run(() => pages.logo(this.#db, slug));
 
   createToken: Store["createToken"] = (token, now) => this.#write((trx) => tokens.createToken(trx, token, now));
   tokens = () => this.#run(() => tokens.tokens(this.#db));

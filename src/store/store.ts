@@ -116,6 +116,9 @@ export interface AnnouncementStore {
     now: number,
   ): Promise<{ readonly page: StatusPage; readonly created: boolean } | { readonly unknown: string[] } | { readonly takenHostnames: { hostname: string; slug: string }[] }>;
   deleteStatusPage(slug: string): Promise<boolean>;
+  /** Set a page's logo (null: remove it); false when there is no such page. */
+  putStatusPageLogo(slug: string, logo: { readonly type: string; readonly bytes: Buffer } | null, now: number): Promise<boolean>;
+  statusPageLogo(slug: string): Promise<{ readonly type: string; readonly bytes: Buffer; readonly updatedAt: number } | undefined>;
 }
 
 export interface AnnouncementQuery {
@@ -159,6 +162,8 @@ export interface StatusPage extends Omit<StatusPageDocument, "servers" | "sectio
   readonly servers: readonly string[];
   /** What it shows in sections; null: its servers whole. */
   readonly sections: readonly PageSection[] | null;
+  /** Its logo's type and when it was last set; null: none. */
+  readonly logo: { readonly type: string; readonly updatedAt: number } | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

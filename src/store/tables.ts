@@ -326,6 +326,14 @@ export interface StatusPagesTable {
   show_history: Bool;
 }
 
+/** A named page's logo: its type (sniffed from its bytes) and its bytes in base64. */
+export interface StatusPageLogosTable {
+  slug: string;
+  type: string;
+  data: string;
+  updated_at: number;
+}
+
 /** The hosts that show a page at `/`: one page per host. */
 export interface StatusPageHostnamesTable {
   hostname: string;
@@ -363,6 +371,7 @@ export interface Tables {
   announcement_updates: AnnouncementUpdatesTable;
   status_pages: StatusPagesTable;
   status_page_hostnames: StatusPageHostnamesTable;
+  status_page_logos: StatusPageLogosTable;
   cluster_settings: ClusterSettingsTable;
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;

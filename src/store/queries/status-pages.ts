@@ -9,13 +9,16 @@ import type { StatusPagesTable, Tables } from "../tables.ts";
 
 type Db = Kysely<Tables>;
 
-function pageFromRow(r: Selectable<StatusPagesTable>, hostnames: readonly string[]): StatusPage {
+type PageRow = Selectable<StatusPagesTable> & { logo_type: string | null; logo_updated_at: number | null };
+
+function pageFromRow(r: PageRow, hostnames: readonly string[]): StatusPage {
   return {
     slug: r.slug,
     title: r.title,
     description: r.description,
     servers: JSON.parse(r.servers) as string[],
     sections: r.sections === null ? null : (JSON.parse(r.sections) as PageSection[]),
+    logo: r.logo_type === null ? null : { type: r.logo_type, updatedAt: Number(r.logo_updated_at) },
     public: Boolean(r.public),
     accentColor: r.accent_color,
     footerLinks: JSON.parse(r.footer_links) as StatusPage["footerLinks"],
@@ -30,9 +33,14 @@ function pageFromRow(r: Selectable<StatusPagesTable>, hostnames: readonly string
 
 /** Every page, by slug; or the one of `slug`; or (with `host`) the one that host shows. */
 export async function statusPages(db: Db, query: { slug?: string; host?: string } = {}): Promise<StatusPage[]> {
-  let pages = db.selectFrom("status_pages").selectAll().orderBy("slug");
-  if (query.slug !== undefined) pages = pages.where("slug", "=", query.slug);
-  if (query.host !== undefined) pages = pages.where("slug", "in", db.selectFrom("status_page_hostnames").select("slug").where("hostname", "=", query.host));
+  let pages = db
+    .selectFrom("status_pages")
+    .leftJoin("status_page_logos as l", "l.slug", "status_pages.slug")
+    .selectAll("status_pages")
+    .select(["l.type as logo_type", "l.updated_at as logo_updated_at"])
+    .orderBy("status_pages.slug");
+  if (query.slug !== undefined) pages = pages.where("status_pages.slug", "=", query.slug);
+  if (query.host !== undefined) pages = pages.where("status_pages.slug", "in", db.selectFrom("status_page_hostnames").select("slug").where("hostname", "=", query.host));
   const rows = await pages.execute();
   if (rows.length === 0) return [];
   const hosts = await db.selectFrom("status_page_hostnames").selectAll().where("slug", "in", rows.map((r) => r.slug)).orderBy("hostname").execute();
@@ -94,6 +102,21 @@ export async function putStatusPage(trx: Db, slug: string, doc: StatusPageDocume
 
 export async function deleteStatusPage(trx: Db, slug: string): Promise<boolean> {
   await trx.deleteFrom("status_page_hostnames").where("slug", "=", slug).execute();
+  await trx.deleteFrom("status_page_logos").where("slug", "=", slug).execute();
   const result = await trx.deleteFrom("status_pages").where("slug", "=", slug).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+/** Set (or with null remove) a page's logo; false when there is no such page. */
+export async function putLogo(trx: Db, slug: string, logo: { type: string; bytes: Buffer } | null, now: number): Promise<boolean> {
+  const page = await trx.selectFrom("status_pages").select("slug").where("slug", "=", slug).executeTakeFirst();
+  if (!page) return false;
+  await trx.deleteFrom("status_page_logos").where("slug", "=", slug).execute();
+  if (logo) await trx.insertInto("status_page_logos").values({ slug, type: logo.type, data: logo.bytes.toString("base64"), updated_at: now }).execute();
+  return true;
+}
+
+export async function logo(db: Db, slug: string): Promise<{ type: string; bytes: Buffer; updatedAt: number } | undefined> {
+  const row = await db.selectFrom("status_page_logos").selectAll().where("slug", "=", slug).executeTakeFirst();
+  return row && { type: row.type, bytes: Buffer.from(row.data, "base64"), updatedAt: Number(row.updated_at) };
 }
