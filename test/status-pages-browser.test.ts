@@ -1,9 +1,9 @@
 /// <reference lib="dom" />
 /**
  * A branded page of sections in a real browser (Chromium), reached under its own host name: light and dark by
- * the reader's preference, its accent colour allowed by the page's policy (a refused style is a console
- * error), a heartbeat's card without latency, no id in what the reader sees, and axe-core with no serious
- * violation.
+ * the reader's preference, its logo loaded from its own origin (and nothing from any other), its accent colour
+ * allowed by the page's policy (a refused style is a console error), a heartbeat's card without latency, no id
+ * in what the reader sees, and axe-core with no serious violation.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -33,6 +33,9 @@ test("in Chromium: a branded page of sections at its own host, light and dark, p
     hostnames: [host],
   });
   assert.equal(put.status, 201, JSON.stringify(put.body));
+  const logo = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 20" width="80" height="40"><rect width="40" height="20" fill="#0b5fff"/></svg>`;
+  const uploaded = await fetch(`${d.url}/status-pages/acme/logo`, { method: "PUT", body: logo, headers: { "content-type": "image/svg+xml" } });
+  assert.equal(uploaded.status, 200);
   const browser = await launchBrowser(t, [`--host-resolver-rules=MAP ${host} 127.0.0.1`]);
   const url = `http://${host}:${new URL(d.url).port}/`;
   const backgrounds = new Set<string>();
@@ -42,6 +45,8 @@ test("in Chromium: a branded page of sections at its own host, light and dark, p
     const problems: string[] = [];
     page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
     page.on("pageerror", (e) => problems.push(e.message));
+    const origins = new Set<string>();
+    page.on("request", (r) => origins.add(new URL(r.url()).origin));
     const answer = await page.goto(url);
     assert.equal(answer!.status(), 200, colorScheme);
     assert.equal(await page.locator("h1").innerText(), "Acme status");
@@ -55,6 +60,8 @@ test("in Chromium: a branded page of sections at its own host, light and dark, p
     for (const id of ["srv-a1b2", "svc-checkout-x9", "svc-backup-z7"]) assert.ok(!text.includes(id), `${colorScheme}: ${id} in the page's text`);
     assert.equal(await page.locator("header").evaluate((h) => getComputedStyle(h).borderBottomColor), "rgb(11, 95, 255)", "the accent colour's style is applied");
     assert.equal(await page.locator("footer a", { hasText: "Help centre" }).getAttribute("href"), "https://help.acme.test/");
+    assert.equal(await page.locator("header img.logo").evaluate((img) => (img as HTMLImageElement).naturalWidth), 80, "the logo loads");
+    assert.deepEqual([...origins], [new URL(url).origin], "nothing is asked of another origin");
     backgrounds.add(await page.evaluate(() => getComputedStyle(document.body).backgroundColor));
     await page.evaluate(axeSource);
     const result = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run());
