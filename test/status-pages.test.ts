@@ -171,6 +171,7 @@ for (const engine of engines) {
     assert.deepEqual([...page.matchAll(/<h2 id="section-\d+">([^<]*)</g)].map((m) => m[1]!.trim()), ["Shopping", "Partners"]);
     for (const shown of ["Acme status", "Checkout", "Search", "Partner API", "Help centre", "Acme"]) assert.ok(text.includes(shown), shown);
     assert.doesNotMatch(text, /Nightly backup/, "a service no section names is not shown, nor its past incidents");
+    assert.match(text, /Checkout Not pinged yet Uptime not measured yet Search/, "a heartbeat not pinged yet: said once, no \"no data\" twice, no bare dash");
     assert.match(text, /Past incidents Checkout was down for 1m 30s/);
     assert.match(text, /Open incidents Partner API down for/);
     for (const id of Object.values(ids)) assert.ok(!text.includes(id), `${id} in the page's text: ${text.slice(Math.max(0, text.indexOf(id) - 80), text.indexOf(id) + 80)}`);

@@ -95,7 +95,7 @@ interface Cards {
 function service(s: ServiceStatus, cards: Cards): Html {
   const { now, dates, revision, links, show } = cards;
   const headingId = `s-${s.serverId}-${s.id}`;
-  const uptime = show.showUptime && html`<div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>`;
+  const uptime = show.showUptime && uptimeFacts(s);
   const timing = show.showLatency && latencyFact(s);
   const blockedBy = s.blockedBy?.flatMap((ref) => cards.names.get(ref) ?? []);
   return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}"><a href="${links}/${s.serverId}/${s.id}">${s.name}</a></h3>${badge(s)}</div>
@@ -110,13 +110,20 @@ ${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse
 `;
 }
 
+/** Its uptime over 24 hours and 30 days; said once, not "no data" twice, while nothing is measured yet. */
+export function uptimeFacts(s: ServiceStatus): Html {
+  if (s.uptime24h === null && s.uptime30d === null) return html`<div><dt>Uptime</dt><dd>not measured yet</dd></div>`;
+  return html`<div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>`;
+}
+
 /**
  * A card's timing fact: a check's last latency; a heartbeat has none (it is told, not checked), so its last
  * run's duration, labelled as such, or nothing while no run's start was seen.
  */
 export function latencyFact(s: ServiceStatus, latencyLabel = "Latency"): Html {
   if (s.lastRunMs !== undefined) return s.lastRunMs === null ? html`` : html`<div><dt>Last run took</dt><dd>${s.lastRunMs < 1000 ? `${Math.round(s.lastRunMs)} ms` : duration(s.lastRunMs)}</dd></div>`;
-  return html`<div><dt>${latencyLabel}</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div>`;
+  // None yet (not checked, or no answer to time): nothing, rather than a bare dash.
+  return s.latencyMs === null ? html`` : html`<div><dt>${latencyLabel}</dt><dd>${Math.round(s.latencyMs)} ms</dd></div>`;
 }
 
 /** A service's history bar: its uptime per day, oldest first. */
