@@ -179,7 +179,9 @@ for (const engine of engines) {
     // A heartbeat's own page has no latency either; a check's has its chart. Each follows the reader's light or dark.
     const beat = await (await fetch(`${d.url}/status/p/acme/${ids.shop}/${ids.checkout}`)).text();
     assert.doesNotMatch(textOf(beat), /Latency/);
-    assert.match(textOf(await (await fetch(`${d.url}/status/p/acme/${ids.ops}/${ids.api}`)).text()), /Latency, last 24 hours/);
+    const check = await (await fetch(`${d.url}/status/p/acme/${ids.ops}/${ids.api}`)).text();
+    assert.match(textOf(check), /Latency, last 24 hours/);
+    assert.equal([...check.matchAll(/<circle class="p(50|95)"/g)].length, 2, "its only hour so far is marked, not a lone dot of a line");
     for (const each of [page, beat]) assert.match(each, /<meta name="color-scheme" content="light dark">[\s\S]*@media \(prefers-color-scheme: dark\)/);
     // The accent colour is a style the page's policy allows by its hash; nothing else is added.
     const style = ":root { --accent: #0b5fff; }";
