@@ -34,6 +34,8 @@ import * as addIncidentStarts from "./20261205000100_add_incident_starts.ts";
 import * as addOverdueRuns from "./20261205000200_add_overdue_runs.ts";
 import * as addPingCompat from "./20261205100000_add_ping_compat.ts";
 import * as addPushTokensAndGatusKeys from "./20261205200000_add_push_tokens_and_gatus_keys.ts";
+import * as addStatusPageSections from "./20261205230000_add_status_page_sections.ts";
+import * as addStatusPageLogos from "./20261205230100_add_status_page_logos.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
   "20261121000100_create_health_check_tables": createHealthCheckTables,
@@ -67,4 +69,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261205000200_add_overdue_runs": addOverdueRuns,
   "20261205100000_add_ping_compat": addPingCompat,
   "20261205200000_add_push_tokens_and_gatus_keys": addPushTokensAndGatusKeys,
+  "20261205230000_add_status_page_sections": addStatusPageSections,
+  "20261205230100_add_status_page_logos": addStatusPageLogos,
 };

@@ -1,8 +1,13 @@
-/** What `healthd serve` (and a test) starts the daemon with: every option documents its default. */
+/** What `healthd serve` (and a test) starts the daemon with, every option documenting its default; what it tells. */
 import type { Clock } from "./platform/clock.ts";
 import type { Logger } from "./platform/log.ts";
 import type { NtfyOptions } from "./notify/ntfy.ts";
 import type { Bootstrap } from "./runtime/domain-expiry/rdap.ts";
+import type { Entry, ScheduleChange, ScheduledService } from "./domain/model.ts";
+import type { Outcome } from "./notify/delivery.ts";
+import type { SendResult } from "./notify/outgoing.ts";
+import type { Recorded } from "./runtime/recorder.ts";
+import type { Notification } from "./store/store.ts";
 
 export interface DaemonOptions {
   /** A SQLite file or a PostgreSQL URL; created (a file) and migrated when needed. */
@@ -53,3 +58,19 @@ export interface DaemonOptions {
   /** The environment `${NAME}`s in channels are read from. Default process.env. */
   readonly env?: NodeJS.ProcessEnv;
 }
+
+export interface DaemonEvents {
+  /** A PUT or DELETE changed which checks run; the scheduler has already followed it. */
+  "schedule:changed": [ScheduleChange];
+  /** A check started, `lagMs` after its planned time. */
+  "check:started": [ScheduledService, number];
+  /** A check's entry and the service's new state are committed to the store. */
+  "check:done": [CheckDone];
+  /** A notification was delivered to a channel (the row says which). */
+  "notify:sent": [Notification, SendResult];
+  /** A delivery attempt failed (it is retried, given up, or marked failed when the destination refused it). */
+  "notify:failed": [Notification, SendResult, Outcome];
+}
+
+/** A committed check with its entry (results folded during a store outage have none and are not told). */
+export type CheckDone = Recorded & { readonly entry: Entry };

@@ -13,6 +13,7 @@ import { defaults, UsageError } from "./platform/config.ts";
 import { authenticator, describeAccess, isLoopback, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { announcementRoutes } from "./http/announcements.ts";
+import { statusPageRoutes } from "./http/status-pages.ts";
 import { reportRoutes } from "./http/reports.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
@@ -30,43 +31,26 @@ import { listenFirst } from "./http/server.ts";
 import { systemRoutes } from "./http/system.ts";
 import type { Logger } from "./platform/log.ts";
 import { createMetrics } from "./runtime/metrics.ts";
-import type { Entry, ScheduleChange, ScheduledService } from "./domain/model.ts";
-import { Delivery, type Outcome } from "./notify/delivery.ts";
+import type { ScheduleChange } from "./domain/model.ts";
+import { Delivery } from "./notify/delivery.ts";
 import { ChannelDirectory } from "./notify/channels.ts";
 import { channelRoutes } from "./http/channels.ts";
-import type { SendResult } from "./notify/outgoing.ts";
 import { ntfyPublisher } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
-import type { Recorded } from "./runtime/recorder.ts";
 import { Retention } from "./runtime/retention.ts";
 import { shippedBootstrap } from "./runtime/domain-expiry/rdap.ts";
 import { DomainWatcher } from "./runtime/domain-expiry/watcher.ts";
 import { pingResuming, provision, trustedProxies } from "./runtime/pinging.ts";
 import { openStore } from "./store/open.ts";
-import type { Notification, Store } from "./store/store.ts";
+import type { Store } from "./store/store.ts";
 import { Tick } from "./platform/tick.ts";
 import { coalesced } from "./runtime/coalesced.ts";
 import { logIncident, watchProblems } from "./runtime/daemon-log.ts";
 import { version } from "./platform/version.ts";
-import type { DaemonOptions } from "./daemon-options.ts";
+import type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts";
 
-export type { DaemonOptions } from "./daemon-options.ts";
+export type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts";
 
-export interface DaemonEvents {
-  /** A PUT or DELETE changed which checks run; the scheduler has already followed it. */
-  "schedule:changed": [ScheduleChange];
-  /** A check started, `lagMs` after its planned time. */
-  "check:started": [ScheduledService, number];
-  /** A check's entry and the service's new state are committed to the store. */
-  "check:done": [CheckDone];
-  /** A notification was delivered to a channel (the row says which). */
-  "notify:sent": [Notification, SendResult];
-  /** A delivery attempt failed (it is retried, given up, or marked failed when the destination refused it). */
-  "notify:failed": [Notification, SendResult, Outcome];
-}
-
-/** A committed check with its entry (results folded during a store outage have none and are not told). */
-export type CheckDone = Recorded & { readonly entry: Entry };
 
 export interface Daemon {
   /** The API's base URL, e.g. http://127.0.0.1:8080. */
@@ -361,7 +345,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     ...kumaPushRoutes(compat, pingBuckets),
     ...gatusExternalRoutes(compat, pingBuckets),
     ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
-    ...announcementRoutes({ store, now, changed: () => views.changed() }),
+    ...[announcementRoutes, statusPageRoutes].flatMap((routes) => routes({ store, now, changed: () => views.changed() })),
     ...reportRoutes({ store, now }),
     ...clusterRoutes({ store, cluster, now }),
     ...tokenRoutes({ store, now, changed: () => access.refresh() }),

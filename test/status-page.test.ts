@@ -81,7 +81,7 @@ test("in Chromium: a status changes in place after the target fails, without a r
   await page.clock.runFor(30_000);
   await card.locator(".badge", { hasText: "Down" }).waitFor();
   assert.equal(await page.locator(".overall").innerText(), "1 of 3 down");
-  assert.match(await page.locator(".incidents").innerText(), /web-01\/Public API down for \d+s/);
+  assert.match(await page.locator(".incidents").innerText(), /Public API \(Web 01\) down for \d+s/, "its name and its server's, not their ids");
   assert.equal(await page.evaluate(() => (window as unknown as { marker: string }).marker), "not reloaded");
   assert.match(await page.title(), /1 of 3 down/);
 });
@@ -129,7 +129,7 @@ test("in Chromium: blocked and paused services say so in words and pass the acce
     assert.equal(await page.locator(".overall").innerText(), "1 of 3 down, 1 blocked, 1 paused");
     const badges = await page.locator(".service .badge").allInnerTexts();
     assert.deepEqual(badges, ["Down", "Blocked", "Paused"], "most in need of attention first");
-    assert.equal(await page.locator(".service.blocked .waiting").innerText(), "Waiting on web-01/db, which is down");
+    assert.equal(await page.locator(".service.blocked .waiting").innerText(), "Waiting on Database, which is down", "by its name, not its id");
     await page.evaluate(axeSource);
     const result = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string }[] }> } }).axe.run());
     const serious = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");

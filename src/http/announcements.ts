@@ -1,21 +1,19 @@
 /**
- * /announcements and /status-pages: what people are told on the status pages, and the named pages. Writing
- * an announcement needs a token of scope write that may use each server it names (all of them for one that
- * concerns every server); a named page, which can show servers to anyone, needs admin on every server. A token
- * limited to some servers sees only the announcements and pages that concern none but its servers: the others
- * answer as ones that do not exist do.
+ * /announcements: what people are told on the status pages (the named pages: status-pages.ts). Writing an
+ * announcement needs a token of scope write that may use each server it names (all of them for one that
+ * concerns every server). A token limited to some servers sees only the announcements that concern none but
+ * its servers: the others answer as ones that do not exist do.
  */
 import { z } from "zod";
-import { announcementBody, patchBody, statusPageBody, updateBody } from "../domain/schema/announcement.ts";
-import { id as idSchema } from "../domain/schema/index.ts";
+import { announcementBody, patchBody, updateBody } from "../domain/schema/announcement.ts";
 import type { Announcement, AnnouncementStore } from "../store/store.ts";
 import type { FieldError } from "../domain/validate.ts";
 import { mayUseAll, permitReferences, permitServer, type Principal } from "./access.ts";
-import { announcementAnswer, announcementsAnswer, statusPageAnswer, statusPagesAnswer } from "./answers.ts";
+import { announcementAnswer, announcementsAnswer } from "./answers.ts";
 import { HttpError, invalid } from "./problem.ts";
 import { validBody, type Route } from "./router.ts";
 import { badBody, badInput, pageLimit } from "./services.ts";
-import { announcementJson, statusPageJson } from "./views.ts";
+import { announcementJson } from "./views.ts";
 
 export interface AnnouncementsContext {
   readonly store: AnnouncementStore;
@@ -169,67 +167,5 @@ export function announcementRoutes(ctx: AnnouncementsContext): Route[] {
         },
       },
     },
-    {
-      path: "/status-pages",
-      methods: {
-        GET: {
-          summary: "The named status pages",
-          operationId: "listStatusPages",
-          server: "handler",
-          responses: { 200: { description: "The pages, by slug (for a token limited to some servers: those that show only its servers)", schema: statusPagesAnswer } },
-          handle: async (req) => {
-            const who = await req.principal();
-            return { status: 200, body: { pages: (await store.statusPages()).filter((p) => mayUseAll(who, p.servers)).map(statusPageJson) } };
-          },
-        },
-      },
-    },
-    {
-      path: "/status-pages/:slug",
-      methods: {
-        GET: {
-          summary: "One named status page's settings",
-          operationId: "getStatusPageSettings",
-          server: "handler",
-          responses: { 200: { description: "The page", schema: statusPageAnswer }, 404: { description: "No such page" } },
-          handle: async (req) => {
-            const [found] = await store.statusPages(req.params.slug!);
-            if (!found || !mayUseAll(await req.principal(), found.servers)) throw noPage(req.params.slug!);
-            return { status: 200, body: statusPageJson(found) };
-          },
-        },
-        PUT: {
-          summary: "Create or replace a named status page, shown at /status/p/{slug}",
-          operationId: "putStatusPage",
-          // On every server: a page of one slug may already show others, which a limited token may not replace nor learn of.
-          scope: "admin",
-          body: { schema: statusPageBody, required: true },
-          responses: { 200: { description: "Replaced", schema: statusPageAnswer }, 201: { description: "Created", schema: statusPageAnswer }, ...badBody },
-          handle: async (req) => {
-            const slug = req.params.slug!;
-            const valid = idSchema.safeParse(slug);
-            if (!valid.success) throw invalid([{ path: "/slug", message: valid.error.issues[0]!.message }], "the page");
-            const doc = await validBody(req, statusPageBody, "the page", '{"title": "Shop status", "servers": ["web-01"], "public": true}');
-            const put = await store.putStatusPage(slug, doc, ctx.now());
-            if ("unknownServers" in put) throw unknown(put.unknownServers, "the page");
-            ctx.changed();
-            return { status: put.created ? 201 : 200, body: statusPageJson(put.page), ...(put.created ? { headers: { location: `/status-pages/${slug}` } } : {}) };
-          },
-        },
-        DELETE: {
-          summary: "Delete a named status page",
-          operationId: "deleteStatusPage",
-          scope: "admin",
-          responses: { 204: { description: "Deleted" }, 404: { description: "No such page" } },
-          handle: async (req) => {
-            if (!(await store.deleteStatusPage(req.params.slug!))) throw noPage(req.params.slug!);
-            ctx.changed();
-            return { status: 204 };
-          },
-        },
-      },
-    },
   ];
 }
-
-export const noPage = (slug: string) => new HttpError(404, `no status page ${JSON.stringify(slug)}; GET /status-pages lists them`);

@@ -44,7 +44,7 @@ export function drain(req: IncomingMessage, clock: Clock, done: () => void): voi
  * `keepBytes`. Read by listening, not by iterating: leaving a `for await` over a request destroys it, and the
  * connection with it, before the 413 can be answered.
  */
-export function readBody(req: IncomingMessage, maxBytes: number, keepBytes: number): Promise<{ type: string; text: string } | undefined> {
+export function readBody(req: IncomingMessage, maxBytes: number, keepBytes: number): Promise<{ type: string; text: string; bytes: Buffer } | undefined> {
   const length = Number(req.headers["content-length"] ?? NaN);
   if (length > maxBytes) return Promise.reject(tooLarge(maxBytes));
   return new Promise((resolve, reject) => {
@@ -75,7 +75,8 @@ export function readBody(req: IncomingMessage, maxBytes: number, keepBytes: numb
       req.off("close", closed);
       if (size === 0) return resolve(undefined);
       const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-      resolve({ type, text: Buffer.concat(chunks).toString("utf8") });
+      const bytes = Buffer.concat(chunks);
+      resolve({ type, text: bytes.toString("utf8"), bytes });
     };
     req.on("data", data);
     req.once("end", end);

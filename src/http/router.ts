@@ -30,7 +30,7 @@ export interface Request {
   /** The parsed JSON body; `undefined` when the request has none. Throws HttpError (400, 413, 415). */
   json(): Promise<unknown>;
   /** The body as it came, with its media type, for operations that take more than JSON; undefined when empty. */
-  body(): Promise<{ readonly type: string; readonly text: string } | undefined>;
+  body(): Promise<{ readonly type: string; readonly text: string; readonly bytes: Buffer } | undefined>;
   /** Who sent it (throws HttpError 401 for a missing or unknown token); already checked unless the operation is open. */
   principal(): Promise<Principal>;
 }
@@ -40,6 +40,8 @@ export interface Response {
   readonly body?: unknown;
   /** For bodies that are not JSON (/metrics). */
   readonly text?: string;
+  /** For bodies that are not text (a page's logo). */
+  readonly bytes?: Buffer;
   /** A body made once and sent in many answers (a rendered page). */
   readonly shared?: SharedBody;
   readonly headers?: Readonly<Record<string, string>>;
@@ -227,7 +229,7 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         if (operation.server === undefined) permitServer(who, found.params.serverId, what);
       }
       const query = parseQuery(operation.query, url.searchParams);
-      let read: Promise<{ type: string; text: string } | undefined> | undefined;
+      let read: Promise<{ type: string; text: string; bytes: Buffer } | undefined> | undefined;
       const body = () => (read ??= readBody(req, operation.body?.maxBytes ?? maxBodyBytes, operation.body?.keepBytes ?? Infinity));
       const changes = !operation.open && method !== "GET" && method !== "HEAD";
       answer = await operation.handle({
@@ -275,7 +277,7 @@ function send(req: IncomingMessage, res: ServerResponse, answer: Response, clock
     const isProblem = answer.status >= 400;
     headers["content-type"] = `application/${isProblem ? "problem+json" : "json"}; charset=utf-8`;
   }
-  let payload: Buffer | undefined = answer.shared?.bytes ?? (text === undefined ? undefined : Buffer.from(text));
+  let payload: Buffer | undefined = answer.shared?.bytes ?? answer.bytes ?? (text === undefined ? undefined : Buffer.from(text));
   if (payload && payload.length > compressAbove) {
     const accepted = String(req.headers["accept-encoding"] ?? "");
     const encoding = /\bbr\b/.test(accepted) ? "br" : /\bgzip\b/.test(accepted) ? "gzip" : undefined;

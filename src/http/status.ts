@@ -5,13 +5,15 @@
 import { makeBadge, type Format } from "badge-maker";
 import { z } from "zod";
 import { History, serviceStats, statusModel, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
-import { pagePolicy, renderStatusPage } from "../status/page.ts";
+import { pagePolicy, policyWithAccent, renderStatusPage } from "../status/page.ts";
+import { mainSlug } from "../domain/schema/status-page.ts";
 import { announcementFeed } from "../status/feed.ts";
+import { pageAssetRoutes } from "./page-assets.ts";
 import type { Store } from "../store/store.ts";
 import { noServer, noService, serviceKey, windowParameter } from "./services.ts";
-import { mayUseAll, permitScope } from "./access.ts";
+import { mayUseAll, permitScope, permitServer } from "./access.ts";
 import { HttpError } from "./problem.ts";
-import { noPage } from "./announcements.ts";
+import { noPage } from "./status-pages.ts";
 import { rangeQuery, renderServicePage, servicePageModel } from "../status/service-page.ts";
 import type { StatusPage } from "../store/store.ts";
 import { SharedBody, type Answer, type Operation, type Request, type Response, type Route } from "./router.ts";
@@ -105,7 +107,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
    * servers a private page is none: it answers as a slug that names no page does, saying nothing of theirs.
    */
   const namedPage = async (req: Request, slug: string): Promise<{ page: StatusPage; isPublic: boolean } | undefined> => {
-    const [named] = await store.statusPages(slug);
+    const [named] = await store.statusPages({ slug });
     if (!named) return undefined;
     if (!named.public) {
       const who = await req.principal();
@@ -117,7 +119,35 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   const namedView = (named: { page: StatusPage; isPublic: boolean }) => {
     const now = ctx.now();
     const { page: p, isPublic } = named;
-    return ctx.views.get(`page:${p.slug}:${p.updatedAt}`, now, () => statusModel(store, history, now, { servers: p.servers, public: isPublic }));
+    return ctx.views.get(`page:${p.slug}:${p.updatedAt}`, now, () =>
+      statusModel(store, history, now, { servers: p.servers, ...(p.sections ? { sections: p.sections } : {}), public: isPublic }),
+    );
+  };
+  /** A named page as its readers see it, wherever they reach it (/status/p/{slug}, /status for main, `/` of a hostname). */
+  const namedResponse = async (named: { page: StatusPage; isPublic: boolean }): Promise<Response> => {
+    const v = await namedView(named);
+    const { page: p } = named;
+    const links = `/status/p/${encodeURIComponent(p.slug)}`;
+    const look = { ...p, logoSrc: p.logo && `${links}/logo?v=${p.logo.updatedAt}` };
+    v.page ??= new SharedBody(renderStatusPage(v.model, { title: p.title, version: ctx.version, links, description: p.description, named: true, look }));
+    return { status: 200, shared: v.page, headers: p.accentColor ? { ...pageHeaders, "content-security-policy": policyWithAccent(p.accentColor) } : pageHeaders };
+  };
+  /** Every named page, read at most once a second (and again when one changes): /status and `/` ask on every request. */
+  const pages = async () => (await ctx.views.get("status-pages", ctx.now(), () => store.statusPages())).model;
+  /**
+   * A page shown at a place that is not its own (/status for the page main, `/` of a hostname): answered as
+   * /status/p/{slug} answers, a private one to a token that may read all of its servers; to others as the
+   * daemon's own page would be (which needs a token that may read every server, unless --public-status).
+   */
+  const shownAt = async (req: Request, what: string, page: StatusPage | undefined): Promise<Response | undefined> => {
+    if (page && (page.public || ctx.public)) return namedResponse({ page, isPublic: true });
+    if (!ctx.public) {
+      const who = await req.principal();
+      permitScope(who, "read", what);
+      if (page && mayUseAll(who, page.servers)) return namedResponse({ page, isPublic: false });
+      permitServer(who, undefined, what);
+    }
+    return page && namedResponse({ page, isPublic: ctx.public });
   };
   /**
    * A service's own page, shared like the others: built from its server's view (as the daemon shows it, or
@@ -178,11 +208,15 @@ export function statusRoutes(ctx: StatusContext): Route[] {
       path: "/",
       methods: {
         GET: {
-          summary: "Where people start: a redirect to the status page",
+          summary: "Where people start: the status page whose hostnames include the request's Host, else a redirect to /status",
           operationId: "getRoot",
-          ...(open ? { open } : {}),
-          responses: { 302: { description: "To /status" } },
-          handle: () => ({ status: 302, headers: { location: "/status" } }),
+          open: true,
+          responses: { 200: { description: "The page of that host", contentType: "text/html" }, 302: { description: "To /status" } },
+          handle: async (req) => {
+            const host = (req.headers.host ?? "").replace(/:\d+$/, "").replace(/\.$/, "").toLowerCase();
+            const page = (await pages()).find((p) => p.hostnames.includes(host));
+            return (await shownAt(req, "GET /", page)) ?? { status: 302, headers: { location: "/status" } };
+          },
         },
       },
     },
@@ -190,11 +224,11 @@ export function statusRoutes(ctx: StatusContext): Route[] {
       path: "/status",
       methods: {
         GET: {
-          summary: "The status page of every server and service (HTML, complete without JavaScript)",
+          summary: "The status page: the named page main when there is one (PUT /status-pages/main), else every server and service (HTML, complete without JavaScript)",
           operationId: "getStatusPage",
-          ...(open ? { open } : {}),
+          open: true,
           responses: { 200: { description: "The page", contentType: "text/html" } },
-          handle: () => page(),
+          handle: async (req) => (await shownAt(req, "GET /status", (await pages()).find((p) => p.slug === mainSlug))) ?? page(),
         },
       },
     },
@@ -230,15 +264,12 @@ export function statusRoutes(ctx: StatusContext): Route[] {
               if ((await store.servers("p")).length === 0) throw noPage(slug);
               return servicePage(req, "p", slug, { base: `/status/p/${encodeURIComponent(slug)}`, back: { href: "/status", text: "Status" }, feed: "/status.atom" });
             }
-            const v = await namedView(named);
-            v.page ??= new SharedBody(
-              renderStatusPage(v.model, { title: named.page.title, version: ctx.version, links: `/status/p/${encodeURIComponent(slug)}`, description: named.page.description, named: true }),
-            );
-            return { status: 200, shared: v.page, headers: pageHeaders };
+            return namedResponse(named);
           },
         },
       },
     },
+    ...pageAssetRoutes({ ...ctx, namedPage, namedView }),
     {
       path: "/status/p/:slug/:serverId/:serviceId",
       methods: {

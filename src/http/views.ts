@@ -6,6 +6,7 @@ import type { Entry } from "../domain/model.ts";
 import { outageMs } from "../policy/outage.ts";
 import { maskedCheck } from "../domain/schema/secrets.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
+import { mainSlug } from "../domain/schema/status-page.ts";
 import type { Announcement, ConfigurationStore, Incident, Silence, StatusPage, Store, StoredService, TokenRecord } from "../store/store.ts";
 
 export const iso = (ms: number) => new Date(ms).toISOString();
@@ -181,8 +182,16 @@ export function statusPageJson(p: StatusPage) {
     title: p.title,
     description: p.description,
     servers: p.servers,
+    sections: p.sections,
     public: p.public,
-    url: `/status/p/${encodeURIComponent(p.slug)}`,
+    accentColor: p.accentColor,
+    footerLinks: p.footerLinks,
+    hostnames: p.hostnames,
+    showUptime: p.showUptime,
+    showLatency: p.showLatency,
+    showHistory: p.showHistory,
+    logo: p.logo && `/status/p/${encodeURIComponent(p.slug)}/logo?v=${p.logo.updatedAt}`,
+    url: p.slug === mainSlug ? "/status" : `/status/p/${encodeURIComponent(p.slug)}`,
     createdAt: iso(p.createdAt),
     updatedAt: iso(p.updatedAt),
   };

@@ -40,6 +40,17 @@ export function latencyChart(points: readonly LatencyPoint[], options: { title: 
       .defined((p) => pick(p) !== null)
       .x((p) => Math.round(x(Date.parse(p.at)) * 10) / 10)
       .y((p) => Math.round(y(pick(p)!) * 10) / 10)(points as LatencyPoint[]) ?? "";
+  // A value with no measured neighbour makes no line (a new service's only hour was a lone dot): a ring marks it.
+  const lone = (pick: (p: LatencyPoint) => number | null, cls: string) =>
+    points
+      .map((p, i) => {
+        const value = pick(p);
+        const before = i > 0 ? pick(points[i - 1]!) : null;
+        const after = i < points.length - 1 ? pick(points[i + 1]!) : null;
+        if (value === null || before !== null || after !== null) return "";
+        return `<circle class="${cls}" cx="${Math.round(x(Date.parse(p.at)) * 10) / 10}" cy="${Math.round(y(value) * 10) / 10}" r="3"/>`;
+      })
+      .join("");
   const yTicks = y.ticks(4);
   // A label every so many points, so that they never crowd: 6 or 7 along the axis.
   const every = Math.max(1, Math.ceil(points.length / 6));
@@ -53,7 +64,7 @@ export function latencyChart(points: readonly LatencyPoint[], options: { title: 
     .map((t) => `<line class="axis" x1="${margin.left}" x2="${width - margin.right}" y1="${y(t)}" y2="${y(t)}"/><text x="${margin.left - 6}" y="${y(t) + 4}" text-anchor="end">${ms(t)}</text>`)
     .join("")}${xTicks
     .map((p) => `<text x="${x(Date.parse(p.at))}" y="${height - 8}" text-anchor="middle">${label(p.at, options.per)}</text>`)
-    .join("")}<path class="p95" d="${path((p) => p.p95)}"/><path class="p50" d="${path((p) => p.p50)}"/></svg>`;
+    .join("")}<path class="p95" d="${path((p) => p.p95)}"/><path class="p50" d="${path((p) => p.p50)}"/>${lone((p) => p.p95, "p95")}${lone((p) => p.p50, "p50")}</svg>`;
   return html`<figure class="chart">${raw(svg)}<figcaption><ul class="legend"><li class="p50">p50 (median)</li><li class="p95">p95</li></ul></figcaption></figure>
 <details><summary>${options.title}: the numbers</summary><table><caption class="when">Per ${options.per}, UTC</caption><thead><tr><th scope="col">${options.per === "hour" ? "Hour" : "Day"}</th><th scope="col">Checks</th><th scope="col">Uptime</th><th scope="col">p50</th><th scope="col">p95</th></tr></thead><tbody>
 ${points.map(

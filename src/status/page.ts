@@ -9,6 +9,7 @@ import { duration } from "../policy/message.ts";
 import type { Severity } from "../domain/schema/announcement.ts";
 import { html, raw, type Html } from "./html.ts";
 import { markdown } from "./markdown.ts";
+import { css } from "./style.ts";
 import { pastDays, type AnnouncementView } from "./telling.ts";
 import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
@@ -79,18 +80,40 @@ function badge(s: ServiceStatus): Html {
   return html`<span class="badge ${s.status}">${label[s.status]}</span>`;
 }
 
-function service(s: ServiceStatus, now: number, dates: readonly string[], revision: number, links: string): Html {
+/** What a page's cards show (a named page's toggles), how to name a service, and what every card shares. */
+interface Cards {
+  readonly now: number;
+  readonly dates: readonly string[];
+  readonly revision: number;
+  /** Where the services' own pages are (/status, or a named page's path). */
+  readonly links: string;
+  readonly show: Pick<PageLook, "showUptime" | "showLatency" | "showHistory">;
+  /** The display names of the services shown, by "serverId/serviceId": a page never shows an id. */
+  readonly names: ReadonlyMap<string, string>;
+}
+
+function service(s: ServiceStatus, cards: Cards): Html {
+  const { now, dates, revision, links, show } = cards;
   const headingId = `s-${s.serverId}-${s.id}`;
+  const uptime = show.showUptime && uptimeFacts(s);
+  const timing = show.showLatency && latencyFact(s);
+  const blockedBy = s.blockedBy?.flatMap((ref) => cards.names.get(ref) ?? []);
   return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}"><a href="${links}/${s.serverId}/${s.id}">${s.name}</a></h3>${badge(s)}</div>
-<dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>${latencyFact(s)}</dl>
+${(uptime || timing) && html`<dl class="facts">${uptime}${timing}</dl>`}
 ${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since <time datetime="${s.incident.since}">${at(s.incident.since)}</time></p>`}
 ${s.quiet && html`<p class="waiting">${s.quiet.kind === "silence" ? "Silenced" : "In maintenance"} until <time datetime="${s.quiet.until}">${at(s.quiet.until)}</time>${s.quiet.reason ? html`: ${s.quiet.reason}` : ""}</p>`}
-${s.blockedBy && html`<p class="waiting">Waiting on ${s.blockedBy.join(", ")}, which ${s.blockedBy.length === 1 ? "is" : "are"} down</p>`}
+${blockedBy && html`<p class="waiting">${blockedBy.length === 0 ? "Waiting on a service it depends on, which is down" : html`Waiting on ${blockedBy.join(", ")}, which ${blockedBy.length === 1 ? "is" : "are"} down`}</p>`}
 ${s.status === "late" && s.dueAt && html`<p class="waiting">Its ping was due at <time datetime="${s.dueAt}">${at(s.dueAt)}</time></p>`}
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
-${barOf(s, revision, dates)}
+${show.showHistory && barOf(s, revision, dates)}
 ${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse(s.lastCheckedAt))} ago</p>`}</li>
 `;
+}
+
+/** Its uptime over 24 hours and 30 days; said once, not "no data" twice, while nothing is measured yet. */
+export function uptimeFacts(s: ServiceStatus): Html {
+  if (s.uptime24h === null && s.uptime30d === null) return html`<div><dt>Uptime</dt><dd>not measured yet</dd></div>`;
+  return html`<div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>`;
 }
 
 /**
@@ -99,7 +122,8 @@ ${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse
  */
 export function latencyFact(s: ServiceStatus, latencyLabel = "Latency"): Html {
   if (s.lastRunMs !== undefined) return s.lastRunMs === null ? html`` : html`<div><dt>Last run took</dt><dd>${s.lastRunMs < 1000 ? `${Math.round(s.lastRunMs)} ms` : duration(s.lastRunMs)}</dd></div>`;
-  return html`<div><dt>${latencyLabel}</dt><dd>${s.latencyMs === null ? raw("&mdash;") : `${Math.round(s.latencyMs)} ms`}</dd></div>`;
+  // None yet (not checked, or no answer to time): nothing, rather than a bare dash.
+  return s.latencyMs === null ? html`` : html`<div><dt>${latencyLabel}</dt><dd>${Math.round(s.latencyMs)} ms</dd></div>`;
 }
 
 /** A service's history bar: its uptime per day, oldest first. */
@@ -110,35 +134,53 @@ export function barOf(s: ServiceStatus, revision: number, dates: readonly string
 /** The announcements shown now, leading a page. */
 export const announcementsOf = (list: readonly AnnouncementView[]) => announcements(list, "Announcements", "now");
 
-function server(srv: ServerStatus, now: number, dates: readonly string[], revision: number, links: string): Html {
-  return html`<section class="server" aria-labelledby="server-${srv.id}"><h2 id="server-${srv.id}">${srv.name} <span class="badge ${srv.status}">${label[srv.status]}</span></h2>
+/** A server's services, or a section's (`key` tells their headings apart). */
+function group(key: string, g: Pick<ServerStatus, "name" | "status" | "services">, cards: Cards): Html {
+  return html`<section class="server" aria-labelledby="${key}"><h2 id="${key}">${g.name} <span class="badge ${g.status}">${label[g.status]}</span></h2>
 <ul class="services">
-${srv.services.map((s) => service(s, now, dates, revision, links))}</ul></section>
+${g.services.map((s) => service(s, cards))}</ul></section>
 `;
 }
 
+/** What a named page looks like and what its cards show (PUT /status-pages/{slug}); the daemon's pages show all. */
+export interface PageLook {
+  readonly accentColor: string | null;
+  readonly footerLinks: readonly { readonly label: string; readonly url: string }[];
+  readonly showUptime: boolean;
+  readonly showLatency: boolean;
+  readonly showHistory: boolean;
+  /** Where its logo is (on the page's own origin); absent or null: none. */
+  readonly logoSrc?: string | null;
+}
+const plain: PageLook = { accentColor: null, footerLinks: [], showUptime: true, showLatency: true, showHistory: true };
+
 /** The part the refresh replaces. `links`: where the services' own pages are (/status, or a named page's path). */
-function content(model: StatusModel, links: string, description: string | null): Html {
+function content(model: StatusModel, links: string, description: string | null, look: PageLook): Html {
   const now = Date.parse(model.generatedAt);
   const first = model.servers[0]?.services[0];
   const dates = first ? historyDates(first.history) : [];
   const { overall } = model;
   const state = worst(overall);
+  const serverNames = new Map(model.servers.map((srv) => [srv.id, srv.name]));
+  const names = new Map(model.servers.flatMap((srv) => srv.services.map((s) => [`${s.serverId}/${s.id}`, s.name] as const)));
+  const cards: Cards = { now, dates, revision: model.historyRevision, links, show: look, names };
+  // On a page of sections the server is the operator's word, not the reader's: a service's name alone.
+  const who = (serverId: string, name: string, serverName = serverNames.get(serverId)) => (model.sections || !serverName ? name : `${name} (${serverName})`);
   return html`<div id="content">${description && html`<div class="description">${markdown(description)}</div>`}
 ${announcements(model.announcements, "Announcements", "now")}
 <p class="overall ${state}" role="status">${overall.summary}</p>
 <p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time></p>
-${scheduled(model.scheduled)}
+${scheduled(model.scheduled, names)}
 ${
   model.incidents.length > 0 &&
   html`<section class="incidents" aria-labelledby="incidents"><h2 id="incidents">Open incidents</h2><ul>
 ${model.incidents.map(
-  (s) => html`<li><strong>${s.serverId}/${s.name}</strong> down for ${duration(s.incident!.durationMs)}, since <time datetime="${s.incident!.since}">${at(s.incident!.since)}</time></li>
+  (s) => html`<li><strong>${who(s.serverId, s.name)}</strong> down for ${duration(s.incident!.durationMs)}, since <time datetime="${s.incident!.since}">${at(s.incident!.since)}</time></li>
 `,
 )}</ul></section>`
 }
-${model.servers.map((srv) => server(srv, now, dates, model.historyRevision, links))}${model.servers.length === 0 && html`<p>No services are monitored yet.</p>`}
-${past(model.past)}</div>`;
+${model.sections ? model.sections.map((g, i) => group(`section-${i}`, { ...g, name: g.title }, cards)) : model.servers.map((srv) => group(`server-${srv.id}`, srv, cards))}${model.servers.length === 0 && html`<p>No services are monitored yet.</p>`}
+${past(model.past, (i) => who(i.serverId, i.name, i.serverName))}</div>`;
 }
 
 /**
@@ -146,24 +188,26 @@ ${past(model.past)}</div>`;
  * React's render alone took 63 ms (median) of the page's 50 ms budget, the templates a few; what React gave,
  * escaping by default, html.ts gives too.
  */
-export function renderStatusPage(model: StatusModel, options: { title: string; version: string; links?: string; description?: string | null; named?: boolean }): string {
+export function renderStatusPage(model: StatusModel, options: { title: string; version: string; links?: string; description?: string | null; named?: boolean; look?: PageLook }): string {
   // A named page is for its own readers: the daemon's JSON and feed cover every server, and may need a token.
-  const also = options.named ? {} : { json: "/status.json", feed: "/status.atom" };
-  return layout(`${options.title}: ${model.overall.summary}`, options.title, content(model, options.links ?? "/status", options.description ?? null), options.version, also);
+  const look = options.look ?? plain;
+  const also = { ...(options.named ? {} : { json: "/status.json", feed: "/status.atom" }), look };
+  return layout(`${options.title}: ${model.overall.summary}`, options.title, content(model, options.links ?? "/status", options.description ?? null, look), options.version, also);
 }
 
 /**
  * Every page's frame: head, style, heading, footer and the refresh script. `also`: where its data is as JSON,
  * and the announcements' feed.
  */
-export function layout(title: string, heading: string | Html, main: Html, version: string, also: { json?: string; feed?: string } = {}): string {
+export function layout(title: string, heading: string | Html, main: Html, version: string, also: { json?: string; feed?: string; look?: PageLook } = {}): string {
+  const accent = also.look?.accentColor;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
 <link rel="icon" href="/favicon.ico" type="image/svg+xml">${also.feed && html`<link rel="alternate" type="application/atom+xml" title="Announcements" href="${also.feed}">`}<title>${title}</title>
-<style>${raw(css)}</style></head>
-<body><header><h1>${heading}</h1></header>
+<style>${raw(css)}</style>${accent && html`<style>${raw(accentStyle(accent))}</style>`}</head>
+<body><header>${also.look?.logoSrc && html`<img class="logo" src="${also.look.logoSrc}" alt="">`}<h1>${heading}</h1></header>
 <main>${main}</main>
-<footer>healthd ${version}${also.json && html` &middot; <a href="${also.json}">as JSON</a>`}${also.feed && html` &middot; <a href="${also.feed}">announcements as a feed</a>`} &middot; refreshed every 30 s</footer>
+<footer>${also.look?.footerLinks.map((l) => html`<a href="${l.url}" rel="nofollow noopener noreferrer">${l.label}</a> &middot; `)}healthd ${version}${also.json && html` &middot; <a href="${also.json}">as JSON</a>`}${also.feed && html` &middot; <a href="${also.feed}">announcements as a feed</a>`} &middot; refreshed every 30 s</footer>
 <script>${raw(script)}</script></body></html>
 `.text;
 }
@@ -204,24 +248,24 @@ function announcements(list: readonly AnnouncementView[], heading: string, when:
   return list.length > 0 && html`<section class="announcements" aria-label="${heading}">${list.map((a) => announcement(a, when))}</section>`;
 }
 
-function scheduled(model: StatusModel["scheduled"]): Html | false {
+function scheduled(model: StatusModel["scheduled"], names: ReadonlyMap<string, string>): Html | false {
   if (model.announcements.length === 0 && model.maintenance.length === 0) return false;
   return html`<section class="scheduled" aria-labelledby="scheduled"><h2 id="scheduled">Scheduled maintenance</h2>
 ${announcements(model.announcements, "Scheduled announcements", "ahead")}${
     model.maintenance.length > 0 &&
     html`<ul>${model.maintenance.map(
-      (m) => html`<li><strong>${m.serverName}</strong>${m.services && html` (${m.services.join(", ")})`}: <time datetime="${m.startsAt}">${at(m.startsAt)}</time> to <time datetime="${m.endsAt}">${at(m.endsAt)}</time>${m.reason && html`: ${m.reason}`} <span class="when">(repeats: <code>${m.repeats}</code> ${m.timezone})</span></li>
+      (m) => html`<li><strong>${m.serverName}</strong>${m.services && html` (${m.services.flatMap((id) => names.get(`${m.serverId}/${id}`) ?? []).join(", ")})`}: <time datetime="${m.startsAt}">${at(m.startsAt)}</time> to <time datetime="${m.endsAt}">${at(m.endsAt)}</time>${m.reason && html`: ${m.reason}`} <span class="when">(repeats: <code>${m.repeats}</code> ${m.timezone})</span></li>
 `,
     )}</ul>`
   }</section>`;
 }
 
-function past(model: StatusModel["past"]): Html {
+function past(model: StatusModel["past"], who: (i: StatusModel["past"]["incidents"][number]) => string): Html {
   const items = [
     ...model.announcements.map((a) => ({ at: a.endsAt!, html: announcement(a, "past") })),
     ...model.incidents.map((i) => ({
       at: i.closedAt,
-      html: html`<p class="past-incident"><strong>${i.serverId}/${i.name}</strong> was down for ${duration(i.durationMs)}, from <time datetime="${i.startedAt}">${at(i.startedAt)}</time> to <time datetime="${i.closedAt}">${at(i.closedAt)}</time></p>
+      html: html`<p class="past-incident"><strong>${who(i)}</strong> was down for ${duration(i.durationMs)}, from <time datetime="${i.startedAt}">${at(i.startedAt)}</time> to <time datetime="${i.closedAt}">${at(i.closedAt)}</time></p>
 `,
     })),
   ].sort((a, b) => b.at.localeCompare(a.at));
@@ -267,92 +311,21 @@ const script = `(() => {
   });
 })();`;
 
-/** Light and dark, readable on a 375 px phone and a wide screen; colours always come with words. */
-const css = `
-:root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #4d5560; --line: #d8dde3; --card: #f6f8fa;
-  --up: #116329; --up-bg: #dafbe1; --down: #a40e26; --down-bg: #ffebe9; --unknown: #4d5560; --unknown-bg: #eaeef2;
-  --blocked: #7d4e00; --blocked-bg: #fff8c5;
-  --full: #1a7f37; --high: #4ac26b; --mid: #d4a72c; --low: #cf222e; --none: #d0d7de; --focus: #0969da; }
-@media (prefers-color-scheme: dark) {
-  :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9da7b3; --line: #30363d; --card: #161b22;
-    --up: #7ee2a8; --up-bg: #0f2e1b; --down: #ffa198; --down-bg: #3c1618; --unknown: #9da7b3; --unknown-bg: #21262d;
-    --blocked: #e3b341; --blocked-bg: #2e2410;
-    --full: #2ea043; --high: #56d364; --mid: #e3b341; --low: #f85149; --none: #30363d; --focus: #58a6ff; }
-}
-* { box-sizing: border-box; }
-body { margin: 0 auto; max-width: 72rem; padding: 1rem; background: var(--bg); color: var(--fg);
-  font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
-h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; }
-h3 { font-size: 1rem; margin: 0; overflow-wrap: anywhere; }
-.overall { font-size: 1.25rem; font-weight: 600; padding: .75rem 1rem; border-radius: .5rem; margin: 0; }
-.overall.up { background: var(--up-bg); color: var(--up); }
-.overall.down { background: var(--down-bg); color: var(--down); }
-.overall.unknown, .overall.paused, .overall.new { background: var(--unknown-bg); color: var(--unknown); }
-.overall.blocked, .overall.late, .overall.degraded { background: var(--blocked-bg); color: var(--blocked); }
-.updated, .checked, footer { color: var(--muted); font-size: .875rem; }
-.incidents ul { padding-left: 1.25rem; }
-.incidents li { color: var(--down); }
-.services { list-style: none; padding: 0; margin: 0; display: grid; gap: .75rem; grid-template-columns: repeat(auto-fill, minmax(min(100%, 22rem), 1fr)); }
-.service { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; min-width: 0; }
-.service.down { border-color: var(--down); }
-.service.blocked, .service.late, .service.degraded { border-color: var(--blocked); }
-.head { display: flex; justify-content: space-between; align-items: center; gap: .5rem; }
-.badge { font-size: .8rem; font-weight: 600; padding: .1rem .5rem; border-radius: 1rem; white-space: nowrap; }
-.badge.up { background: var(--up-bg); color: var(--up); }
-.badge.down { background: var(--down-bg); color: var(--down); }
-.badge.unknown, .badge.paused, .badge.new, .badge.quiet { background: var(--unknown-bg); color: var(--unknown); }
-.badge.blocked, .badge.late, .badge.degraded { background: var(--blocked-bg); color: var(--blocked); }
-.facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .5rem 0; }
-.facts div { display: flex; gap: .35rem; }
-.facts dt { color: var(--muted); }
-.facts dd { margin: 0; font-variant-numeric: tabular-nums; }
-.incident, .error { margin: .25rem 0; color: var(--down); overflow-wrap: anywhere; }
-.waiting { margin: .25rem 0; color: var(--blocked); overflow-wrap: anywhere; }
-.bar { display: flex; gap: 1px; list-style: none; padding: 0; margin: .5rem 0 0; height: 1.75rem; position: relative; }
-.bar li { flex: 1 1 0; min-width: 1px; border-radius: 1px; background: var(--none); }
-.bar li.f { background: var(--full); } .bar li.h { background: var(--high); }
-.bar li.m { background: var(--mid); } .bar li.l { background: var(--low); }
-.bar li:hover, .bar li:focus { outline: 2px solid var(--focus); outline-offset: 1px; }
-.bar li:hover::after, .bar li:focus::after { content: attr(aria-label); position: absolute; left: 0; top: 2rem; z-index: 1; padding: .2rem .5rem;
-  background: var(--fg); color: var(--bg); border-radius: .25rem; font-size: .8rem; white-space: nowrap; }
-a { color: var(--focus); }
-h3 a { color: inherit; }
-footer { margin-top: 2rem; }
-.announcement { border: 1px solid var(--line); border-left: .35rem solid var(--muted); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 .75rem; background: var(--card); }
-.announcement.outage { border-left-color: var(--down); } .announcement.degraded { border-left-color: var(--blocked); }
-.announcement.maintenance, .announcement.info { border-left-color: var(--focus); }
-.announcement h3 { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
-.badge.outage { background: var(--down-bg); color: var(--down); } .badge.degraded { background: var(--blocked-bg); color: var(--blocked); }
-.badge.info, .badge.maintenance { background: var(--unknown-bg); color: var(--fg); }
-.when, .quiet-note { color: var(--muted); font-size: .875rem; margin: .25rem 0; }
-.md { overflow-wrap: anywhere; } .md p { margin: .25rem 0; } .md ul, .md ol { margin: .25rem 0; padding-left: 1.5rem; }
-.updates { list-style: none; padding: 0; margin: .5rem 0 0; border-top: 1px solid var(--line); }
-.updates li { padding: .25rem 0; border-bottom: 1px solid var(--line); }
-.past-list { list-style: none; padding: 0; } .past-list li { margin: 0 0 .5rem; }
-.scheduled ul { padding-left: 1.25rem; }
-.description { margin: 0 0 1rem; }
-.chart { margin: .5rem 0; } .chart svg { width: 100%; height: auto; display: block; }
-.chart .axis { stroke: var(--line); } .chart text { fill: var(--muted); font-size: 11px; }
-.chart path { stroke-linecap: round; stroke-linejoin: round; } .chart .p50 { fill: none; stroke: var(--focus); stroke-width: 2; } .chart .p95 { fill: none; stroke: var(--mid); stroke-width: 2; stroke-dasharray: 5 3; }
-.legend { display: flex; gap: 1rem; list-style: none; padding: 0; margin: .25rem 0; font-size: .875rem; }
-.legend .p50::before, .legend .p95::before { content: ""; display: inline-block; width: 1.5rem; height: 0; margin-right: .35rem; vertical-align: middle; border-top: 2px solid var(--focus); }
-.legend .p95::before { border-top: 2px dashed var(--mid); }
-.ranges { display: flex; gap: .75rem; list-style: none; padding: 0; margin: .5rem 0; }
-.ranges [aria-current] { font-weight: 700; color: var(--fg); text-decoration: none; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: .875rem; }
-th, td { text-align: right; padding: .15rem .6rem; border-bottom: 1px solid var(--line); } th:first-child, td:first-child { text-align: left; }
-details { margin: .5rem 0; } summary { cursor: pointer; color: var(--focus); }
-.crumbs { margin: 0 0 .5rem; font-size: .875rem; }
-`;
 
 /**
  * The page's policy: nothing from another origin, and only its own inline style and script, named by their
  * hashes. A hash pins the exact text (a nonce allows any script that carries it), and it is the same for every
  * answer, so one rendering can be sent to every reader.
  */
+const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+
+/** A named page's accent colour (#rrggbb, validated when saved): the heading's rule, never text (contrast stays). */
+export const accentStyle = (color: string) => `:root { --accent: ${color}; }`;
+
+/** The policy of a page with an accent colour: its style allowed by its hash too. */
+export const policyWithAccent = (color: string) => pagePolicy.replace(`style-src ${hash(css)}`, `style-src ${hash(css)} ${hash(accentStyle(color))}`);
+
 export const pagePolicy = (() => {
-  const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
   return [
     "default-src 'none'",
     `script-src ${hash(script)}`,

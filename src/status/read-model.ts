@@ -10,6 +10,7 @@ import { merge, quantile } from "../policy/sketch.ts";
 import type { ReadModelStore, Store, StoredService } from "../store/store.ts";
 import { telling, type Telling } from "./telling.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Quieting, type Shown, type ShownStatus } from "./shown.ts";
+import { pickSections } from "./sections.ts";
 
 export { dayMs };
 /** Days in a service's history bar, today included. */
@@ -65,6 +66,13 @@ export interface ServerStatus {
   readonly services: readonly ServiceStatus[];
 }
 
+/** A section of a page of chosen services: its title, and its services in the order the page names them. */
+export interface SectionStatus {
+  readonly title: string;
+  readonly status: ServiceStatusName;
+  readonly services: readonly ServiceStatus[];
+}
+
 export interface StatusModel {
   readonly generatedAt: string;
   /** Moves whenever a settled day of any history changes (a new day, results stored late). */
@@ -87,6 +95,8 @@ export interface StatusModel {
   /** Services with an open incident, the longest first. */
   readonly incidents: readonly ServiceStatus[];
   readonly servers: readonly ServerStatus[];
+  /** A page of chosen services: what it shows, by section (the servers above hold the same services). */
+  readonly sections?: readonly SectionStatus[];
   /** Announcements shown now, the latest first (src/status/telling.ts). */
   readonly announcements: Telling["announcements"];
   /** Announcements not begun, and maintenance windows of the next week. */
@@ -99,6 +109,8 @@ export interface StatusOptions {
   readonly serverId?: string;
   /** A named page's servers, in the order it shows them. */
   readonly servers?: readonly string[];
+  /** A named page's sections: only the services they name ("server/service", "server/*") are shown. */
+  readonly sections?: readonly { readonly title: string; readonly services: readonly string[] }[];
   /** For anyone: no URLs, headers, bodies or error texts. */
   readonly public: boolean;
 }
@@ -218,7 +230,8 @@ export async function statusModel(store: Store, history: History, now: number, o
   const since24h = Math.floor(now / hourMs) * hourMs - 23 * hourMs;
   const chosen = options.servers && new Map(options.servers.map((id, i) => [id, i]));
   const [all, snapshot] = await Promise.all([store.services({ serverId: options.serverId }), history.snapshot(store, now)]);
-  const services = chosen ? all.filter((s) => chosen.has(s.serverId)).sort((a, b) => chosen.get(a.serverId)! - chosen.get(b.serverId)!) : all;
+  const picked = options.sections && pickSections(options.sections, all);
+  const services = picked ? picked.services : chosen ? all.filter((s) => chosen.has(s.serverId)).sort((a, b) => chosen.get(a.serverId)! - chosen.get(b.serverId)!) : all;
   const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now, options.serverId)]);
   // The dates of the history, once for all services.
   const dates = Array.from({ length: historyDays }, (_, i) => today - (historyDays - 1 - i) * dayMs);
@@ -226,10 +239,12 @@ export async function statusModel(store: Store, history: History, now: number, o
   const settled = dates.filter((day) => day < snapshot.settledUntil).length;
 
   const statuses: ServiceStatus[] = [];
+  const byRef = new Map<string, ServiceStatus>();
   const grouped = new Map<string, { id: string; name: string; services: ServiceStatus[] }>();
   for (const s of services) {
     const status = serviceStatus(s, upstream, quiet, snapshot, { now, since24h, dates, from, settled }, options.public);
     statuses.push(status);
+    byRef.set(`${s.serverId}/${s.id}`, status);
     let server = grouped.get(s.serverId);
     if (!server) grouped.set(s.serverId, (server = { id: s.serverId, name: s.serverName, services: [] }));
     server.services.push(status);
@@ -244,6 +259,7 @@ export async function statusModel(store: Store, history: History, now: number, o
     servers: chosen ? quiet.servers.filter((s) => chosen.has(s.id)).sort((a, b) => chosen.get(a.id)! - chosen.get(b.id)!) : quiet.servers,
     all: !options.serverId && !chosen,
     names: new Map(services.map((s) => [`${s.serverId}/${s.id}`, s.name])),
+    onlyNamed: picked !== undefined,
     public: options.public,
   });
   return {
@@ -252,6 +268,7 @@ export async function statusModel(store: Store, history: History, now: number, o
     overall: { ...overall, summary: summary(overall) },
     incidents: statuses.filter((s) => s.incident).sort((a, b) => b.incident!.durationMs - a.incident!.durationMs),
     servers,
+    ...(picked ? { sections: picked.sections.map(({ title, refs }) => sectionStatus(title, refs.flatMap((r) => byRef.get(r) ?? []))) } : {}),
     ...told,
   };
 }
@@ -308,6 +325,8 @@ function orderServices(services: readonly ServiceStatus[]): ServiceStatus[] {
 
 type Counted = ReturnType<typeof countShown>;
 const counts = countShown;
+
+const sectionStatus = (title: string, services: ServiceStatus[]): SectionStatus => ({ title, status: worst(counts(services)), services });
 
 /** A group's status: the worst of its services, paused only when all are. */
 export function worst(c: Counted): ServiceStatusName {

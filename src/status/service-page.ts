@@ -11,7 +11,7 @@ import { duration } from "../policy/message.ts";
 import type { AlertingStore, ReadModelStore } from "../store/store.ts";
 import { latencyChart, type LatencyPoint } from "./chart.ts";
 import { html, type Html } from "./html.ts";
-import { announcementsOf, at, barOf, latencyFact, layout, label, percent } from "./page.ts";
+import { announcementsOf, at, barOf, latencyFact, layout, label, uptimeFacts } from "./page.ts";
 import { dayMs, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
 export const ranges = { "24h": { per: "hour", count: 24, words: "last 24 hours" }, "30d": { per: "day", count: 30, words: "last 30 days" }, "90d": { per: "day", count: 90, words: "last 90 days" } } as const;
@@ -97,11 +97,15 @@ export function renderServicePage(model: ServicePageModel, options: { base: stri
 ${announcementsOf(model.announcements)}
 <p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${at(s.quiet.until)})`}</p>
 <p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time>${s.lastCheckedAt && html`; checked <time datetime="${s.lastCheckedAt}">${at(s.lastCheckedAt)}</time>`}</p>
-<dl class="facts"><div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>${latencyFact(s, "Last latency")}</dl>
+<dl class="facts">${uptimeFacts(s)}${latencyFact(s, "Last latency")}</dl>
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
-<section aria-labelledby="latency"><h2 id="latency">Latency, ${words}</h2>
+${
+  // A heartbeat is told, not checked: it has no latency to chart (only a heartbeat has lastRunMs).
+  s.lastRunMs === undefined &&
+  html`<section aria-labelledby="latency"><h2 id="latency">Latency, ${words}</h2>
 <nav aria-label="Chart span"><ul class="ranges">${rangeLinks}</ul></nav>
-${latencyChart(model.latency, { title: `Latency, ${words}`, per, id: "chart" })}</section>
+${latencyChart(model.latency, { title: `Latency, ${words}`, per, id: "chart" })}</section>`
+}
 <section aria-labelledby="uptime"><h2 id="uptime">Uptime per day</h2>
 ${barOf(s, model.historyRevision)}</section>
 <section aria-labelledby="incidents"><h2 id="incidents">Incidents</h2>

@@ -50,6 +50,7 @@ export interface ScheduledMaintenance {
 
 export interface PastIncident {
   readonly serverId: string;
+  readonly serverName: string;
   readonly serviceId: string;
   readonly name: string;
   /** Its first failed check: the outage counts from here. */
@@ -74,6 +75,8 @@ export interface TellingScope {
   readonly all: boolean;
   /** A service's name, by "serverId/serviceId" (one since deleted shows its id). */
   readonly names: ReadonlyMap<string, string>;
+  /** A page of chosen services: only those of `names` are told of (past incidents, maintenance of some services). */
+  readonly onlyNamed?: boolean;
   readonly public: boolean;
 }
 
@@ -96,6 +99,7 @@ export function announcementView(a: Announcement): AnnouncementView {
 export async function telling(store: AlertingStore & AnnouncementStore, now: number, scope: TellingScope): Promise<Telling> {
   const since = now - pastDays * dayMs;
   const shown = new Set(scope.servers.map((s) => s.id));
+  const serverNames = new Map(scope.servers.map((s) => [s.id, s.name]));
   const [announcements, closed] = await Promise.all([
     store.announcements({ now, endedAfter: since, limit: 500 }),
     store.incidents({ open: false, endedAfter: since, limit: 500, ...(scope.servers.length === 1 && !scope.all ? { serverId: scope.servers[0]!.id } : {}) }),
@@ -105,7 +109,10 @@ export async function telling(store: AlertingStore & AnnouncementStore, now: num
   const maintenance = scope.servers
     .flatMap((server) =>
       // The next time of each window: a daily one listed seven times would crowd out the rest.
-      server.maintenance.flatMap((window) => upcomingWindows([window], now, now + aheadDays * dayMs, 1)).map(
+      server.maintenance
+        .filter((w) => !scope.onlyNamed || !w.services || w.services.some((id) => scope.names.has(`${server.id}/${id}`)))
+        .flatMap((window) => upcomingWindows([window], now, now + aheadDays * dayMs, 1))
+        .map(
         (w): ScheduledMaintenance => ({
           serverId: server.id,
           serverName: server.name,
@@ -129,11 +136,12 @@ export async function telling(store: AlertingStore & AnnouncementStore, now: num
     past: {
       announcements: mine.filter((a) => a.endsAt !== null && a.endsAt <= now).sort((a, b) => b.endsAt! - a.endsAt!).slice(0, most).map(announcementView),
       incidents: closed.incidents
-        .filter((i) => shown.has(i.serverId))
+        .filter((i) => shown.has(i.serverId) && (!scope.onlyNamed || scope.names.has(`${i.serverId}/${i.serviceId}`)))
         .sort((a, b) => b.closedAt! - a.closedAt!)
         .slice(0, most)
         .map((i) => ({
           serverId: i.serverId,
+          serverName: serverNames.get(i.serverId) ?? i.serverId,
           serviceId: i.serviceId,
           name: scope.names.get(`${i.serverId}/${i.serviceId}`) ?? i.serviceId,
           startedAt: iso(i.startedAt),

@@ -152,7 +152,20 @@ const tables = [
   table({
     table: "status_pages",
     key: ["slug"],
-    columns: [["slug", "text"], ["title", "text"], ["description", "text"], ["servers", "text"], ["public", "boolean"], ["created_at", "bigint"], ["updated_at", "bigint"]],
+    columns: [
+      ["slug", "text"], ["title", "text"], ["description", "text"], ["servers", "text"], ["public", "boolean"], ["created_at", "bigint"], ["updated_at", "bigint"],
+      ["sections", "text"], ["accent_color", "text"], ["footer_links", "text"], ["show_uptime", "boolean"], ["show_latency", "boolean"], ["show_history", "boolean"],
+    ],
+  }),
+  table({
+    table: "status_page_logos",
+    key: ["slug"],
+    columns: [["slug", "text"], ["type", "text"], ["data", "text"], ["updated_at", "bigint"]],
+  }),
+  table({
+    table: "status_page_hostnames",
+    key: ["hostname"],
+    columns: [["hostname", "text"], ["slug", "text"]],
   }),
   table({
     table: "sessions",

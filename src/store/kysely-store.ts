@@ -12,6 +12,7 @@ import type { Backend } from "./backend.ts";
 import * as alerting from "./queries/alerting.ts";
 import * as channelQueries from "./queries/channels.ts";
 import * as telling from "./queries/announcements.ts";
+import * as pages from "./queries/status-pages.ts";
 import * as domains from "./queries/domains.ts";
 import * as configure from "./queries/configure.ts";
 import * as entries from "./queries/entries.ts";
@@ -208,13 +209,17 @@ export class KyselyStore implements Store {
       return unknownServers.length > 0 ? { unknownServers } : telling.patchAnnouncement(trx, id, patch, now);
     });
   deleteAnnouncement = (id: number) => this.#write((trx) => telling.deleteAnnouncement(trx, id));
-  statusPages = (slug?: string) => this.#run(() => telling.statusPages(this.#db, slug));
+  statusPages: Store["statusPages"] = (query) => this.#run(() => pages.statusPages(this.#db, query));
   putStatusPage: Store["putStatusPage"] = (slug, page, now) =>
     this.#write(async (trx) => {
-      const unknownServers = await telling.unknownServers(trx, page.servers);
-      return unknownServers.length > 0 ? { unknownServers } : telling.putStatusPage(trx, slug, page, now);
+      const unknown = await pages.unknownReferences(trx, page);
+      if (unknown.length > 0) return { unknown };
+      const takenHostnames = await pages.takenHostnames(trx, slug, page.hostnames);
+      return takenHostnames.length > 0 ? { takenHostnames } : pages.putStatusPage(trx, slug, page, now);
     });
-  deleteStatusPage = (slug: string) => this.#write((trx) => telling.deleteStatusPage(trx, slug));
+  deleteStatusPage = (slug: string) => this.#write((trx) => pages.deleteStatusPage(trx, slug));
+  putStatusPageLogo: Store["putStatusPageLogo"] = (slug, logo, now) => this.#write((trx) => pages.putLogo(trx, slug, logo, now));
+  statusPageLogo = (slug: string) => this.#run(() => pages.logo(this.#db, slug));
 
   createToken: Store["createToken"] = (token, now) => this.#write((trx) => tokens.createToken(trx, token, now));
   tokens = () => this.#run(() => tokens.tokens(this.#db));

@@ -9,7 +9,8 @@
  * authority for every fact it stores, and several nodes agree. It answers domain values: times are Unix ms.
  */
 import type { Entry, IncidentState, Rollup, ScheduleChange, ScheduledService, ServerDocument, ServiceDocument } from "../domain/model.ts";
-import type { AnnouncementInput, AnnouncementPatch, Severity, StatusPageDocument } from "../domain/schema/announcement.ts";
+import type { AnnouncementInput, AnnouncementPatch, Severity } from "../domain/schema/announcement.ts";
+import type { PageSection, StatusPageDocument } from "../domain/schema/status-page.ts";
 import type { CheckRun, LocationResult, Upstream } from "../domain/batch.ts";
 import type { ApplyOptions, ApplyResult, ChannelStore, EntryQuery, Incident, IncidentQuery, NamedEntry, NewSilence, NodeRecord, Notification, NotificationStatus, RecordedRun, ServerRecord, ServiceFilter, Silence, StoredService, UptimeCount, WatchOptions } from "./records.ts";
 
@@ -103,10 +104,21 @@ export interface AnnouncementStore {
   /** Change some of its fields; undefined when there is none of that id, or the servers it would name that do not exist. */
   patchAnnouncement(id: number, patch: AnnouncementPatch, now: number): Promise<Announcement | undefined | { readonly unknownServers: string[] }>;
   deleteAnnouncement(id: number): Promise<boolean>;
-  statusPages(slug?: string): Promise<StatusPage[]>;
-  /** Create or replace a named page; or name the servers it names that do not exist (nothing is written then). */
-  putStatusPage(slug: string, page: StatusPageDocument, now: number): Promise<{ readonly page: StatusPage; readonly created: boolean } | { readonly unknownServers: string[] }>;
+  /** Every named page, by slug; the one of `slug`; or the one whose hostnames include `host`. */
+  statusPages(query?: { readonly slug?: string; readonly host?: string }): Promise<StatusPage[]>;
+  /**
+   * Create or replace a named page; or, writing nothing, what it names that does not exist ("server" or
+   * "server/service", as named), or the hostnames another page has.
+   */
+  putStatusPage(
+    slug: string,
+    page: StatusPageDocument,
+    now: number,
+  ): Promise<{ readonly page: StatusPage; readonly created: boolean } | { readonly unknown: string[] } | { readonly takenHostnames: { hostname: string; slug: string }[] }>;
   deleteStatusPage(slug: string): Promise<boolean>;
+  /** Set a page's logo (null: remove it); false when there is no such page. */
+  putStatusPageLogo(slug: string, logo: { readonly type: string; readonly bytes: Buffer } | null, now: number): Promise<boolean>;
+  statusPageLogo(slug: string): Promise<{ readonly type: string; readonly bytes: Buffer; readonly updatedAt: number } | undefined>;
 }
 
 export interface AnnouncementQuery {
@@ -144,8 +156,14 @@ export interface AnnouncementUpdate {
   readonly createdAt: number;
 }
 
-export interface StatusPage extends StatusPageDocument {
+export interface StatusPage extends Omit<StatusPageDocument, "servers" | "sections"> {
   readonly slug: string;
+  /** Every server it shows anything of, in the order it names them. */
+  readonly servers: readonly string[];
+  /** What it shows in sections; null: its servers whole. */
+  readonly sections: readonly PageSection[] | null;
+  /** Its logo's type and when it was last set; null: none. */
+  readonly logo: { readonly type: string; readonly updatedAt: number } | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

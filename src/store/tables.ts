@@ -316,6 +316,28 @@ export interface StatusPagesTable {
   public: Bool;
   created_at: number;
   updated_at: number;
+  /** JSON list of {title, services: ["server/service" | "server/*"]}; null: whole servers. */
+  sections: string | null;
+  accent_color: string | null;
+  /** JSON list of {label, url}. */
+  footer_links: string;
+  show_uptime: Bool;
+  show_latency: Bool;
+  show_history: Bool;
+}
+
+/** A named page's logo: its type (sniffed from its bytes) and its bytes in base64. */
+export interface StatusPageLogosTable {
+  slug: string;
+  type: string;
+  data: string;
+  updated_at: number;
+}
+
+/** The hosts that show a page at `/`: one page per host. */
+export interface StatusPageHostnamesTable {
+  hostname: string;
+  slug: string;
 }
 
 /** A scoped token of the API: its secret is never stored, only the SHA-256 of it (hex). */
@@ -348,6 +370,8 @@ export interface Tables {
   announcements: AnnouncementsTable;
   announcement_updates: AnnouncementUpdatesTable;
   status_pages: StatusPagesTable;
+  status_page_hostnames: StatusPageHostnamesTable;
+  status_page_logos: StatusPageLogosTable;
   cluster_settings: ClusterSettingsTable;
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;

@@ -9,13 +9,14 @@ import { chromium, type Browser } from "playwright-core";
 
 export const chromiumPath = "/usr/bin/chromium";
 
-export async function launchBrowser(t: TestContext): Promise<Browser> {
+/** `args`: more of Chromium's flags (such as --host-resolver-rules, to reach the daemon under a host name of a test's). */
+export async function launchBrowser(t: TestContext, args: readonly string[] = []): Promise<Browser> {
   if (!existsSync(chromiumPath)) {
     throw new Error(`these tests need Chromium at ${chromiumPath}: apt-get install chromium (.ci/run installs it when missing)`);
   }
   const browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", ...args],
   });
   t.after(() => browser.close());
   return browser;

@@ -1,6 +1,6 @@
 /**
  * What people are told on the status page: announcements and their updates (POST /announcements, `healthd
- * announce`), and named status pages (PUT /status-pages/{slug}). Messages are Markdown, rendered with HTML off
+ * announce`); named status pages are in status-page.ts. Messages are Markdown, rendered with HTML off
  * (src/status/markdown.ts).
  */
 import { z } from "zod";
@@ -55,11 +55,3 @@ export const patchBody = z
   .refine((p) => !(p.ended && p.endsAt !== undefined), { path: ["ended"], message: "give either ended or endsAt, not both" })
   .refine((p) => Object.keys(p).length > 0, { message: 'says nothing to change; send for example {"ended": true}' });
 export type AnnouncementPatch = z.output<typeof patchBody>;
-
-export const statusPageBody = z.strictObject({
-  title: title.describe("The page's heading"),
-  description: z.string().trim().max(maxMessageLength).nullable().default(null).describe("Markdown shown under the title"),
-  servers: servers.describe("The servers it shows, in order"),
-  public: z.boolean().default(false).describe("true: anyone may read it, without a token (showing no URLs or error texts)"),
-});
-export type StatusPageDocument = z.output<typeof statusPageBody>;

@@ -1,12 +1,12 @@
 /**
- * Announcements with their updates, and named status pages: what people are told, as records. Which of them
- * a page shows, and how, is the page's business (src/status/).
+ * Announcements with their updates: what people are told, as records (named status pages: status-pages.ts).
+ * Which of them a page shows, and how, is the page's business (src/status/).
  */
 import type { Kysely, Selectable } from "kysely";
-import type { AnnouncementInput, AnnouncementPatch, Severity, StatusPageDocument } from "../../domain/schema/announcement.ts";
+import type { AnnouncementInput, AnnouncementPatch, Severity } from "../../domain/schema/announcement.ts";
 import { maxUpdates } from "../../domain/schema/announcement.ts";
-import type { Announcement, AnnouncementQuery, StatusPage } from "../store.ts";
-import type { AnnouncementsTable, StatusPagesTable, Tables } from "../tables.ts";
+import type { Announcement, AnnouncementQuery } from "../store.ts";
+import type { AnnouncementsTable, Tables } from "../tables.ts";
 
 type Db = Kysely<Tables>;
 
@@ -108,29 +108,5 @@ export async function patchAnnouncement(trx: Db, id: number, p: AnnouncementPatc
 export async function deleteAnnouncement(trx: Db, id: number): Promise<boolean> {
   await trx.deleteFrom("announcement_updates").where("announcement_id", "=", id).execute();
   const result = await trx.deleteFrom("announcements").where("id", "=", id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
-}
-
-function pageFromRow(r: Selectable<StatusPagesTable>): StatusPage {
-  return { slug: r.slug, title: r.title, description: r.description, servers: list(r.servers)!, public: Boolean(r.public), createdAt: r.created_at, updatedAt: r.updated_at };
-}
-
-export async function statusPages(db: Db, slug?: string): Promise<StatusPage[]> {
-  let query = db.selectFrom("status_pages").selectAll().orderBy("slug");
-  if (slug !== undefined) query = query.where("slug", "=", slug);
-  return (await query.execute()).map(pageFromRow);
-}
-
-/** Create or replace a named page; answers whether it was created. */
-export async function putStatusPage(trx: Db, slug: string, doc: StatusPageDocument, now: number): Promise<{ page: StatusPage; created: boolean }> {
-  const row = { title: doc.title, description: doc.description, servers: JSON.stringify(doc.servers), public: doc.public, updated_at: now };
-  const existing = await trx.selectFrom("status_pages").select("created_at").where("slug", "=", slug).executeTakeFirst();
-  if (existing) await trx.updateTable("status_pages").set(row).where("slug", "=", slug).execute();
-  else await trx.insertInto("status_pages").values({ slug, ...row, created_at: now }).execute();
-  return { page: { slug, ...doc, createdAt: existing?.created_at ?? now, updatedAt: now }, created: !existing };
-}
-
-export async function deleteStatusPage(trx: Db, slug: string): Promise<boolean> {
-  const result = await trx.deleteFrom("status_pages").where("slug", "=", slug).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
