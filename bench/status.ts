@@ -60,8 +60,9 @@ try {
     if ("id" in a) for (let u = 0; u < 3; u++) await store.addAnnouncementUpdate(a.id, { message: `Update ${u}: **more** news.` }, now);
   }
   const bool = engine === "postgres" ? "true" : "1";
-  await rawQuery(store, `INSERT INTO incidents (service_key, server_id, service_id, opened_at, closed_at, failures, notified)
-    SELECT key, server_id, id, ${now} - key * 3600000, ${now} - key * 3600000 + 600000, 3, ${bool} FROM services WHERE key <= 50`);
+  // Each began at its first of three failed checks, a minute before it opened (started_at, issue 78).
+  await rawQuery(store, `INSERT INTO incidents (service_key, server_id, service_id, started_at, opened_at, closed_at, failures, notified)
+    SELECT key, server_id, id, ${now} - key * 3600000 - 60000, ${now} - key * 3600000, ${now} - key * 3600000 + 600000, 3, ${bool} FROM services WHERE key <= 50`);
   await store.close();
   console.log(`${keys.length} services, ${keys.length * hours} hourly rollups, 3 announcements, 50 past incidents (${engine})`);
 
