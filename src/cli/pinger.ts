@@ -2,21 +2,18 @@
  * The client side of heartbeats, for `healthd run` and `healthd ping`: ping a service by name with a token
  * (a ping token will do), or by its ping key (given, or looked up through an open API), each ping retried,
  * since a job's report must not be lost to a daemon restarting, and a job must never fail for want of a daemon.
+ * Light on purpose (node:http, no commander, nothing else of healthd): it runs on every crontab line, and
+ * loading undici alone cost more than a whole `curl` (src/cli/fast.ts, bench/run.ts).
  */
-import { setTimeout as sleep } from "node:timers/promises";
-import { Option } from "commander";
-import { request } from "undici";
-import { UsageError } from "../platform/config.ts";
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { UsageError } from "../platform/usage.ts";
 
-export const urlOption = () =>
-  new Option("--url <url>", "the daemon's address").env("HEALTHD_URL").default("http://127.0.0.1:8080").argParser(parseBaseUrl);
-export const tokenOption = () => new Option("--token <token>", "an API token that may ping (scope ping, write or admin): ping by name").env("HEALTHD_TOKEN");
-export const pingKeyOption = () =>
-  new Option("--ping-key <uuid>", "the heartbeat's ping key (no lookup through the API)").env("HEALTHD_PING_KEY").argParser(parsePingKey);
+/** Where run and ping find the daemon when neither --url nor HEALTHD_URL says. */
+export const defaultDaemonUrl = "http://127.0.0.1:8080";
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function parseBaseUrl(text: string): string {
+export function parseBaseUrl(text: string): string {
   let url: URL;
   try {
     url = new URL(text);
@@ -27,7 +24,7 @@ function parseBaseUrl(text: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
-function parsePingKey(text: string): string {
+export function parsePingKey(text: string): string {
   if (!uuid.test(text)) throw new UsageError(`--ping-key (HEALTHD_PING_KEY) must be a UUID, as GET /services/SERVER/SERVICE shows it (got ${JSON.stringify(text)})`);
   return text.toLowerCase();
 }
@@ -75,28 +72,41 @@ const timeoutMs = 10_000;
 async function call(daemon: Daemon, path: string, init: { method: "GET" | "POST"; body?: string; auth?: boolean }): Promise<string> {
   let problem = "";
   for (let attempt = 0; attempt < tries; attempt++) {
-    if (attempt > 0) await sleep(backoffMs[attempt - 1]);
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, backoffMs[attempt - 1]));
     try {
-      const answer = await request(daemon.url + path, {
-        method: init.method,
-        body: init.body,
-        headers: {
-          ...(init.body === undefined ? {} : { "content-type": "text/plain; charset=utf-8" }),
-          ...(init.auth && daemon.token ? { authorization: `Bearer ${daemon.token}` } : {}),
-        },
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const text = await answer.body.text();
-      if (answer.statusCode < 300) return text;
-      problem = `${daemon.url} answered ${answer.statusCode}: ${messageOf(text)}`;
-      if (answer.statusCode !== 429 && answer.statusCode < 500) throw new NotSent(problem, true);
+      const headers = {
+        ...(init.body === undefined ? {} : { "content-type": "text/plain; charset=utf-8" }),
+        ...(init.auth && daemon.token ? { authorization: `Bearer ${daemon.token}` } : {}),
+      };
+      const answer = await exchange(daemon.url + path, { method: init.method, headers, timeout: timeoutMs }, init.body);
+      if (answer.status < 300) return answer.text;
+      problem = `${daemon.url} answered ${answer.status}: ${messageOf(answer.text)}`;
+      if (answer.status !== 429 && answer.status < 500) throw new NotSent(problem, true);
     } catch (error) {
       if (error instanceof NotSent) throw error;
       problem = `cannot reach ${daemon.url}: ${(error as Error).message}`;
     }
   }
   throw new NotSent(`${problem} (tried ${tries} times)`, false);
+}
+
+/**
+ * One request and its whole answer; node:https is loaded only for an https URL. The timeout is one of silence,
+ * as undici's headers and body timeouts were: a daemon that answers slowly but steadily is waited for.
+ */
+async function exchange(url: string, options: RequestOptions, body: string | undefined): Promise<{ status: number; text: string }> {
+  const request = url.startsWith("https:") ? (await import("node:https")).request : httpRequest;
+  return new Promise((resolve, reject) => {
+    const sent = request(url, options, (answer: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+      answer.once("end", () => resolve({ status: answer.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      answer.once("error", reject);
+    });
+    sent.once("timeout", () => sent.destroy(new Error(`no answer for ${timeoutMs / 1000} s`)));
+    sent.once("error", reject);
+    sent.end(body);
+  });
 }
 
 /** The text of an answer, or the detail of its problem document. */
