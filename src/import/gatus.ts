@@ -59,7 +59,7 @@ export function fromGatus(text: string, defaultServer: string): Imported {
     const key = gatusKey(typeof e.group === "string" ? e.group : "", name);
     builder.note(
       `external endpoint ${JSON.stringify(name)}`,
-      `its Gatus token does not carry over: the job's Bearer token must be a healthd token that may ping server ${place(e)} (healthd token create NAME --scope ping --servers ${place(e)}); its key ${key} does, so the job's URL (/api/v1/endpoints/${key}/external) stays`,
+      `its Gatus token does not carry over: the job's Bearer token must be a healthd token that may ping server ${place(e)} (healthd token create NAME --scope ping --server ${place(e)}); its key ${key} does, so the job's URL (/api/v1/endpoints/${key}/external) stays`,
     );
     const check = { type: "heartbeat", periodSeconds: clamp(period, 1, 31_536_000), graceSeconds: clamp(Math.min(60, period / 10), 1, 3600), gatusKey: key };
     builder.add(place(e), name, check, `external-${i + 1}`);
