@@ -18,6 +18,17 @@ export interface Imported {
   readonly servers: Record<string, { name?: string; pingKey?: string; services: { id: string; name?: string; check: Check }[] }>;
   /** One line per monitor, condition or setting not carried over, and why. */
   readonly notes: string[];
+  /** Secrets a job sends that healthd can keep as tokens (Gatus's external-endpoint tokens); never printed. */
+  readonly tokens?: readonly CarriedToken[];
+}
+
+/** Another tool's token, as its jobs send it (`${VAR}` not yet filled), and the heartbeats it reports to. */
+export interface CarriedToken {
+  readonly secret: string;
+  /** The servers of its heartbeats: what a healthd ping token needs to be limited to. */
+  readonly servers: readonly string[];
+  /** The other tool's keys of the endpoints that use it, to name it. */
+  readonly keys: readonly string[];
 }
 
 /** Thrown when the file is not what --from says: the message says what it looked like (exit 2). */

@@ -21,7 +21,8 @@ export const isSqlite = (bytes: Buffer) => bytes.subarray(0, 16).toString("latin
 
 /**
  * Import `file` (its bytes; of a SQLite database the 16-byte header is enough, its tables are read from `file`)
- * as `from` says; answers the document as YAML and the notes. `healthchecks` holds what only that import takes.
+ * as `from` says; answers the document as YAML and the notes. `healthchecks` and `gatus` hold what only those
+ * imports take.
  */
 export function importFile(
   from: Source,
@@ -29,6 +30,7 @@ export function importFile(
   bytes: Buffer,
   defaultServer: string,
   healthchecks: HealthchecksOptions = {},
+  gatus: { keepTokens?: boolean } = {},
 ): { yaml: string; imported: Imported } {
   const sqlite = isSqlite(bytes);
   const text = sqlite ? "" : bytes.toString("utf8");
@@ -41,7 +43,7 @@ export function importFile(
       break;
     case "gatus":
       if (sqlite) throw new NotThatFormat("it is a SQLite database, not a Gatus configuration (YAML)");
-      imported = fromGatus(text, defaultServer);
+      imported = fromGatus(text, defaultServer, gatus);
       break;
     case "healthchecks":
       if (sqlite) throw new NotThatFormat("it is a SQLite database, not the JSON of Healthchecks.io's GET /api/v3/checks/");
