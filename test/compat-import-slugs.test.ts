@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import { parse } from "yaml";
+import { parsePingUrl } from "../src/cli/pinger.ts";
 import { runHealthd } from "./support/cli.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { until } from "./support/events.ts";
@@ -90,6 +91,21 @@ test("import --from healthchecks --ping-key: after --apply, a curl to /ping/<key
   assert.match(entries[1]!.userAgent, /^curl\//);
   const backup = (await d.api("GET", "/services/healthchecks/backup")).body;
   assert.equal(backup.check.manualResume, true, "manual_resume carried over");
+
+  // healthd run with the slug URL: the start, then the exit code and the output, as runitor's -slug sends them.
+  const ran = await runHealthd(["run", `${d.url}/ping/${projectKey}/backup-again`, "--", "sh", "-c", "echo dumped; exit 4"], { HEALTHD_URL: "http://127.0.0.1:9" });
+  assert.equal(ran.code, 4, ran.stderr);
+  assert.equal(ran.stdout, "dumped\n");
+  assert.equal(ran.stderr, "", "nothing to warn of");
+  const run = (await d.api("GET", "/services/healthchecks/backup-again/data")).body.entries as { kind: string; exitCode: number | null; body: string | null }[];
+  assert.deepEqual(run.map((e) => [e.kind, e.exitCode, e.body]), [["exit", 4, "dumped\n"], ["start", null, null]]);
+});
+
+test("healthd run reads a slug URL as the path after /ping/, and refuses one with a signal after it", () => {
+  assert.deepEqual(parsePingUrl(`https://127.0.0.1:8443/healthd/ping/${projectKey}/backup/`), { url: "https://127.0.0.1:8443/healthd", key: `${projectKey}/backup` });
+  for (const wrong of [`http://h/ping/${projectKey}/backup/start`, `http://h/ping/${projectKey}`, "http://h/ping/short/backup", `http://h/ping/${projectKey}/..`]) {
+    assert.throws(() => parsePingUrl(wrong), /is not a ping URL: .* or in \/ping\/<server ping key>\/<slug>/, wrong);
+  }
 });
 
 test("import --from healthchecks reads the project's ping key from ping URLs of the slug form, and says when slug URLs need --ping-key", async (t) => {

@@ -30,9 +30,10 @@ export function parsePingKey(text: string): string {
 }
 
 /**
- * A heartbeat's ping URL, as GET /services shows its key and the README writes it (https://host/ping/KEY): the
- * daemon's address (with any path a proxy puts before /ping) and the key. Undefined for text that is no URL;
- * a usage error for a URL that is not a ping URL.
+ * A heartbeat's ping URL, as GET /services shows its key and the README writes it (https://host/ping/KEY), or
+ * its slug URL (https://host/ping/SERVER-PING-KEY/SLUG, Healthchecks.io's): the daemon's address (with any path
+ * a proxy puts before /ping) and what follows /ping/. Undefined for text that is no URL; a usage error for a
+ * URL that is not a ping URL.
  */
 export function parsePingUrl(text: string): { readonly url: string; readonly key: string } | undefined {
   if (!/^https?:\/\//i.test(text)) return undefined;
@@ -42,12 +43,19 @@ export function parsePingUrl(text: string): { readonly url: string; readonly key
   } catch {
     throw new UsageError(`${JSON.stringify(text)} is not a URL; give the heartbeat's ping URL, such as https://healthd.example.org/ping/<uuid>`);
   }
-  const found = /^(.*)\/ping\/([^/]+)\/?$/.exec(url.pathname);
-  if (!found || !uuid.test(found[2]!)) {
-    throw new UsageError(`${JSON.stringify(text)} is not a ping URL: it ends in /ping/ and the heartbeat's key, a UUID (https://healthd.example.org/ping/<uuid>)`);
-  }
-  return { url: `${url.origin}${found[1]!}`, key: found[2]!.toLowerCase() };
+  const found = /^(.*)\/ping\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
+  const [, base, first, slug] = found ?? [];
+  if (first !== undefined && slug === undefined && uuid.test(first)) return { url: `${url.origin}${base!}`, key: first.toLowerCase() };
+  // The slug names the service, so the path after /ping/ is the target as it is.
+  if (first !== undefined && slug !== undefined && serverPingKey.test(first) && serviceSlug.test(slug) && !/^\.\.?$/.test(slug)) return { url: `${url.origin}${base!}`, key: `${first}/${slug}` };
+  throw new UsageError(
+    `${JSON.stringify(text)} is not a ping URL: it ends in /ping/ and the heartbeat's key, a UUID (https://healthd.example.org/ping/<uuid>), or in /ping/<server ping key>/<slug>, with no /start or exit code after it`,
+  );
 }
+
+/** A server's ping key, the first segment of its slug URLs, and a slug (a service id). */
+const serverPingKey = /^[A-Za-z0-9_-]{22}$/;
+const serviceSlug = /^[A-Za-z0-9._-]{1,64}$/;
 
 export interface Daemon {
   readonly url: string;
@@ -118,7 +126,7 @@ function messageOf(text: string): string {
   }
 }
 
-/** Where a heartbeat's pings go: by its key, or by its name (with the daemon's token). */
+/** Where a heartbeat's pings go: by its key (or SERVER-PING-KEY/SLUG), or by its name (with the daemon's token). */
 export type PingTarget = { readonly key: string } | { readonly serverId: string; readonly serviceId: string };
 
 /**

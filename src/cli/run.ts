@@ -12,7 +12,7 @@ import { pingKeyOption, tokenOption, urlOption } from "./options.ts";
 export function runCommand(): Command {
   return new Command("run")
     .description("run a command and report it to its heartbeat: a start ping, then its exit code and the end of its output")
-    .argument("[target]", "the heartbeat's ping URL (https://HOST/ping/KEY: no token needed), or its SERVER/SERVICE with --token (not needed with --ping-key)")
+    .argument("[target]", "the heartbeat's ping URL (https://HOST/ping/KEY, or its slug URL https://HOST/ping/SERVER-PING-KEY/SLUG: no token needed), or its SERVER/SERVICE with --token (not needed with --ping-key)")
     .argument("[command...]", "the command, after --")
     .addOption(urlOption())
     .addOption(tokenOption())
@@ -22,6 +22,7 @@ export function runCommand(): Command {
       `
 Examples:
   healthd run https://healthd.example.org/ping/<uuid> -- /usr/local/bin/backup --full
+  healthd run https://healthd.example.org/ping/<server's pingKey>/backup -- /usr/local/bin/backup --full
   HEALTHD_PING_KEY=<uuid> healthd run -- pg_dump -f /var/backups/app.sql app
   HEALTHD_TOKEN=<ping token> healthd run db1/backup -- /usr/local/bin/backup --full
 
