@@ -1,4 +1,4 @@
-import { run } from "./cli/program.ts";
+import { fast } from "./cli/fast.ts";
 
 // React (the status page, tail's view) runs its production build unless told otherwise: several times faster.
 process.env.NODE_ENV ??= "production";
@@ -11,4 +11,6 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await run(process.argv);
+// run and ping (crontab lines) first, with their light modules only; every other command, and anything they
+// do not read for certain, loads the whole program (commander, the store, the daemon's modules).
+process.exitCode = (await fast(process.argv)) ?? (await (await import("./cli/program.ts")).run(process.argv));

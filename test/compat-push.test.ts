@@ -219,7 +219,7 @@ for (const engine of engines) {
     const document = parse(read.stdout);
     assert.deepEqual(document.core.services[0].check, { type: "heartbeat", periodSeconds: 1800, graceSeconds: 60, gatusKey: "core_ext-ep-test" });
     assert.equal(document["load-balancers"].services[0].check.gatusKey, "load-balancers_api-(v1)", "Gatus's eight characters, no more");
-    assert.match(read.stderr, /external endpoint "ext-ep-test": its Gatus token does not carry over: .*--scope ping --servers core\); its key core_ext-ep-test does/);
+    assert.match(read.stderr, /external endpoint "ext-ep-test": its Gatus token does not carry over: .*--scope ping --server core, or import --apply --keep-tokens\); its key core_ext-ep-test does/);
 
     const d = await testDaemon(t, { engine });
     for (const [from, file] of [["uptime-kuma", kuma], ["gatus", gatus]]) {

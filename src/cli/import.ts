@@ -6,8 +6,10 @@
 import { Command, Option } from "commander";
 import { UsageError } from "../platform/config.ts";
 import { id } from "../domain/schema/index.ts";
+import { projectPingKey } from "../import/healthchecks.ts";
 import { importFile, isSqlite, NotThatFormat, sources, type Source } from "../import/index.ts";
 import { applyText } from "./apply.ts";
+import { keepTokens } from "./import-tokens.ts";
 import { readInputFile, refuseTooDeep } from "./input.ts";
 import { argument, dbOption } from "./options.ts";
 
@@ -17,6 +19,8 @@ interface Flags {
   readonly apply?: boolean;
   readonly dryRun?: boolean;
   readonly db: string;
+  readonly pingKey?: string;
+  readonly keepTokens?: boolean;
 }
 
 const defaultServers: Record<Source, string> = { "uptime-kuma": "uptime-kuma", gatus: "gatus", healthchecks: "healthchecks" };
@@ -34,6 +38,17 @@ export function importCommand(): Command {
         }),
       ),
     )
+    .addOption(
+      new Option("--ping-key <key>", "with --from healthchecks: the project's ping key, so that its slug URLs (/ping/KEY/SLUG) keep working").argParser(
+        argument((text: string) => {
+          if (!projectPingKey.test(text)) {
+            throw new UsageError(`--ping-key must be the project's ping key from Healthchecks.io (its Settings, "Ping key"): 22 characters of A-Z a-z 0-9 _ - (got ${JSON.stringify(text)})`);
+          }
+          return text;
+        }),
+      ),
+    )
+    .option("--keep-tokens", "with --from gatus --apply: keep each external endpoint's token as a healthd ping token (the first token closes an open API)")
     .option("--apply", "apply it to the database now, as healthd apply does")
     .option("--dry-run", "with --apply: show what would change, change nothing")
     .addOption(dbOption())
@@ -45,16 +60,23 @@ healthd does not have, a condition it cannot express) is listed on stderr, one l
 
 Examples:
   healthd import --from uptime-kuma /var/lib/uptime-kuma/kuma.db > servers.yaml
-  healthd import --from gatus config.yaml --apply
-  curl -H "X-Api-Key: $KEY" https://healthchecks.io/api/v3/checks/ > hc.json && healthd import --from healthchecks hc.json`,
+  healthd import --from gatus config.yaml --apply [--keep-tokens]
+  curl -H "X-Api-Key: $KEY" https://healthchecks.io/api/v3/checks/ > hc.json && healthd import --from healthchecks hc.json
+  healthd import --from healthchecks hc.json --ping-key <the project's ping key> --apply   (slug URLs too)`,
     )
     .action(async (file: string, flags: Flags) => {
       if (flags.dryRun && !flags.apply) throw new UsageError("--dry-run goes with --apply (without --apply nothing is changed anyway)");
+      if (flags.keepTokens && (flags.from !== "gatus" || !flags.apply || flags.dryRun)) {
+        throw new UsageError("--keep-tokens goes with --from gatus and --apply (without --dry-run): the tokens are written to the database, never printed");
+      }
+      if (flags.pingKey !== undefined && flags.from !== "healthchecks") {
+        throw new UsageError(`--ping-key goes with --from healthchecks (a Healthchecks.io project's ping key); ${flags.from} has no such key, leave it out`);
+      }
       const bytes = readInputFile(file, { sqlite: flags.from === "uptime-kuma" });
       if (!isSqlite(bytes)) refuseTooDeep(bytes.toString("utf8"), file);
       let result;
       try {
-        result = importFile(flags.from, file, bytes, flags.server ?? defaultServers[flags.from]);
+        result = importFile(flags.from, file, bytes, flags.server ?? defaultServers[flags.from], { pingKey: flags.pingKey }, { keepTokens: flags.keepTokens ?? false });
       } catch (error) {
         if (error instanceof NotThatFormat) throw new UsageError(`${file} is not what --from ${flags.from} reads: ${error.message}`);
         throw error;
@@ -68,5 +90,6 @@ Examples:
         return;
       }
       await applyText(result.yaml, `${file} (imported)`, { db: flags.db, dryRun: flags.dryRun ?? false });
+      if (flags.keepTokens) await keepTokens(flags.db, result.imported.tokens ?? [], (line) => process.stderr.write(`healthd: ${line}\n`));
     });
 }

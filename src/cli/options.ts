@@ -4,6 +4,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { defaults, UsageError } from "../platform/config.ts";
 import { levels, type Level } from "../platform/log.ts";
+import { defaultDaemonUrl, parseBaseUrl, parsePingKey } from "./pinger.ts";
 
 export const dbOption = () =>
   new Option("--db <path>", "the database: a SQLite file, or a postgres:// URL").env("HEALTHD_DB").default(defaults.db);
@@ -65,3 +66,10 @@ export function argument<T>(parse: (text: string) => T): (text: string) => T {
     }
   };
 }
+
+/** run and ping: where the daemon is, and how a heartbeat is named (their light parsers: pinger.ts, fast.ts). */
+export const urlOption = () =>
+  new Option("--url <url>", "the daemon's address").env("HEALTHD_URL").default(defaultDaemonUrl).argParser(parseBaseUrl);
+export const tokenOption = () => new Option("--token <token>", "an API token that may ping (scope ping, write or admin): ping by name").env("HEALTHD_TOKEN");
+export const pingKeyOption = () =>
+  new Option("--ping-key <uuid>", "the heartbeat's ping key (no lookup through the API)").env("HEALTHD_PING_KEY").argParser(parsePingKey);

@@ -22,7 +22,7 @@ import { tailCommand } from "./tail.ts";
 import { tokenCommand } from "./token.ts";
 import { channelCommand } from "./channel.ts";
 
-import { exitCodes } from "./exit.ts";
+import { exitCodes, failed } from "./exit.ts";
 import { parseBooleanEnv, readBooleanEnv } from "./options.ts";
 
 export function program(): Command {
@@ -78,25 +78,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   } catch (error) {
     commandEnded({ refused: error instanceof UsageError });
     if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
-    if (error instanceof UsageError) {
-      process.stderr.write(`healthd: ${error.message}\n`);
-      return exitCodes.usage;
-    }
-    const e = error as NodeJS.ErrnoException;
-    if (e.code === "EMFILE" || e.code === "ENFILE") {
-      // Said the same way by bin/healthd, when loading healthd's modules already fails.
-      process.stderr.write(
-        `healthd: too many open files (${e.code}): raise the limit of open files (ulimit -n 4096, or LimitNOFILE=4096 under systemd) and start again\n`,
-      );
-      return exitCodes.usage;
-    }
     const asked = (command: Command): boolean => command.opts().debug === true || command.commands.some(asked);
-    const debug = asked(cli) || parseBooleanEnv("HEALTHD_DEBUG", process.env.HEALTHD_DEBUG ?? "") === true;
-    process.stderr.write(
-      debug
-        ? `healthd: internal error: ${e.stack ?? String(error)}\n`
-        : `healthd: internal error: ${e.message ?? String(error)} (run again with --debug for the details, and report it)\n`,
-    );
-    return exitCodes.internal;
+    return failed(error, () => asked(cli) || parseBooleanEnv("HEALTHD_DEBUG", process.env.HEALTHD_DEBUG ?? "") === true);
   }
 }

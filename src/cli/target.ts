@@ -2,7 +2,7 @@
  * The SERVER or SERVER/SERVICE argument of check and tail: parsed, and looked up among the stored services
  * with the same message for both commands when it names nothing.
  */
-import { UsageError } from "../platform/config.ts";
+import { UsageError } from "../platform/usage.ts";
 
 export interface Target {
   readonly serverId?: string;

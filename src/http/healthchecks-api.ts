@@ -383,7 +383,7 @@ const specSchema = z.looseObject({
   grace: z.number().min(60).max(31_536_000).optional().describe("Seconds: graceSeconds"),
   schedule: z.string().optional().describe("A 5-field cron expression"),
   tz: z.string().optional(),
-  manual_resume: z.boolean().optional().describe("Accepted, not kept"),
+  manual_resume: z.boolean().optional().describe("The heartbeat's manualResume: a ping does not resume it when paused"),
   methods: z.enum(["", "POST"]).optional().describe("Accepted, not kept"),
   channels: z.string().optional().describe('"*" all, "" the default, or channel ids or names, comma separated'),
   unique: z.array(z.enum(["name", "slug", "tags", "timeout", "grace"])).optional(),

@@ -92,7 +92,7 @@ export function checkDict(facts: CheckFacts, options: { readonly readOnly: boole
     last_ping: facts.lastPingAt === null ? null : hcTime(facts.lastPingAt),
     // HC gives the grace start only while the check is up (its grace is computed, its stored status still up).
     next_ping: (facts.status === "up" || facts.status === "grace") && facts.dueAt !== null ? hcTime(facts.dueAt) : null,
-    manual_resume: false,
+    manual_resume: check.manualResume,
     methods: "",
     subject: "",
     subject_fail: "",
@@ -272,7 +272,7 @@ export const hcDefaults = { periodSeconds: 86_400, cron: null, timezone: null, g
 /**
  * A heartbeat check (as a document writes it) from `before` (its stored check, or HC's defaults for a new one)
  * changed as `spec` says: a non-empty schedule makes it a cron check (timeout then ignored, as HC does), else a
- * timeout makes it a periodic one. `channels` are the channel names the spec's `channels` resolved to (null:
+ * timeout makes it a periodic one; manual_resume is manualResume. `channels` are the channel names the spec's `channels` resolved to (null:
  * the server's default; undefined: unchanged).
  */
 export function heartbeatInput(before: Readonly<Record<string, unknown>> & { readonly cron: string | null; readonly timezone: string | null }, spec: HcSpec, channels: readonly string[] | null | undefined) {
@@ -281,6 +281,8 @@ export function heartbeatInput(before: Readonly<Record<string, unknown>> & { rea
   else if (spec.timeout !== undefined) Object.assign(check, { periodSeconds: spec.timeout, cron: null, timezone: null });
   else if (spec.tz !== undefined && before.cron !== null) check.timezone = spec.tz;
   if (spec.grace !== undefined) check.graceSeconds = spec.grace;
+  // HC's manual_resume is healthd's manualResume: a ping does not resume the paused heartbeat.
+  if (spec.manual_resume !== undefined) check.manualResume = spec.manual_resume;
   if (channels !== undefined) check.channels = channels;
   return check;
 }

@@ -14,6 +14,7 @@
 import { z } from "zod";
 import type { Clock } from "../platform/clock.ts";
 import type { Ping } from "../domain/batch.ts";
+import { pingBodyLimit } from "../domain/ping.ts";
 import { RunGone } from "../runtime/recorder.ts";
 import { StoreUnavailable } from "../store/errors.ts";
 import { bearer, permitScope, permitServer } from "./access.ts";
@@ -42,8 +43,7 @@ export interface PingContext {
   readonly clock: Clock;
 }
 
-/** What a ping's body may keep, in bytes. */
-export const pingBodyLimit = 10_000;
+export { pingBodyLimit };
 
 /** The largest ping body read (its first pingBodyLimit bytes kept) rather than refused with 413. */
 export const pingBodyMax = 10 * 1024 * 1024;

@@ -4,7 +4,7 @@
  */
 import { stringify } from "yaml";
 import { channelDocument } from "../domain/schema/channel.ts";
-import { serverDocument } from "../domain/schema/index.ts";
+import { id as serviceId, serverDocument } from "../domain/schema/index.ts";
 import { channelsKey } from "../cli/servers-file.ts";
 import { validate } from "../domain/validate.ts";
 
@@ -14,10 +14,21 @@ export type Check = Record<string, unknown>;
 export interface Imported {
   /** Channel name → channel, as `channels:` of a servers file (the other tool's notification settings). */
   readonly channels: Record<string, Record<string, unknown>>;
-  /** Server id → server document, as `healthd apply` reads it. */
-  readonly servers: Record<string, { name?: string; services: { id: string; name?: string; check: Check }[] }>;
+  /** Server id → server document, as `healthd apply` reads it (`pingKey`: the first segment of its slug URLs). */
+  readonly servers: Record<string, { name?: string; pingKey?: string; services: { id: string; name?: string; check: Check }[] }>;
   /** One line per monitor, condition or setting not carried over, and why. */
   readonly notes: string[];
+  /** Secrets a job sends that healthd can keep as tokens (Gatus's external-endpoint tokens); never printed. */
+  readonly tokens?: readonly CarriedToken[];
+}
+
+/** Another tool's token, as its jobs send it (`${VAR}` not yet filled), and the heartbeats it reports to. */
+export interface CarriedToken {
+  readonly secret: string;
+  /** The servers of its heartbeats: what a healthd ping token needs to be limited to. */
+  readonly servers: readonly string[];
+  /** The other tool's keys of the endpoints that use it, to name it. */
+  readonly keys: readonly string[];
 }
 
 /** Thrown when the file is not what --from says: the message says what it looked like (exit 2). */
@@ -35,6 +46,9 @@ export function slug(name: string, fallback: string): string {
     .replace(/[-.]+$/, "");
   return id === "" ? fallback : id;
 }
+
+/** Whether apply takes `text` as an id as it is (1 to 64 of A-Z a-z 0-9 . _ -). */
+const validId = (text: string) => serviceId.safeParse(text).success;
 
 /** A server's id in the document: `channels` is the key of the channels, so a server called that is renamed. */
 const serverKey = (id: string) => (id === channelsKey ? `${channelsKey}-server` : id);
@@ -58,10 +72,17 @@ export class DocumentBuilder {
     this.servers[serverKey(id)] ??= { ...(name !== undefined && name !== id ? { name } : {}), services: [] };
   }
 
-  /** Add a service; answers the id it got (the slug of its name, with -2, -3... when taken). */
-  add(serverId: string, name: string, check: Check, fallbackId: string): string {
+  /**
+   * Add a service; answers the id it got: `keep` when given, free and a valid id (the other tool's own, which its
+   * URLs name), else the slug of its name, with -2, -3... when taken.
+   */
+  add(serverId: string, name: string, check: Check, fallbackId: string, keep?: string): string {
     this.server(serverId);
     const services = this.servers[serverKey(serverId)]!.services;
+    if (keep !== undefined && validId(keep) && !services.some((s) => s.id === keep)) {
+      services.push({ id: keep, ...(name !== keep ? { name: name.slice(0, 200) } : {}), check });
+      return keep;
+    }
     const base = slug(name, fallbackId);
     let id = base;
     for (let n = 2; services.some((s) => s.id === id); n++) id = `${base.slice(0, 60)}-${n}`;

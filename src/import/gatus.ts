@@ -6,7 +6,8 @@
  * [CERTIFICATE_EXPIRATION]), tcp://, tls:// and ssh:// endpoints ([CONNECTED]), dns endpoints ([DNS_RCODE],
  * [BODY] as an answer), [DOMAIN_EXPIRATION] as domainWarnDays, interval, client timeout, insecure and
  * ignore-redirect, method, headers, body (graphql too), enabled, the first alert's thresholds, and external
- * endpoints with a heartbeat as heartbeats, with their keys (gatusKey: their URL keeps working). `${VAR}` stays: apply fills it from the environment, as Gatus did.
+ * endpoints with a heartbeat as heartbeats, with their keys (gatusKey: their URL keeps working) and, when
+ * asked (import --keep-tokens), their tokens. `${VAR}` stays: apply fills it from the environment, as Gatus did.
  */
 import { parse } from "yaml";
 import { clamp, DocumentBuilder, durationSeconds, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
@@ -22,7 +23,8 @@ type Endpoint = Record<string, unknown> & {
   alerts?: { "failure-threshold"?: unknown; "success-threshold"?: unknown }[];
 };
 
-export function fromGatus(text: string, defaultServer: string): Imported {
+/** `keepTokens`: the external endpoints' tokens come back in `tokens` (import --keep-tokens makes them healthd ping tokens). */
+export function fromGatus(text: string, defaultServer: string, { keepTokens = false } = {}): Imported {
   let config: { endpoints?: unknown; "external-endpoints"?: unknown } | null;
   try {
     config = parse(text) as typeof config;
@@ -42,6 +44,7 @@ export function fromGatus(text: string, defaultServer: string): Imported {
     return id;
   };
   let silent = 0;
+  const tokens = new Map<string, { secret: string; servers: string[]; keys: string[] }>();
   for (const [i, e] of ((config.endpoints as Endpoint[] | undefined) ?? []).entries()) {
     const name = typeof e.name === "string" && e.name !== "" ? e.name : `endpoint ${i + 1}`;
     const check = endpointCheck(e, (why) => builder.note(`endpoint ${JSON.stringify(name)}`, why));
@@ -58,14 +61,26 @@ export function fromGatus(text: string, defaultServer: string): Imported {
       continue;
     }
     const key = gatusKey(typeof e.group === "string" ? e.group : "", name);
-    builder.note(
-      `external endpoint ${JSON.stringify(name)}`,
-      `its Gatus token does not carry over: the job's Bearer token must be a healthd token that may ping server ${place(e)} (healthd token create NAME --scope ping --servers ${place(e)}); its key ${key} does, so the job's URL (/api/v1/endpoints/${key}/external) stays`,
-    );
+    const token = (e as { token?: unknown }).token;
+    if (keepTokens && typeof token === "string" && token !== "") {
+      const kept = tokens.get(token) ?? { secret: token, servers: [], keys: [] };
+      if (!kept.servers.includes(place(e))) kept.servers.push(place(e));
+      kept.keys.push(key);
+      tokens.set(token, kept);
+    } else {
+      builder.note(
+        `external endpoint ${JSON.stringify(name)}`,
+        `its Gatus token does not carry over: the job's Bearer token must be a healthd token that may ping server ${place(e)} (healthd token create NAME --scope ping --server ${place(e)}, or import --apply --keep-tokens); its key ${key} does, so the job's URL (/api/v1/endpoints/${key}/external) stays`,
+      );
+    }
     const check = { type: "heartbeat", periodSeconds: clamp(period, 1, 31_536_000), graceSeconds: clamp(Math.min(60, period / 10), 1, 3600), gatusKey: key };
     builder.add(place(e), name, check, `external-${i + 1}`);
   }
-  return builder.finish({ variables: true });
+  const imported = builder.finish({ variables: true });
+  // A token is kept only for heartbeats that made it into the document.
+  const carried = new Set(Object.values(imported.servers).flatMap((server) => server.services.map((service) => service.check.gatusKey)));
+  const kept = [...tokens.values()].map((t) => ({ ...t, keys: t.keys.filter((k) => carried.has(k)) })).filter((t) => t.keys.length > 0);
+  return { ...imported, tokens: kept };
 }
 
 /**

@@ -5,7 +5,7 @@
 import { readForeignTables } from "../store/foreign.ts";
 import { NotThatFormat, renderImported, type Imported } from "./common.ts";
 import { fromGatus } from "./gatus.ts";
-import { fromHealthchecks } from "./healthchecks.ts";
+import { fromHealthchecks, type HealthchecksOptions } from "./healthchecks.ts";
 import { fromKumaBackup, fromKumaDatabase } from "./kuma.ts";
 
 export const sources = ["uptime-kuma", "gatus", "healthchecks"] as const;
@@ -21,9 +21,17 @@ export const isSqlite = (bytes: Buffer) => bytes.subarray(0, 16).toString("latin
 
 /**
  * Import `file` (its bytes; of a SQLite database the 16-byte header is enough, its tables are read from `file`)
- * as `from` says; answers the document as YAML and the notes.
+ * as `from` says; answers the document as YAML and the notes. `healthchecks` and `gatus` hold what only those
+ * imports take.
  */
-export function importFile(from: Source, file: string, bytes: Buffer, defaultServer: string): { yaml: string; imported: Imported } {
+export function importFile(
+  from: Source,
+  file: string,
+  bytes: Buffer,
+  defaultServer: string,
+  healthchecks: HealthchecksOptions = {},
+  gatus: { keepTokens?: boolean } = {},
+): { yaml: string; imported: Imported } {
   const sqlite = isSqlite(bytes);
   const text = sqlite ? "" : bytes.toString("utf8");
   const what = sqlite ? "a SQLite database" : looksLike(text);
@@ -35,11 +43,11 @@ export function importFile(from: Source, file: string, bytes: Buffer, defaultSer
       break;
     case "gatus":
       if (sqlite) throw new NotThatFormat("it is a SQLite database, not a Gatus configuration (YAML)");
-      imported = fromGatus(text, defaultServer);
+      imported = fromGatus(text, defaultServer, gatus);
       break;
     case "healthchecks":
       if (sqlite) throw new NotThatFormat("it is a SQLite database, not the JSON of Healthchecks.io's GET /api/v3/checks/");
-      imported = fromHealthchecks(json(text, `it is ${what}, not the JSON of Healthchecks.io's GET /api/v3/checks/`), defaultServer);
+      imported = fromHealthchecks(json(text, `it is ${what}, not the JSON of Healthchecks.io's GET /api/v3/checks/`), defaultServer, healthchecks);
       break;
   }
   return { yaml: renderImported(imported, from !== "gatus"), imported };

@@ -3,6 +3,7 @@
  * then command-line flags (commander reads the environment for each option; see cli/options.ts).
  */
 import { locationName, topic } from "../domain/schema/index.ts";
+import { UsageError } from "./usage.ts";
 
 export const defaults = {
   /** SQLite file. Env HEALTHD_DB. */
@@ -34,8 +35,7 @@ export const defaults = {
   leaseSeconds: 15,
 } as const;
 
-/** Thrown for bad flags, environment or configuration: the CLI exits 2 with its message. */
-export class UsageError extends Error {}
+export { UsageError };
 
 export function parsePort(text: string): number {
   const port = Number(text);
