@@ -21,7 +21,7 @@ const kumaMonitors = (url: string) => [
   { id: 4, name: "Postgres", type: "port", hostname: "127.0.0.1", port: 5432, interval: 60 },
   { id: 5, name: "Resolver", type: "dns", hostname: "example.org", dns_resolve_type: "MX", dns_resolve_server: "127.0.0.1", port: 5353 },
   { id: 6, name: "Nightly backup", type: "push", push_token: "Xk2w9QpL0aZb", interval: 86400, retry_interval: 600, maxretries: 1, active: 0 },
-  { id: 7, name: "Router", type: "ping", hostname: "192.0.2.1" },
+  { id: 7, name: "Router", type: "ping", hostname: "127.0.0.1" },
   { id: 8, name: "Login", type: "http", url: `${url}/echo`, method: "post", body: '{"user":"a","note":"${literal} $$"}', http_body_encoding: "json", headers: '{"X-Trace": "1"}', basic_auth_user: "bob", basic_auth_pass: "pa$$word", maxredirects: 0, ignore_tls: 1 },
   { id: 9, name: "Inverted", type: "http", url: `${url}/ok`, upside_down: 1 },
   { id: 10, name: "Fancy query", type: "json-query", url: `${url}/json`, json_path: "$sum(checks.ok)", expected_value: "1" },
@@ -74,9 +74,10 @@ for (const engine of engines) {
         check: { url: `${target.url}/json`, expect: [{ status: ["2xx", 304], json: { path: "$.status", equals: "up" } }], intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 0 },
       },
     ]);
-    const [postgres, resolver, backup, login] = doc["uptime-kuma"].services;
+    const [postgres, resolver, backup, router, login] = doc["uptime-kuma"].services;
     assert.deepEqual(postgres.check, { type: "tcp", host: "127.0.0.1", port: 5432, intervalSeconds: 60, timeoutMs: 48_000, notifyThreshold: 0, channels: ["ops-slack"] });
     assert.deepEqual(resolver.check, { type: "dns", name: "example.org", recordType: "MX", server: "127.0.0.1:5353", intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 0 });
+    assert.deepEqual(router.check, { type: "icmp", host: "127.0.0.1", count: 1, intervalSeconds: 20, timeoutMs: 16_000, notifyThreshold: 0 });
     assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 86400, graceSeconds: 601, pushToken: "Xk2w9QpL0aZb", paused: true });
     assert.deepEqual(login.check.headers, { "x-trace": "1", authorization: `Basic ${Buffer.from("bob:pa$$word").toString("base64")}`, "content-type": "application/json" });
     // Kuma's values are literal: a "${" or "$$" in them is written "$${" and "$$$$", which apply reads back as they were.
@@ -85,10 +86,9 @@ for (const engine of engines) {
       /not carried over: notification "LINE" \(line\): healthd has no channel of this kind/,
       /not carried over: notification "Old pager" \(slack\): it is turned off in Kuma/,
       /not carried over: channel ntfy-imported: left out: \/topic /,
-      /not carried over: monitor "Router" \(ping\): healthd has no ping check/,
       /not carried over: monitor "Inverted" \(http\): upside-down mode/,
       /not carried over: monitor "Fancy query" \(json-query\): its JSON query "\$sum\(checks\.ok\)" is a JSONata expression/,
-      /6 services on 2 servers carried over/,
+      /7 services on 2 servers carried over/,
     ]) {
       assert.match(printed.stderr, line);
     }
@@ -96,10 +96,13 @@ for (const engine of engines) {
     const db = await testDatabase(t, engine);
     const applied = await runHealthd(["import", "--from", "uptime-kuma", kuma, "--apply", "--db", db]);
     assert.equal(applied.code, 0, applied.stderr);
-    assert.equal(applied.stdout, "channel ops-slack: created\nchannel on-call-mail: created\nproduction: created (2 services)\nuptime-kuma: created (4 services)\n");
+    assert.equal(applied.stdout, "channel ops-slack: created\nchannel on-call-mail: created\nproduction: created (2 services)\nuptime-kuma: created (5 services)\n");
     // What was carried over works: the checks pass against the same target Kuma watched.
     const checked = await runHealthd(["check", "production", "--db", db, "--json"]);
     assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+    const pinged = await runHealthd(["check", "uptime-kuma/router", "--db", db, "--json"]);
+    assert.equal(pinged.code, 0, pinged.stdout + pinged.stderr);
+    assert.deepEqual(JSON.parse(pinged.stdout).answers.slice(0, 1), ["sent 1, received 1, loss 0%"], "Kuma 1 sent one echo a beat, as healthd does now");
     const stored = (await runHealthd(["export", "--db", db, "--json"])).stdout.replaceAll("$$", "$");
     assert.equal(JSON.parse(stored)["uptime-kuma"].services.find((s: any) => s.id === "login").check.body, '{"user":"a","note":"${literal} $$"}');
     const store = await open(db, { mode: "read" });

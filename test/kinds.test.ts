@@ -203,7 +203,7 @@ test("the API refuses what does not belong to a kind, naming the field and the f
     [{ type: "dns", name: "example.org", expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition/],
     [{ url: "http://127.0.0.1:9/", notifySlow: true }, "/services/0/check/notifySlow", /needs slowMs/],
     [{ url: "http://127.0.0.1:9/", slowMs: 5000, timeoutMs: 2000 }, "/services/0/check/slowMs", /must be less than timeoutMs \(2000\)/],
-    [{ type: "heartbeat", periodSeconds: 60, slowMs: 100 }, "/services/0/check/slowMs", /is a field of http and tcp and udp and tls and dns checks, not of heartbeat ones/],
+    [{ type: "heartbeat", periodSeconds: 60, slowMs: 100 }, "/services/0/check/slowMs", /is a field of http and tcp and udp and tls and dns and icmp checks, not of heartbeat ones/],
   ]);
 });
 

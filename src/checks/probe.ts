@@ -3,6 +3,7 @@ import type { Check, Outcome } from "../domain/model.ts";
 import { runDnsCheck } from "./dns.ts";
 import { runCheck, type ControllerOptions } from "./http.ts";
 import { runTcpCheck } from "./tcp.ts";
+import { runIcmpCheck } from "./icmp.ts";
 import { runTlsCheck } from "./tls.ts";
 import { runUdpCheck } from "./udp.ts";
 
@@ -21,5 +22,7 @@ export function probe(check: Probed, options: ControllerOptions = {}): Promise<O
       return runTlsCheck(check, options);
     case "dns":
       return runDnsCheck(check, options);
+    case "icmp":
+      return runIcmpCheck(check, options);
   }
 }

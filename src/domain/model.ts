@@ -16,7 +16,7 @@
 import { createRequire } from "node:module";
 import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
 
-export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck, TlsCheck, UdpCheck } from "./schema/index.ts";
+export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, IcmpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck, TlsCheck, UdpCheck } from "./schema/index.ts";
 
 /** Why a check failed. `null` on a passing check. */
 export const errorKinds = [
@@ -36,6 +36,8 @@ export const errorKinds = [
   // A tcp check's banner that did not come or did not match; a udp or dns answer that did not match.
   "banner",
   "answer",
+  // An icmp check's echoes that did not come back, more than maxLossPercent allows.
+  "loss",
   // A heartbeat's: no ping by the deadline and its grace, the job's own failure or exit code, a run too long or
   // too short.
   "missed",
@@ -136,7 +138,7 @@ export type ActiveCheck = Exclude<StoredCheck, { readonly type: "heartbeat" }>;
 
 /**
  * What a check looks at, as people read it: an http check's URL, a tcp check's tcp://host:port (tls:// over
- * TLS), a udp check's udp://host:port, a tls check's tls://host:port (smtp+starttls://host:port), a dns check's question as dig would ask it (example.org A @192.0.2.53). Null for a heartbeat.
+ * TLS), a udp check's udp://host:port, a tls check's tls://host:port (smtp+starttls://host:port), an icmp check's icmp://host, a dns check's question as dig would ask it (example.org A @192.0.2.53). Null for a heartbeat.
  */
 export function targetOf(check: Check): string | null {
   switch (check.type) {
@@ -150,6 +152,8 @@ export function targetOf(check: Check): string | null {
       return `${check.starttls ? `${check.starttls}+starttls` : "tls"}://${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
     case "dns":
       return `${check.name} ${check.recordType} @${check.server ?? "system resolver"}`;
+    case "icmp":
+      return `icmp://${check.host}`;
     case "heartbeat":
       return null;
   }
@@ -161,7 +165,7 @@ export function targetOf(check: Check): string | null {
  * every `healthd ping` from cron would pay: it is loaded when first needed, by a check with domainWarnDays.
  */
 export function registeredDomain(check: Check): string | null {
-  const host = check.type === "http" ? new URL(check.url).hostname : check.type === "tcp" || check.type === "udp" || check.type === "tls" ? check.host : check.type === "dns" ? check.name : null;
+  const host = check.type === "http" ? new URL(check.url).hostname : check.type === "tcp" || check.type === "udp" || check.type === "tls" || check.type === "icmp" ? check.host : check.type === "dns" ? check.name : null;
   if (host === null) return null;
   tldts ??= createRequire(import.meta.url)("tldts") as typeof import("tldts");
   return tldts.getDomain(host.replace(/\.$/, ""), { allowPrivateDomains: false })?.toLowerCase() ?? null;

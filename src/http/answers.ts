@@ -64,6 +64,7 @@ export const storedCheckAnswer = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("tcp"), ...kinds.tcp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("tls"), ...kinds.tls, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("udp"), ...kinds.udp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("icmp"), ...kinds.icmp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("dns"), ...kinds.dns, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({
     type: z.literal("heartbeat"),

@@ -155,7 +155,7 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
     };
   }
   if (scheme === "udp") return udpCheck(e, url, parsed, base, skip, note);
-  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls and dns checks and heartbeats); not carried over`);
+  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls, dns and icmp checks and heartbeats); not carried over`);
 }
 
 /** udp://host:port with the body Gatus sends: healthd's udp check, [BODY] == text as the whole answer. */

@@ -50,6 +50,8 @@ interface Monitor {
   readonly maxredirects: number;
   readonly acceptedStatuscodes: readonly string[];
   readonly dnsResolveType: string | null;
+  /** A ping monitor's echoes a beat (Kuma 2: ping_count; before, one). */
+  readonly pingCount: number;
   readonly dnsResolveServer: string | null;
   readonly expiryNotification: boolean;
   /** A push monitor's token: its URL is /api/push/{pushToken}. */
@@ -100,6 +102,7 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     maxredirects: num(r.maxredirects, 10),
     acceptedStatuscodes: Array.isArray(codes) ? codes.map(String) : ["200-299"],
     dnsResolveType: str(pick("dns_resolve_type", "dnsResolveType")),
+    pingCount: num(pick("ping_count", "pingCount"), 1),
     dnsResolveServer: str(pick("dns_resolve_server", "dnsResolveServer")),
     expiryNotification: bool(pick("expiryNotification", "expiry_notification")),
     pushToken: str(pick("push_token", "pushToken")),
@@ -239,6 +242,10 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       const at = server ? (port ? (server.includes(":") ? `[${server}]:${port}` : `${server}:${port}`) : server) : null;
       return { type: "dns", name: m.hostname, recordType: m.dnsResolveType ?? "A", ...(at ? { server: at } : {}), ...active(m), ...retries(m, note), ...alerting(m) };
     }
+    case "ping":
+      // Kuma's monitor is down when its echo does not come back (any of its ping_count): no loss allowed.
+      if (!m.hostname) return void note("it has no hostname");
+      return { type: "icmp", host: m.hostname, count: clamp(m.pingCount, 1, 10), ...active(m), ...retries(m, note), ...alerting(m) };
     case "push": {
       // The token carries over, so the job's push URL keeps working once its base URL is healthd's.
       const kept = m.pushToken !== null && pushTokenPattern.test(m.pushToken);
@@ -253,7 +260,7 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, pushToken: kept ? m.pushToken! : true, ...alerting(m) };
     }
     default:
-      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns and heartbeat); not carried over`);
+      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns, icmp and heartbeat); not carried over`);
   }
 }
 

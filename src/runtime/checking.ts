@@ -7,6 +7,7 @@
  * keeps what it last saw of each service, for /metrics: a cache, never an authority.
  */
 import { EventEmitter } from "node:events";
+import { icmpProblem } from "../checks/icmp.ts";
 import { probe } from "../checks/probe.ts";
 import type { IncidentState } from "../domain/model.ts";
 import type { Clock } from "../platform/clock.ts";
@@ -72,6 +73,8 @@ export class Checking {
   readonly #store: ConfigurationStore;
   readonly #cluster: ClusterNode;
   readonly #options: CheckingOptions;
+  /** Whether this node has asked if its ICMP checks can run: once, when it is first given one. */
+  #icmpAsked = false;
   readonly #scheduler: Scheduler;
   readonly #deadlines: Deadlines;
   readonly #recorder: Recorder;
@@ -207,6 +210,7 @@ export class Checking {
       const now = this.#options.clock.now();
       const overdue = (s: ScheduledService) => s.lastCheckedAt == null || now - s.lastCheckedAt > 1.5 * periodOf(s.check, now);
       this.#scheduler.replaceAll(active, { soon: (s, known) => (known ? configChanged : overdue(s)) });
+      this.#askIcmp(active);
       this.#deadlines.remove(this.#deadlines.services().map((s) => s.key).filter((key) => !keep.has(key)));
       this.#keepDeadlines(owned);
       // Read, then swap in one turn: a ping that comes meanwhile finds its heartbeat (it was answered 404 while
@@ -231,7 +235,9 @@ export class Checking {
       this.#scheduler.remove(gone);
       this.#deadlines.remove(gone);
       for (const key of gone) this.facts.delete(key);
-      this.#scheduler.upsert(owned.filter((s): s is ScheduledService => isActive(s.check)), { soon: true });
+      const active = owned.filter((s): s is ScheduledService => isActive(s.check));
+      this.#scheduler.upsert(active, { soon: true });
+      this.#askIcmp(active);
       this.#keepDeadlines(owned);
       const changed = new Set([...change.started, ...change.stopped]);
       const started = await this.#store.scheduledServices({ heartbeats: true, keys: change.started }); // read before the swap, as above
@@ -243,6 +249,13 @@ export class Checking {
       }
       for (const s of started) this.#addHeartbeat(s);
     });
+  }
+
+  /** Say in the log, at start or when the first one comes, what ICMP checks need and this machine lacks. */
+  #askIcmp(services: readonly ScheduledService[]): void {
+    if (this.#icmpAsked || !services.some((s) => s.check.type === "icmp")) return;
+    this.#icmpAsked = true;
+    void icmpProblem().then((problem) => problem && this.#options.log.warn("ICMP checks cannot run here; each will fail saying so", { problem }));
   }
 
   #addHeartbeat(s: AnyService): void {

@@ -3,7 +3,7 @@
  * table's name is older than tcp, dns and heartbeats), its alerting settings beside them.
  */
 import type { Selectable } from "kysely";
-import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type TcpCheck, type TlsCheck, type UdpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
+import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type IcmpCheck, type TcpCheck, type TlsCheck, type UdpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
 import type { HttpCheckConfigsTable } from "../tables.ts";
 
 export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
@@ -53,6 +53,10 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     const { host, port, starttls, servername, minVersion } = JSON.parse(row.probe!) as Pick<TlsCheck, "host" | "port" | "starttls" | "servername" | "minVersion">;
     const expect = JSON.parse(row.expect) as TlsCheck["expect"];
     return { type: "tls", host, port, starttls, servername, verifyTls: Boolean(row.verify_tls), minVersion, expect, certWarnDays: row.cert_warn_days, ...active };
+  }
+  if (row.type === "icmp") {
+    const { host, count, maxLossPercent, maxLatencyMs } = JSON.parse(row.probe!) as Pick<IcmpCheck, "host" | "count" | "maxLossPercent" | "maxLatencyMs">;
+    return { type: "icmp", host, count, maxLossPercent, maxLatencyMs, ...active };
   }
   if (row.type === "udp") {
     const { host, port, send, sendHex } = JSON.parse(row.probe!) as Pick<UdpCheck, "host" | "port" | "send" | "sendHex">;
@@ -147,7 +151,7 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
     interval_seconds: check.intervalSeconds,
     cron: check.cron,
     timeout_ms: check.timeoutMs,
-    expect: JSON.stringify(check.expect),
+    expect: JSON.stringify("expect" in check ? check.expect : []),
     locations: check.locations === null ? null : JSON.stringify(check.locations),
     quorum: check.quorum,
     slow_ms: check.slowMs,
@@ -164,7 +168,9 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
           ? { host: check.host, port: check.port, send: check.send, sendHex: check.sendHex }
           : check.type === "tls"
             ? { host: check.host, port: check.port, starttls: check.starttls, servername: check.servername, minVersion: check.minVersion }
-            : { name: check.name, recordType: check.recordType, server: check.server };
+            : check.type === "icmp"
+              ? { host: check.host, count: check.count, maxLossPercent: check.maxLossPercent, maxLatencyMs: check.maxLatencyMs }
+              : { name: check.name, recordType: check.recordType, server: check.server };
     return {
       ...active,
       probe: JSON.stringify(probe),

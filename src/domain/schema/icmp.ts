@@ -1,0 +1,16 @@
+/**
+ * An ICMP check: echo requests to a host (IPv4 or IPv6), judged by how many came back and how fast. healthd
+ * sends them through the system's `ping` (iputils), which Linux lets run unprivileged: see checks/icmp.ts.
+ */
+import { z } from "zod";
+import { integer } from "./common.ts";
+import { host } from "./tcp.ts";
+
+export const icmpFields = {
+  host,
+  count: integer(1, 10, 3).default(3),
+  // The share of echoes that may go unanswered before the check fails (0: every one must come back).
+  maxLossPercent: integer(0, 100, 0).default(0),
+  // The most the average round trip may take, in ms (null: any).
+  maxLatencyMs: integer(1, 600_000, 500).nullable().default(null),
+};
