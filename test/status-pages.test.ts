@@ -229,4 +229,15 @@ for (const engine of engines) {
     assert.equal(elsewhere.location, "/status");
     assert.equal((await fetch(`${d.url}/`, { redirect: "manual" })).status, 401, "another host still needs the token it needed");
   });
+
+  test(`${engine}: --public-status opens the daemon's own page, not a page made private, at /status or at its hostname`, async (t) => {
+    const d = await testDaemon(t, { engine, token: adminToken, publicStatus: true });
+    await put(d, `/services/${ids.shop}`, { name: "Web shop", services: [{ id: ids.checkout, name: "Checkout", check: { type: "heartbeat", periodSeconds: 3600 } }] });
+    assert.equal((await fetch(`${d.url}/status`)).status, 200, "the daemon's page is public");
+    const page = { title: "Private main", public: false, hostnames: ["inside.acme.test"], sections: [{ title: "Shop", services: [`${ids.shop}/*`] }] };
+    await put(d, "/status-pages/main", page);
+    assert.equal((await fetch(`${d.url}/status`)).status, 401, "a private page main needs a token, public daemon or not");
+    assert.equal((await getAs(d, `inside.acme.test:${new URL(d.url).port}`, "/")).status, 401, "and so at its hostname");
+    assert.match(await (await fetch(`${d.url}/status`, { headers: admin })).text(), /<h1>Private main<\/h1>/);
+  });
 }

@@ -136,18 +136,19 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   const pages = async () => (await ctx.views.get("status-pages", ctx.now(), () => store.statusPages())).model;
   /**
    * A page shown at a place that is not its own (/status for the page main, `/` of a hostname): answered as
-   * /status/p/{slug} answers, a private one to a token that may read all of its servers; to others as the
-   * daemon's own page would be (which needs a token that may read every server, unless --public-status).
+   * /status/p/{slug} answers: a private one to a token that may read all of its servers (--public-status opens
+   * the daemon's own page, not a page made private). Without a page, as the daemon's own page would be
+   * (which needs a token that may read every server, unless --public-status): undefined, for the caller.
    */
   const shownAt = async (req: Request, what: string, page: StatusPage | undefined): Promise<Response | undefined> => {
-    if (page && (page.public || ctx.public)) return namedResponse({ page, isPublic: true });
-    if (!ctx.public) {
+    if (page?.public) return namedResponse({ page, isPublic: true });
+    if (page || !ctx.public) {
       const who = await req.principal();
       permitScope(who, "read", what);
       if (page && mayUseAll(who, page.servers)) return namedResponse({ page, isPublic: false });
       permitServer(who, undefined, what);
     }
-    return page && namedResponse({ page, isPublic: ctx.public });
+    return page && namedResponse({ page, isPublic: false });
   };
   /**
    * A service's own page, shared like the others: built from its server's view (as the daemon shows it, or
