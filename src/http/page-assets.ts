@@ -52,10 +52,10 @@ export function pageAssetRoutes(ctx: PageAssetsContext): Route[] {
           responses: { ...asPage.responses, 200: { description: "PNG, SVG or WebP", contentType: "image/*" } },
           handle: async (req): Promise<Response> => {
             const slug = req.params.slug!;
-            await find(req, slug, `GET /status/p/${slug}/logo`);
+            const { isPublic } = await find(req, slug, `GET /status/p/${slug}/logo`);
             const logo = await ctx.store.statusPageLogo(slug);
             if (!logo) throw new HttpError(404, `status page ${JSON.stringify(slug)} has no logo; PUT /status-pages/${slug}/logo sets one`);
-            return { status: 200, bytes: logo.bytes, headers: logoHeaders(logo.type) };
+            return { status: 200, bytes: logo.bytes, headers: logoHeaders(logo.type, isPublic) };
           },
         },
       },

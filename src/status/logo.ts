@@ -12,7 +12,10 @@ export const logoTypes = ["image/png", "image/svg+xml", "image/webp"] as const;
 export type LogoType = (typeof logoTypes)[number];
 
 const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const svgStart = /^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i;
+// A comment cannot hold its own end (`-->`), so a run of comments has one reading: no backtracking through
+// them, whatever an upload holds (`(<!--[\s\S]*?-->\s*)*` was exponential on a run of empty comments).
+const comment = String.raw`<!--(?:[^-]|-(?!->))*-->\s*`;
+const svgStart = new RegExp(String.raw`^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(${comment})*(<!DOCTYPE[^>]*>\s*(${comment})*)?<svg[\s>]`, "i");
 
 /** What `bytes` are, by their first bytes; undefined: none of PNG, SVG and WebP. */
 export function sniffLogo(bytes: Buffer): LogoType | undefined {
@@ -22,13 +25,16 @@ export function sniffLogo(bytes: Buffer): LogoType | undefined {
   return undefined;
 }
 
-/** The headers a logo is served with: nothing in an SVG may run, load or be framed, whoever opens it. */
-export function logoHeaders(type: string): Record<string, string> {
+/**
+ * The headers a logo is served with: nothing in an SVG may run, load or be framed, whoever opens it. A private
+ * page's is for its reader's browser alone, never a shared cache's.
+ */
+export function logoHeaders(type: string, isPublic: boolean): Record<string, string> {
   return {
     "content-type": type,
     "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'self'",
     "x-content-type-options": "nosniff",
     "cross-origin-resource-policy": "same-origin",
-    "cache-control": "max-age=300",
+    "cache-control": isPublic ? "max-age=300" : "private, max-age=300",
   };
 }
