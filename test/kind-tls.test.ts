@@ -122,6 +122,16 @@ test("tls with STARTTLS: a refusal names what the server said; silence is a time
   const plain = await runTlsCheck(tls(noSsl, { starttls: "postgres" }));
   assert.equal(plain.error, `127.0.0.1:${noSsl} did not agree to STARTTLS: it answered N (it does not offer TLS: ssl = off)`);
 
+  // BER's indefinite length, which LDAP never sends: judged not LDAP's (it threw in the socket's reader).
+  const indefinite = await tcpServer(t, (socket) => socket.once("data", () => socket.write(Buffer.from([0x30, 0x80, 0x02, 0x01, 0x01, 0x78, 0x80]))), cert);
+  const ber = await runTlsCheck(tls(indefinite, { starttls: "ldap" }));
+  assert.equal(ber.error, `127.0.0.1:${indefinite} did not agree to STARTTLS: it answered an answer that is not an LDAP extended response`);
+
+  // A server that hangs up is said at once, not when the deadline passes.
+  const hangingUp = await tcpServer(t, (socket) => socket.destroy(), cert);
+  const gone = await runTlsCheck(tls(hangingUp, { starttls: "smtp", timeoutMs: 60_000 }));
+  assert.deepEqual([gone.ok, gone.errorKind], [false, "tls"], gone.error ?? "");
+
   const stalling = await tcpServer(t, () => {}, cert);
   const stalled = await runTlsCheck(tls(stalling, { starttls: "smtp", timeoutMs: 300 }));
   assert.deepEqual([stalled.errorKind, stalled.error], ["timeout", `no TLS connection to 127.0.0.1:${stalling} within 300 ms (timed out asking for STARTTLS (smtp))`]);
@@ -135,6 +145,7 @@ test("the API refuses what a tls check cannot use, naming the field", async (t) 
   const d = await testDaemon(t);
   await assertChecksRefused(d, [
     [{ type: "tls", host: "127.0.0.1", port: 25, starttls: "xmpp" }, "/services/0/check/starttls", /smtp/],
+    [{ type: "tls", host: "127.0.0.1", port: 443, servername: "127.0.0.1" }, "/services/0/check/servername", /must be a DNS name/],
     [{ type: "tls", host: "127.0.0.1", port: 443, minVersion: "TLSv1.0" }, "/services/0/check/minVersion", /TLSv1\.2/],
     [{ type: "tls", host: "127.0.0.1", port: 443, expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition \(certValidDays, maxLatencyMs\)/],
     [{ type: "tls", host: "127.0.0.1", port: 443, send: "x" }, "/services/0/check/send", /is a field of tcp and udp checks, not of tls ones/],

@@ -80,7 +80,10 @@ function wholeBer(b: Buffer): boolean {
   const first = b[1]!;
   if (first < 0x80) return b.length >= 2 + first;
   const size = first & 0x7f;
-  if (size > 4 || b.length < 2 + size) return size > 4;
+  // 0x80 is BER's indefinite length, which LDAP never uses, and over 4 bytes is no length it sends: stop
+  // reading, and the answer is judged not to be LDAP's.
+  if (size === 0 || size > 4) return true;
+  if (b.length < 2 + size) return false;
   return b.length >= 2 + size + b.readUIntBE(2, size);
 }
 
@@ -102,7 +105,12 @@ class Reader {
     this.#check();
   };
   readonly #onEnd = () => {
-    this.#failure = new CheckFailure("tls", `${this.where} closed the connection before STARTTLS`);
+    this.#failure ??= new CheckFailure("tls", `${this.where} closed the connection before STARTTLS`);
+    this.#check();
+  };
+  // A reset is said as what it is, at once, not as the deadline passing.
+  readonly #onError = (error: Error) => {
+    this.#failure ??= error;
     this.#check();
   };
   constructor(
@@ -111,6 +119,8 @@ class Reader {
   ) {
     socket.on("data", this.#onData);
     socket.once("end", this.#onEnd);
+    socket.once("close", this.#onEnd);
+    socket.on("error", this.#onError);
   }
 
   until(enough: (received: Buffer) => boolean): Promise<Buffer> {
@@ -131,5 +141,7 @@ class Reader {
   stop(): void {
     this.socket.off("data", this.#onData);
     this.socket.off("end", this.#onEnd);
+    this.socket.off("close", this.#onEnd);
+    this.socket.off("error", this.#onError);
   }
 }

@@ -3,6 +3,7 @@
  * PostgreSQL, LDAP), make the handshake and verify the chain; expect a certificate's remaining days or a
  * latency, the alternatives of which one must hold. No expectation: a verified handshake is enough.
  */
+import { isIP } from "node:net";
 import { z } from "zod";
 import { integer, limits } from "./common.ts";
 import { host } from "./tcp.ts";
@@ -23,7 +24,10 @@ export const tlsFields = {
   port: integer(1, 65535, 443),
   starttls: z.enum(starttlsProtocols).nullable().default(null),
   // The name asked for (SNI) and verified: the host's when it is a name; give it when the host is an address.
-  servername: host.nullable().default(null),
+  servername: host
+    .refine((name) => isIP(name) === 0, "must be a DNS name (SNI names no address); leave it out to connect to an address by it")
+    .nullable()
+    .default(null),
   verifyTls: z.boolean().default(true),
   minVersion: z.enum(tlsVersions).nullable().default(null),
   expect: z.array(tlsAlternative).max(limits.alternatives, `holds at most ${limits.alternatives} alternatives`).default([]),
