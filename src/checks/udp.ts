@@ -41,6 +41,8 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
   let timer: unknown;
   let forget = () => {};
   let close = () => {};
+  // Set once the check is over: a host resolved after its deadline makes no socket (nothing would close it).
+  let over = false;
   const fail = (failure: Pick<CheckFailure, "kind" | "message" | "shortage">): Outcome => ({
     ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: failure.kind, error: printable(failure.message), checkedAt,
     ...(failure.shortage ? { shortage: failure.shortage } : {}),
@@ -54,6 +56,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
     expired.catch(() => {});
     const exchange = async (): Promise<UdpObservation> => {
       const address = isIP(check.host) ? { address: check.host, family: isIP(check.host) } : await lookup(check.host);
+      if (over) throw timedOut;
       stage = "waiting for an answer";
       const socket = createSocket(address.family === 6 ? "udp6" : "udp4");
       close = () => socket.close();
@@ -62,6 +65,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
         socket.on("error", reject);
         socket.once("message", (message: Buffer) => {
           const answer = Buffer.from(message.subarray(0, datagramBytes)); // a copy: the socket is closed next
+          close(); // what else the target sends is not read
           resolve({ answer, text: answer.toString("utf8"), latencyMs: round(clock.monotonic() - sentAt) });
         });
         socket.connect(check.port, address.address, () => {
@@ -81,6 +85,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
     if ((error as { code?: string }).code === "ECONNREFUSED") return fail(new CheckFailure("connect", `${where} answered that the port is closed (ICMP port unreachable)`));
     return fail(classify(error, check.host, where, stage));
   } finally {
+    over = true;
     clock.clearTimeout(timer);
     forget();
     try {
