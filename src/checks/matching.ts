@@ -102,6 +102,8 @@ function start(): Worker {
     else waiter?.resolve(reply.answers);
   });
   const stopped = (error: Error) => {
+    // Told twice (error, then exit): the second time, a new worker may hold the waiting matches; not ours.
+    if (worker !== thread) return;
     // The next costly match starts a new worker; these ones fail their checks saying why.
     worker = undefined;
     for (const waiter of waiting.values()) waiter.reject(error);
