@@ -45,6 +45,8 @@ test("icmp: readPing reads iputils' summary, with loss, with none back, and noth
   const lossy = "--- h ping statistics ---\n4 packets transmitted, 1 received, +3 errors, 75% packet loss, time 3004ms\nrtt min/avg/max/mdev = 12.5/12.5/12.5/0.000 ms\n";
   assert.deepEqual(readPing(lossy), { sent: 4, received: 1, rtt: { min: 12.5, avg: 12.5, max: 12.5 } });
   assert.deepEqual(readPing("--- h ping statistics ---\n2 packets transmitted, 0 received, 100% packet loss, time 1019ms\n"), { sent: 2, received: 0, rtt: null });
+  const busybox = "--- h ping statistics ---\n2 packets transmitted, 2 packets received, 0% packet loss\nround-trip min/avg/max = 0.061/0.070/0.080 ms\n";
+  assert.deepEqual(readPing(busybox), { sent: 2, received: 2, rtt: { min: 0.061, avg: 0.07, max: 0.08 } });
   assert.equal(readPing("ping: usage error"), null);
 });
 

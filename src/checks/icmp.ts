@@ -47,15 +47,18 @@ export async function runIcmpCheck(check: IcmpRequest, options: ControllerOption
   if (loss > check.maxLossPercent) {
     return { ...fail("loss", `${loss}% of the echoes to ${check.host} were lost, more than the ${check.maxLossPercent}% allowed`, answers), latencyMs };
   }
-  if (check.maxLatencyMs !== null && report.rtt!.avg > check.maxLatencyMs) {
-    return { ...fail("latency", `the echoes took ${report.rtt!.avg} ms on average, more than the ${check.maxLatencyMs} ms allowed`, answers), latencyMs };
+  if (check.maxLatencyMs !== null && latencyMs > check.maxLatencyMs) {
+    return { ...fail("latency", `the echoes took ${latencyMs} ms on average, more than the ${check.maxLatencyMs} ms allowed`, answers), latencyMs };
   }
   return { ok: true, status: null, latencyMs, matched: 0, errorKind: null, error: null, checkedAt, answers };
 }
 
 type Ran = { stdout: string; stderr: string; code: number | null } | { kind: CheckFailure["kind"]; problem: string };
 
-/** Run ping once, within the check's deadline (its -w a little inside it, the kill at it). */
+/**
+ * Run ping once: -w bounds its run to the check's timeout in whole seconds (at least one), and the process is
+ * killed a second after the timeout should ping itself overrun. Echoes that do not fit in -w are not sent.
+ */
 function runPing(check: IcmpRequest, signal: AbortSignal | undefined): Promise<Ran> {
   const deadline = Math.max(1, Math.floor(check.timeoutMs / 1000));
   const family = isIP(check.host) === 6 ? ["-6"] : isIP(check.host) === 4 ? ["-4"] : [];
@@ -82,11 +85,14 @@ function runPing(check: IcmpRequest, signal: AbortSignal | undefined): Promise<R
   });
 }
 
-/** The summary iputils' ping prints last: "3 packets transmitted, 2 received" and "rtt min/avg/max/mdev = …". */
+/**
+ * The summary ping prints last: "3 packets transmitted, 2 received" and "rtt min/avg/max/mdev = …" (iputils),
+ * or "… packets received" and "round-trip min/avg/max = …" (BusyBox's, without mdev).
+ */
 export function readPing(stdout: string): PingReport | null {
   const counts = /(\d+) packets transmitted, (\d+) (?:packets )?received/.exec(stdout);
   if (!counts) return null;
-  const rtt = /= ([\d.]+)\/([\d.]+)\/([\d.]+)\/[\d.]+ ms/.exec(stdout);
+  const rtt = /= ([\d.]+)\/([\d.]+)\/([\d.]+)(?:\/[\d.]+)? ms/.exec(stdout);
   return {
     sent: Number(counts[1]),
     received: Number(counts[2]),
