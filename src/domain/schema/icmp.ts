@@ -14,3 +14,15 @@ export const icmpFields = {
   // The most the average round trip may take, in ms (null: any).
   maxLatencyMs: integer(1, 600_000, 500).nullable().default(null),
 };
+
+/**
+ * ping counts its deadline in whole seconds and sends its echoes 200 ms apart: a timeout shorter than both
+ * would send fewer echoes than `count`, silently, and judge the loss on those.
+ */
+export function icmpRules(c: { count?: unknown; timeoutMs?: unknown }, ctx: z.RefinementCtx): void {
+  const count = typeof c.count === "number" ? c.count : 3;
+  const least = Math.max(1000, count * 200 + 800);
+  if (typeof c.timeoutMs === "number" && c.timeoutMs < least) {
+    ctx.addIssue({ code: "custom", path: ["timeoutMs"], message: `must be at least ${least} ms for ${count} echoes 200 ms apart (ping waits in whole seconds); raise it, or lower count` });
+  }
+}

@@ -15,7 +15,7 @@ import { alternative, httpFields } from "./http.ts";
 import { tcpFields, tcpRules } from "./tcp.ts";
 import { udpFields, udpRules } from "./udp.ts";
 import { tlsFields } from "./tls.ts";
-import { icmpFields } from "./icmp.ts";
+import { icmpFields, icmpRules } from "./icmp.ts";
 
 export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
 
@@ -79,7 +79,7 @@ const tcpCheck = kind("tcp", kinds.tcp, (c, ctx) => (activeRules(c, ctx), tcpRul
 const udpCheck = kind("udp", kinds.udp, (c, ctx) => (activeRules(c, ctx), udpRules(c, ctx))).transform((c) => activeSchedule(c));
 const tlsCheck = kind("tls", kinds.tls, activeRules).transform((c) => activeSchedule(c));
 const dnsCheck = kind("dns", kinds.dns, activeRules).transform((c) => activeSchedule(c));
-const icmpCheck = kind("icmp", kinds.icmp, activeRules).transform((c) => activeSchedule(c));
+const icmpCheck = kind("icmp", kinds.icmp, (c, ctx) => (activeRules(c, ctx), icmpRules(c, ctx))).transform((c) => activeSchedule(c));
 const heartbeatCheck = kind("heartbeat", kinds.heartbeat, heartbeatRules).transform((c) => heartbeatSchedule(c, (pattern) => cronGap(pattern, c.timezone)));
 
 /** A check as a document writes it: `type` left out is an HTTP check. */
