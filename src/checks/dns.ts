@@ -8,7 +8,7 @@ import { createSocket } from "node:dgram";
 import { getServers } from "node:dns";
 import { isIP } from "node:net";
 import dnsPacket, { type Answer, type DecodedPacket } from "dns-packet";
-import { systemClock, type Clock } from "../platform/clock.ts";
+import { systemClock } from "../platform/clock.ts";
 import type { DnsCheck, Outcome } from "../domain/model.ts";
 import { parseServer } from "../domain/schema/dns.ts";
 import { connect } from "./connect.ts";
@@ -17,7 +17,7 @@ import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { compilePattern } from "../domain/pattern.ts";
 import { judged, type Matches } from "./matching.ts";
-import { onStop } from "./stopping.ts";
+import { Deadline, timedOut } from "./deadline.ts";
 
 export type DnsRequest = Pick<DnsCheck, "name" | "recordType" | "server" | "expect" | "timeoutMs">;
 
@@ -67,34 +67,6 @@ export async function runDnsCheck(check: DnsRequest, options: ControllerOptions 
     return fail(classify(error, server.host, where, stage));
   } finally {
     deadline.clear();
-  }
-}
-
-const timedOut = Object.freeze(new Error("timed out"));
-
-/** The check's one deadline (or the daemon stopping): whatever waits on it is told by its `until`. */
-class Deadline {
-  readonly #clock: Clock;
-  #timer: unknown;
-  #expired: Promise<never>;
-  #forget: () => void;
-  /** What a server sent that was not the answer (garbage, another id): said when the deadline passes. */
-  lastProblem: string | undefined;
-  constructor(clock: Clock, ms: number, signal?: AbortSignal) {
-    this.#clock = clock;
-    let reject!: (error: unknown) => void;
-    this.#expired = new Promise<never>((_, r) => (reject = r));
-    this.#expired.catch(() => {});
-    const abort = () => reject(timedOut);
-    this.#timer = clock.setTimeout(abort, ms);
-    this.#forget = onStop(signal, abort);
-  }
-  until<T>(work: Promise<T>): Promise<T> {
-    return Promise.race([work, this.#expired]);
-  }
-  clear(): void {
-    this.#clock.clearTimeout(this.#timer);
-    this.#forget();
   }
 }
 

@@ -14,7 +14,7 @@ import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { matchesHere } from "./matching.ts";
 import { startTls } from "./starttls.ts";
-import { onStop } from "./stopping.ts";
+import { Deadline, timedOut } from "./deadline.ts";
 
 export type TlsRequest = Pick<TlsCheck, "host" | "port" | "starttls" | "servername" | "verifyTls" | "minVersion" | "expect" | "timeoutMs">;
 
@@ -25,16 +25,13 @@ export interface TlsObservation {
   readonly checkedAt: number;
 }
 
-const timedOut = Object.freeze(new Error("timed out"));
-
 export async function runTlsCheck(check: TlsRequest, options: ControllerOptions = {}): Promise<Outcome> {
   const clock = options.clock ?? systemClock;
   const checkedAt = clock.now();
   const started = clock.monotonic();
   const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
   let stage = "connecting";
-  let timer: unknown;
-  let forget = () => {};
+  const deadline = new Deadline(clock, check.timeoutMs, options.signal);
   // The outermost socket: the plain one, then the TLS one over it, which owns it (destroying the plain one
   // under a TLS socket crashes the process at its exit).
   let socket: Socket | undefined;
@@ -43,24 +40,19 @@ export async function runTlsCheck(check: TlsRequest, options: ControllerOptions 
     ...(failure.shortage ? { shortage: failure.shortage } : {}),
   });
   try {
-    const expired = new Promise<never>((_, reject) => {
-      const stop = () => reject(timedOut);
-      timer = clock.setTimeout(stop, check.timeoutMs);
-      forget = onStop(options.signal, stop);
-    });
-    expired.catch(() => {});
     const exchange = async (): Promise<TLSSocket> => {
       const plain = await opened((socket = netConnect({ host: check.host, port: check.port })), "connect");
       if (check.starttls) {
         stage = `asking for STARTTLS (${check.starttls})`;
         await startTls(plain, check.starttls, where);
       }
+      if (deadline.over) throw timedOut; // agreed too late: the socket is destroyed already
       stage = "in the TLS handshake";
       const servername = check.servername ?? (isIP(check.host) ? undefined : check.host);
       const secure = tlsConnect({ socket: plain, servername, rejectUnauthorized: check.verifyTls, ...(check.minVersion ? { minVersion: check.minVersion } : {}) });
       return opened((socket = secure), "secureConnect");
     };
-    const secure = await Promise.race([exchange(), expired]);
+    const secure = await deadline.until(exchange());
     const latencyMs = round(clock.monotonic() - started);
     const certValidTo = certExpiry(secure);
     const answers = describe(secure.getPeerCertificate());
@@ -74,8 +66,7 @@ export async function runTlsCheck(check: TlsRequest, options: ControllerOptions 
     if (error === timedOut) return fail(new CheckFailure("timeout", `no TLS connection to ${where} within ${check.timeoutMs} ms (timed out ${stage})`));
     return fail(classify(error, check.host, where, stage));
   } finally {
-    clock.clearTimeout(timer);
-    forget();
+    deadline.clear();
     socket?.destroy();
   }
 }

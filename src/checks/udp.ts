@@ -15,7 +15,7 @@ import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type 
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { judged, type Matches } from "./matching.ts";
-import { onStop } from "./stopping.ts";
+import { Deadline, timedOut } from "./deadline.ts";
 import { unescape } from "./tcp.ts";
 
 export type UdpRequest = Pick<UdpCheck, "host" | "port" | "send" | "sendHex" | "expect" | "timeoutMs">;
@@ -30,33 +30,22 @@ export interface UdpObservation {
   readonly latencyMs: number;
 }
 
-const timedOut = Object.freeze(new Error("timed out"));
-
 export async function runUdpCheck(check: UdpRequest, options: ControllerOptions = {}): Promise<Outcome> {
   const clock = options.clock ?? systemClock;
   const checkedAt = clock.now();
   const started = clock.monotonic();
   const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
   let stage = "resolving the host";
-  let timer: unknown;
-  let forget = () => {};
   let close = () => {};
-  // Set once the check is over: a host resolved after its deadline makes no socket (nothing would close it).
-  let over = false;
+  const deadline = new Deadline(clock, check.timeoutMs, options.signal);
   const fail = (failure: Pick<CheckFailure, "kind" | "message" | "shortage">): Outcome => ({
     ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: failure.kind, error: printable(failure.message), checkedAt,
     ...(failure.shortage ? { shortage: failure.shortage } : {}),
   });
   try {
-    const expired = new Promise<never>((_, reject) => {
-      const stop = () => reject(timedOut);
-      timer = clock.setTimeout(stop, check.timeoutMs);
-      forget = onStop(options.signal, stop);
-    });
-    expired.catch(() => {});
     const exchange = async (): Promise<UdpObservation> => {
       const address = isIP(check.host) ? { address: check.host, family: isIP(check.host) } : await lookup(check.host);
-      if (over) throw timedOut;
+      if (deadline.over) throw timedOut; // resolved too late: a socket made now would never be closed
       stage = "waiting for an answer";
       const socket = createSocket(address.family === 6 ? "udp6" : "udp4");
       close = () => socket.close();
@@ -74,7 +63,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
         });
       });
     };
-    const seen = await Promise.race([exchange(), expired]);
+    const seen = await deadline.until(exchange());
     const verdict = await judged((matches) => evaluateUdp(check.expect, seen, matches));
     return verdict.ok
       ? { ok: true, status: null, latencyMs: seen.latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt }
@@ -85,9 +74,7 @@ export async function runUdpCheck(check: UdpRequest, options: ControllerOptions 
     if ((error as { code?: string }).code === "ECONNREFUSED") return fail(new CheckFailure("connect", `${where} answered that the port is closed (ICMP port unreachable)`));
     return fail(classify(error, check.host, where, stage));
   } finally {
-    over = true;
-    clock.clearTimeout(timer);
-    forget();
+    deadline.clear();
     try {
       close();
     } catch {
