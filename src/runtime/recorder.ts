@@ -40,6 +40,11 @@ export interface RecorderOptions {
   readonly flushMs?: number;
   /** A batch this large is written at once. Default 500. */
   readonly maxBatch?: number;
+  /**
+   * The longest a write waits for the senders the last commit answered (#gathered). Default: half that
+   * commit's time, at most 10 ms. A test that is about who shares a commit, not about time, sets a long one.
+   */
+  readonly gatherMs?: number;
   /** Finished checks kept while the store cannot be written; beyond it the oldest are folded. Default 50,000. */
   readonly maxPending?: number;
   /** Told how long each batch stored whole took, from the store's call to its commit, and of how many runs. */
@@ -221,8 +226,9 @@ export class Recorder {
   #gathered(): Promise<void> | undefined {
     const { senders, behind, at, writeMs } = this.#answered;
     const enough = senders + behind;
-    const left = at + Math.min(writeMs / 2, 10) - this.#options.clock.monotonic();
-    if (senders === 0 || left <= 0 || this.#pending.length >= enough) return undefined;
+    const left = at + (this.#options.gatherMs ?? Math.min(writeMs / 2, 10)) - this.#options.clock.monotonic();
+    // Nothing waits: nothing to write, so nothing to wait for (a flush on its timer, the daemon stopping).
+    if (senders === 0 || left <= 0 || this.#pending.length === 0 || this.#pending.length >= enough) return undefined;
     return new Promise((resolve) => {
       const timer = this.#options.clock.setTimeout(() => start(), left);
       const start = () => {
