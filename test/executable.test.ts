@@ -69,9 +69,11 @@ test("the single executable works alone: --version, migrate, apply, check, serve
   const tail = spawn("script", ["-qec", `${exe} tail --db ./h.db`, "/dev/null"], { cwd: dir, env: { ...env, PATH: "/usr/bin:/bin" } });
   let screen = "";
   tail.stdout.on("data", (d: Buffer) => (screen += d));
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
     const look = () => /web-01\/home/.test(screen) && /q quits/.test(screen) && resolve();
     tail.stdout.on("data", look);
+    // A tail that ends before drawing its view fails the test with what it printed, rather than hanging it.
+    tail.once("close", (code) => reject(new Error(`tail exited (${code}) before showing web-01/home:\n${screen}`)));
   });
   tail.stdin.write("q");
   await once(tail, "close");
