@@ -10,6 +10,7 @@ import { test, type TestContext } from "node:test";
 import { probe, type Probed } from "../src/checks/probe.ts";
 import type { CheckDone } from "../src/daemon.ts";
 import { checkInput } from "../src/domain/schema/index.ts";
+import { maskedCheck } from "../src/domain/schema/secrets.ts";
 import { fromGatus } from "../src/import/gatus.ts";
 import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
@@ -152,6 +153,21 @@ test("the API refuses steps it could not run, naming the field and the fix", asy
     [{ url: base, steps: [] }, "/services/0/check/steps", /at least one step/],
     [{ url: base, steps: [me({ retries: 2 })] }, "/services/0/check/steps/0/retries", /is not a known field/],
   ]);
+});
+
+test("a read token sees the steps' secrets masked as it sees the check's: headers, query parameters, bodies", () => {
+  const check = checkInput.parse({ url: "http://127.0.0.1:9/", steps: [login, { name: "me", url: "/me?api_key=k-123&page=2", headers: { authorization: "Bearer {{steps.login.token}}", accept: "text/plain" } }] });
+  assert.equal(check.type, "http");
+  if (check.type !== "http") return;
+  const shown = maskedCheck(check);
+  assert.deepEqual(
+    shown.steps?.map(({ url, headers, body }) => ({ url, headers, body })),
+    [
+      { url: "/login", headers: { "content-type": "application/json" }, body: '{"user":"ann","password":"***"}' },
+      { url: "/me?api_key=***&page=2", headers: { authorization: "***", accept: "text/plain" }, body: undefined },
+    ],
+  );
+  assert.equal(check.steps?.[1]?.headers?.authorization, "Bearer {{steps.login.token}}", "the stored check is left as it was");
 });
 
 for (const engine of engines) {
