@@ -11,6 +11,8 @@ import { probe, type Probed } from "../src/checks/probe.ts";
 import type { CheckDone } from "../src/daemon.ts";
 import { checkInput } from "../src/domain/schema/index.ts";
 import { maskedCheck } from "../src/domain/schema/secrets.ts";
+import type { StoredCheck } from "../src/domain/model.ts";
+import { checkChange } from "../src/policy/change.ts";
 import { fromGatus } from "../src/import/gatus.ts";
 import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
@@ -168,6 +170,15 @@ test("a read token sees the steps' secrets masked as it sees the check's: header
     ],
   );
   assert.equal(check.steps?.[1]?.headers?.authorization, "Bearer {{steps.login.token}}", "the stored check is left as it was");
+});
+
+test("steps added, changed or taken away change the check (its service starts again); the same steps do not", () => {
+  const stored = (check: unknown) => ({ ...(checkInput.parse(check) as object), notify: true, notifyThreshold: 2 }) as StoredCheck;
+  const plain = stored({ url: "http://127.0.0.1:9/" });
+  const stepped = stored({ url: "http://127.0.0.1:9/", steps: [login] });
+  assert.deepEqual(checkChange(plain, stepped, false), { fields: ["check.steps"], checkChanged: true });
+  assert.deepEqual(checkChange(stepped, plain, false), { fields: ["check.steps"], checkChanged: true });
+  assert.deepEqual(checkChange(stepped, stored({ url: "http://127.0.0.1:9/", steps: [login] }), false), { fields: [], checkChanged: false });
 });
 
 for (const engine of engines) {
