@@ -274,6 +274,10 @@ suites:
     'suite "Reads a status": its endpoint "b" reads [CONTEXT].code, which no endpoint before it stores as a [BODY] path and the suite\'s context does not set; not carried over',
     'suite "Mixed": its endpoint "port" is a tcp check; healthd\'s steps are http requests; not carried over',
   ]);
+  // A suite without alerts is imported quiet, and said so, as a plain endpoint without them is.
+  const quiet = fromGatus(`suites:\n  - name: q\n    endpoints: [{name: a, url: "${url}login"}]\n`, "default");
+  assert.equal(quiet.servers.default?.services[0]?.check.notify, false);
+  assert.deepEqual(quiet.notes, ["alerts: 1 suite has no alerts on any endpoint in Gatus, so notify: false; remove it to be notified"]);
   // What was imported runs: the login's token reaches the next step.
   const outcome = await run(services[0]!.check);
   assert.deepEqual([outcome.ok, outcome.error, outcome.answers?.length], [true, null, 3]);

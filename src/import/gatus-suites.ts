@@ -39,13 +39,17 @@ const contextRef = /\[CONTEXT\]\.([\w.-]+)/g;
 
 export function importSuites(suites: unknown, builder: DocumentBuilder, parts: SuiteParts): void {
   if (!Array.isArray(suites)) return;
+  let silent = 0;
   for (const [i, raw] of suites.entries()) {
     const s = (raw ?? {}) as Suite;
     const name = typeof s.name === "string" && s.name !== "" ? s.name : `suite ${i + 1}`;
     const note = (why: string) => builder.note(`suite ${JSON.stringify(name)}`, why);
     const check = suiteCheck(s, note, parts);
-    if (check) builder.add(parts.place(s), name, check, `suite-${i + 1}`);
+    if (!check) continue;
+    if (check.notify === false) silent++;
+    builder.add(parts.place(s), name, check, `suite-${i + 1}`);
   }
+  if (silent > 0) builder.note("alerts", `${silent} suite${silent === 1 ? " has" : "s have"} no alerts on any endpoint in Gatus, so notify: false; remove it to be notified`);
 }
 
 function suiteCheck(s: Suite, note: (why: string) => void, parts: SuiteParts): Check | undefined {
