@@ -40,7 +40,9 @@ async function site(t: TestContext): Promise<{ url: string; seen: string[] }> {
     if (path === "/login" && req.method === "POST") {
       const sent = JSON.parse((await body(req)) || "{}") as { user?: string; password?: string };
       if (sent.password !== "hunter2") return json(403, { error: "wrong password" });
-      return json(200, { access_token: token, expires_in: 3600, user: { id: 42 } }, {
+      // Values a hostile or careless API might hand out: a path, one too long to send, one that would split a header.
+      const odd = { path: "../admin?x=1#y", big: "x".repeat(5000), crlf: "a\r\nx-injected: 1" };
+      return json(200, { access_token: token, expires_in: 3600, user: { id: 42 }, odd }, {
         "x-request-id": "req-77",
         "set-cookie": [`theme=dark; Path=/`, `sid=${session}; Path=/; Expires=Wed, 09 Jun 2027 10:18:14 GMT; HttpOnly`],
       });
@@ -50,6 +52,7 @@ async function site(t: TestContext): Promise<{ url: string; seen: string[] }> {
       return json(200, { user: "ann", id: 42 }, { "x-echo": String(req.headers.authorization) });
     }
     if (path.startsWith("/users/")) return json(path === "/users/42" && req.headers["x-request"] === "req-77" ? 200 : 404, {});
+    if (path.startsWith("/echo/")) return json(200, {});
     if (path === "/cart") return json(req.headers.cookie === `sid=${session}` ? 200 : 401, { items: 0 });
     if (path === "/delay") {
       const ms = Number(new URL(req.url!, "http://x").searchParams.get("ms"));
@@ -106,6 +109,16 @@ test("steps: the check fails at its first failing step, named, with the steps af
   assert.deepEqual([missing.errorKind, missing.error], ["json", "step login: extract.refresh: $.refresh_token not found in the JSON body"]);
   const noHeader = await run({ url, steps: [{ ...login, extract: { trace: "header:traceparent" } }, later] });
   assert.deepEqual([noHeader.errorKind, noHeader.error], ["header", "step login: extract.trace: the answer has no traceparent header"]);
+  const noCookie = await run({ url, steps: [{ ...login, extract: { s: "cookie:session" } }, later] });
+  assert.deepEqual([noCookie.errorKind, noCookie.error], ["header", "step login: extract.s: the answer sets no cookie session"]);
+  const object = await run({ url, steps: [{ ...login, extract: { user: "$.user" } }, later] });
+  assert.equal(object.error, "step login: extract.user: $.user is an object, not a string, number or boolean a later step could send");
+  // A value too long to send, or one that would split a later request's header, is never sent.
+  const big = await run({ url, steps: [{ ...login, extract: { big: "$.odd.big" } }, later] });
+  assert.equal(big.error, "step login: extract.big: $.odd.big is 5000 characters long, more than the 4096 a value may be");
+  const crlf = await run({ url, steps: [{ ...login, extract: { v: "$.odd.crlf" } }, { name: "use", url: "/cart", headers: { "x-v": "{{steps.login.v}}" } }] });
+  assert.deepEqual([crlf.errorKind, crlf.error], ["json", "step login: extract.v: $.odd.crlf holds control characters (CR, LF, ...), which a later step could not send"]);
+  assert.ok(!seen.some((line) => line.startsWith("GET /cart")), "no step after the failing one is made");
 });
 
 test("steps: values from a header and a cookie, in a later step's url and headers", async (t) => {
@@ -120,6 +133,11 @@ test("steps: values from a header and a cookie, in a later step's url and header
   });
   assert.deepEqual([outcome.ok, outcome.error], [true, null]);
   assert.deepEqual(outcome.answers?.map((line) => line.split(":")[0]), ["login", "user", "cart"]);
+
+  // In a url, a value is percent-encoded: it fills a segment, and cannot climb the path or start a query.
+  const { url: base, seen } = await site(t);
+  const odd = await run({ url: base, steps: [{ ...login, extract: { p: "$.odd.path" } }, { name: "echo", url: "/echo/{{steps.login.p}}?q={{steps.login.p}}" }] });
+  assert.deepEqual([odd.ok, seen.at(-1)], [true, "GET /echo/..%2Fadmin%3Fx%3D1%23y?q=..%2Fadmin%3Fx%3D1%23y"]);
 });
 
 test("steps: one deadline covers every step: a stall at the last step fails the check at timeoutMs, with only what was left", async (t) => {
