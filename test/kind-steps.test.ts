@@ -256,6 +256,7 @@ suites:
         conditions: ["[STATUS] == 200", "[BODY].user == [CONTEXT].user", "[BODY].id == [CONTEXT].token"]
       - name: Clean up
         url: "${url}cart"
+        client: {timeout: 2s}
         always-run: true
         conditions: ["[STATUS] < 500"]
   - name: Reads a status
@@ -287,6 +288,7 @@ suites:
   assert.deepEqual(imported.notes, [
     'suite "Shop checkout": endpoint "Log in": store code: "[STATUS]" is not a [BODY].path healthd can extract (only JSON paths of the body are); not stored',
     'suite "Shop checkout": endpoint "Me": condition "[BODY].id == [CONTEXT].token" compares with a value of the suite\'s context, which healthd\'s expect cannot (it compares with what is written); left out',
+    'suite "Shop checkout": endpoint "Clean up": its client timeout does not carry over: the suite\'s timeout (the check\'s timeoutMs) covers all its steps',
     'suite "Shop checkout": endpoint "Clean up": always-run: Gatus runs it even after a failure; healthd stops at the first failing step, so it runs only when the steps before it pass',
     'suite "Reads a status": endpoint "a": store code: "[STATUS]" is not a [BODY].path healthd can extract (only JSON paths of the body are); not stored',
     'suite "Reads a status": its endpoint "b" reads [CONTEXT].code, which no endpoint before it stores as a [BODY] path and the suite\'s context does not set; not carried over',

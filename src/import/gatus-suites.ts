@@ -91,6 +91,8 @@ function suiteCheck(s: Suite, note: (why: string) => void, parts: SuiteParts): C
     const made = parts.endpointCheck({ ...e, conditions, interval: undefined }, stepNote);
     if (!made) return void note(`its endpoint ${JSON.stringify(label)} could not be carried over (above), and a suite's steps go together; not carried over`);
     if (made.type !== undefined) return void note(`its endpoint ${JSON.stringify(label)} is a ${String(made.type)} check; healthd's steps are http requests; not carried over`);
+    const client = e.client as { timeout?: unknown } | undefined;
+    if (client?.timeout !== undefined) stepNote("its client timeout does not carry over: the suite's timeout (the check's timeoutMs) covers all its steps");
     if (e["always-run"] === true) stepNote("always-run: Gatus runs it even after a failure; healthd stops at the first failing step, so it runs only when the steps before it pass");
 
     const stepName = uniqueName(label, j, names);
