@@ -18,6 +18,7 @@ import { dnsAlternative } from "../src/domain/schema/dns.ts";
 import { alternative as httpAlternative } from "../src/domain/schema/http.ts";
 import { kinds, serverDocument } from "../src/domain/schema/index.ts";
 import { tcpAlternative } from "../src/domain/schema/tcp.ts";
+import { step } from "../src/domain/schema/steps.ts";
 
 type JsonSchema = Record<string, any>;
 
@@ -114,6 +115,7 @@ function configPage(): string {
   for (const [type, fields] of Object.entries(kinds)) page += section(`Check: \`${type}\``, fieldsOf(z.object(fields as z.ZodRawShape)));
   const alternatives = { http: httpAlternative, tcp: tcpAlternative, dns: dnsAlternative };
   for (const [type, schema] of Object.entries(alternatives)) page += section(`Expectations of \`${type}\` checks (the elements of \`expect\`)`, fieldsOf(schema));
+  page += section("Steps of `http` checks (the elements of `steps`, docs/guide/api.md)", fieldsOf(step));
   for (const option of channelDocument.options) {
     const type = (option.shape.type as z.ZodLiteral<string>).value;
     page += section(`Channel: \`${type}\``, fieldsOf(option));

@@ -14,7 +14,7 @@ import type { HttpCheck, Outcome } from "../domain/model.ts";
 import { version } from "../platform/version.ts";
 import { AnswerError, AnswerReader, type AnswerEvents, type Head } from "./answer.ts";
 import { certExpiry, connect } from "./connect.ts";
-import { evaluate } from "./expect.ts";
+import { evaluate, type Observation } from "./expect.ts";
 import { judged } from "./matching.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import { onStop } from "./stopping.ts";
@@ -32,6 +32,8 @@ export interface ControllerOptions {
   readonly signal?: AbortSignal;
   /** Sent unless the check's headers set one. Default `healthd/<version>`. */
   readonly userAgent?: string;
+  /** Told what the last hop answered, before it is judged: a check's steps extract their values from it. */
+  readonly observe?: (answer: Observation) => void;
 }
 
 /** What the controller needs of a check (the schedule and notification settings are not its business). */
@@ -91,7 +93,7 @@ export async function runCheck(check: CheckRequest, options: ControllerOptions =
         continue;
       }
       // Awaited here, so that a pattern worker that stopped fails this check through the catch below.
-      return await outcomeOf(check, answer, round(elapsed()), checkedAt);
+      return await outcomeOf(check, answer, round(elapsed()), checkedAt, options.observe);
     }
   } catch (error) {
     const failure = ended
@@ -132,9 +134,10 @@ function redirectTarget(location: string, status: number, from: URL, visited: re
 }
 
 /** The outcome of the last hop's answer, judged by the check's expectations. */
-async function outcomeOf(check: CheckRequest, answer: Answer, latencyMs: number, checkedAt: number): Promise<Outcome> {
+async function outcomeOf(check: CheckRequest, answer: Answer, latencyMs: number, checkedAt: number, observe?: (answer: Observation) => void): Promise<Outcome> {
   const { status, certValidTo } = answer;
   const observed = { status, headers: answer.headers, body: utf8.decode(answer.body!), latencyMs, certValidTo, checkedAt };
+  observe?.(observed);
   const verdict = await judged((matches) => evaluate(check.expect, observed, matches));
   const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
   return verdict.ok

@@ -6,6 +6,7 @@ import { runTcpCheck } from "./tcp.ts";
 import { runIcmpCheck } from "./icmp.ts";
 import { runTlsCheck } from "./tls.ts";
 import { runUdpCheck } from "./udp.ts";
+import { runSteps } from "./steps.ts";
 
 /** A check healthd makes (every kind but heartbeat), as stored or as `healthd check --url` builds it. */
 export type Probed = Exclude<Check, { readonly type: "heartbeat" }>;
@@ -13,7 +14,7 @@ export type Probed = Exclude<Check, { readonly type: "heartbeat" }>;
 export function probe(check: Probed, options: ControllerOptions = {}): Promise<Outcome> {
   switch (check.type) {
     case "http":
-      return runCheck(check, options);
+      return check.steps === undefined ? runCheck(check, options) : runSteps({ ...check, steps: check.steps }, options);
     case "tcp":
       return runTcpCheck(check, options);
     case "udp":

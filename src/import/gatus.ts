@@ -7,10 +7,12 @@
  * [BODY] as an answer), [DOMAIN_EXPIRATION] as domainWarnDays, interval, client timeout, insecure and
  * ignore-redirect, method, headers, body (graphql too), enabled, the first alert's thresholds, and external
  * endpoints with a heartbeat as heartbeats, with their keys (gatusKey: their URL keeps working) and, when
- * asked (import --keep-tokens), their tokens. `${VAR}` stays: apply fills it from the environment, as Gatus did.
+ * asked (import --keep-tokens), their tokens; suites as http checks with steps (gatus-suites.ts). `${VAR}`
+ * stays: apply fills it from the environment, as Gatus did.
  */
 import { parse } from "yaml";
 import { clamp, DocumentBuilder, durationSeconds, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
+import { importSuites } from "./gatus-suites.ts";
 
 type Endpoint = Record<string, unknown> & {
   name?: unknown;
@@ -25,13 +27,13 @@ type Endpoint = Record<string, unknown> & {
 
 /** `keepTokens`: the external endpoints' tokens come back in `tokens` (import --keep-tokens makes them healthd ping tokens). */
 export function fromGatus(text: string, defaultServer: string, { keepTokens = false } = {}): Imported {
-  let config: { endpoints?: unknown; "external-endpoints"?: unknown } | null;
+  let config: { endpoints?: unknown; "external-endpoints"?: unknown; suites?: unknown } | null;
   try {
     config = parse(text) as typeof config;
   } catch (error) {
     throw new NotThatFormat(`it is not YAML (${(error as Error).message.split("\n")[0]}), so not a Gatus configuration`);
   }
-  if (typeof config !== "object" || config === null || (!Array.isArray(config.endpoints) && !Array.isArray(config["external-endpoints"]))) {
+  if (typeof config !== "object" || config === null || (!Array.isArray(config.endpoints) && !Array.isArray(config["external-endpoints"]) && !Array.isArray(config.suites))) {
     const keys = typeof config === "object" && config !== null ? Object.keys(config).slice(0, 8).join(", ") : typeof config;
     throw new NotThatFormat(`it is YAML without endpoints (it has: ${keys || "nothing"}), so not a Gatus configuration`);
   }
@@ -52,6 +54,7 @@ export function fromGatus(text: string, defaultServer: string, { keepTokens = fa
     if (!Array.isArray(e.alerts) || e.alerts.length === 0) silent++;
     builder.add(place(e), name, check, `endpoint-${i + 1}`);
   }
+  importSuites(config.suites, builder, { endpointCheck, alerting, place });
   if (silent > 0) builder.note("alerts", `${silent} endpoint${silent === 1 ? " has" : "s have"} no alerts in Gatus, so notify: false; remove it to be notified`);
   for (const [i, e] of ((config["external-endpoints"] as (Endpoint & { heartbeat?: { interval?: unknown } })[] | undefined) ?? []).entries()) {
     const name = typeof e.name === "string" && e.name !== "" ? e.name : `external endpoint ${i + 1}`;

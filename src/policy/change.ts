@@ -61,7 +61,9 @@ function changedFields(before: StoredCheck | undefined, after: StoredCheck): str
   if (!before) return ["check"];
   if (sameCheck(before, after)) return [];
   const was: Readonly<Record<string, unknown>> = { ...before };
-  return Object.entries(after)
-    .filter(([k, value]) => JSON.stringify(was[k]) !== JSON.stringify(value))
-    .map(([k]) => `check.${k}`);
+  const now: Readonly<Record<string, unknown>> = { ...after };
+  // Both sides' keys: a field only one has (an http check's steps, added or taken away) changed too.
+  return [...new Set([...Object.keys(after), ...Object.keys(before)])]
+    .filter((k) => JSON.stringify(was[k]) !== JSON.stringify(now[k]))
+    .map((k) => `check.${k}`);
 }

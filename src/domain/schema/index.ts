@@ -16,12 +16,13 @@ import { tcpFields, tcpRules } from "./tcp.ts";
 import { udpFields, udpRules } from "./udp.ts";
 import { tlsFields } from "./tls.ts";
 import { icmpFields, icmpRules } from "./icmp.ts";
+import { stepsField, stepsRules } from "./steps.ts";
 
 export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
 
 /** The fields of each kind of check, as a document writes them (what the API answers adds: answers.ts). */
 export const kinds = {
-  http: { ...httpFields, ...alertingFields, ...activeFields },
+  http: { ...httpFields, steps: stepsField, ...alertingFields, ...activeFields },
   tcp: { ...tcpFields, ...alertingFields, ...activeFields },
   udp: { ...udpFields, ...alertingFields, ...activeFields },
   tls: { ...tlsFields, ...alertingFields, ...activeFields },
@@ -74,7 +75,7 @@ const cronGap = (pattern: string, timezone: string | null) => {
   return first && second ? (second.getTime() - first.getTime()) / 1000 : 86_400;
 };
 
-const httpCheck = kind("http", kinds.http, activeRules).transform((c) => activeSchedule(c));
+const httpCheck = kind("http", kinds.http, (c, ctx) => (activeRules(c, ctx), stepsRules(c, ctx))).transform((c) => activeSchedule(c));
 const tcpCheck = kind("tcp", kinds.tcp, (c, ctx) => (activeRules(c, ctx), tcpRules(c, ctx))).transform((c) => activeSchedule(c));
 const udpCheck = kind("udp", kinds.udp, (c, ctx) => (activeRules(c, ctx), udpRules(c, ctx))).transform((c) => activeSchedule(c));
 const tlsCheck = kind("tls", kinds.tls, activeRules).transform((c) => activeSchedule(c));

@@ -183,5 +183,7 @@ export function maskedCheck<C extends object>(check: C): C {
     const value = copy[field];
     if (typeof value === "string") copy[field] = maskedBody(value);
   }
+  // An http check's steps are requests of their own, masked alike.
+  if (Array.isArray(copy.steps)) copy.steps = copy.steps.map((step: unknown) => (step !== null && typeof step === "object" ? maskedCheck(step) : step));
   return copy as C;
 }

@@ -78,6 +78,8 @@ export function checkFromRow(row: CheckRow): StoredCheck {
     followRedirects: Boolean(row.follow_redirects),
     verifyTls: Boolean(row.verify_tls),
     expect: JSON.parse(row.expect) as HttpCheck["expect"],
+    // An http check's probe column holds its steps, when it has them (none: null, and no key).
+    ...(row.probe === null ? {} : { steps: (JSON.parse(row.probe) as Pick<HttpCheck, "steps">).steps }),
     ...alertingFromRow(row),
     certWarnDays: row.cert_warn_days,
     locations: row.locations === null ? null : (JSON.parse(row.locations) as string[]),
@@ -185,7 +187,7 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
   }
   return {
     ...active,
-    probe: null,
+    probe: check.steps === undefined ? null : JSON.stringify({ steps: check.steps }),
     url: check.url,
     method: check.method,
     headers: JSON.stringify(check.headers),
