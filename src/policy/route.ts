@@ -40,6 +40,7 @@ export function eventOf(kind: NotificationKind, subject: Named, at: number, body
   return {
     event, server: subject.serverId, service: subject.serviceId, serverName: subject.serverName, serviceName: subject.serviceName, url: subject.url,
     error, since: since == null ? null : iso(since), duration: lasted, incidentId, at: iso(at), title: body.title ?? "", message: body.message ?? "",
+    output: kind === "down" ? (moment?.judged.output ?? null) : null,
   };
 }
 
