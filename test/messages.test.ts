@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { engines } from "./support/databases.ts";
 import { testDaemon } from "./support/daemon.ts";
 import { nextEvent, until } from "./support/events.ts";
-import { ntfyStandIn, type StoredMessage } from "./support/ntfy.ts";
+import { ntfyStandIn, type NtfyStandIn, type StoredMessage } from "./support/ntfy.ts";
 import { receiver, type Received } from "./support/receiver.ts";
 import { mimePart, smtpServer, type Mail } from "./support/smtp.ts";
 import { switchableTarget } from "./support/targets.ts";
@@ -114,5 +114,42 @@ for (const engine of engines) {
     );
     for (const s of held.filter((s) => s.id !== "about")) assert.deepEqual([s.id, s.state.status, s.state.blockedBy], [s.id, "blocked", ["db1/postgres"]]);
     assert.deepEqual(ntfy.messages("ops").filter((m) => /^DOWN: shop\/(checkout|cart|front)$/.test(m.title ?? "")), [], "held: no DOWN of their own");
+  });
+}
+
+/** What the ntfy stand-in was sent, by title: DOWN and RECOVERED of the server's services, grouped or not. */
+const said = (ntfy: NtfyStandIn) => ntfy.messages("ops").map((m) => m.title ?? "").filter((title) => /^(DOWN|RECOVERED): /.test(title));
+
+for (const engine of engines) {
+  test(`${engine}: ten services of a server failing together send one grouped DOWN naming them all, and one grouped RECOVERED when all pass${engine === "postgres" ? ", with two nodes deciding" : ""}`, async (t) => {
+    const target = await switchableTarget(t);
+    target.setUp(true);
+    const ntfy = await ntfyStandIn(t);
+    const options = { engine, ntfy: { url: ntfy.url, topic: "ops", timeoutMs: 1000 } } as const;
+    const d = await testDaemon(t, { ...options, node: "n1" });
+    // On PostgreSQL a second node shares the database: the services' checks, and the deciding, spread over both.
+    if (engine === "postgres") await testDaemon(t, { ...options, db: d.db, node: "n2" });
+    const bad = await d.api("PUT", "/services/web", { groupThreshold: 1001, services: [] });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.errors, [{ path: "/groupThreshold", message: "must be an integer from 0 to 1000 (for example 5)" }]);
+    const ids = Array.from({ length: 10 }, (_, i) => `s${i}`);
+    const put = await d.api("PUT", "/services/web", { services: ids.map((id) => ({ id, check: { url: `${target.url}?${id}`, intervalSeconds: 1 } })) });
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+    assert.equal(put.body.groupThreshold, 5, "the default");
+    const open = async () => (await d.api("GET", "/incidents?server=web&open=true&limit=100")).body.incidents as unknown[];
+
+    const down = nextEvent<[StoredMessage]>(ntfy.events, "message", (m) => m.title?.startsWith("DOWN: ") ?? false);
+    target.setUp(false);
+    const [grouped] = await down;
+    assert.equal(grouped.title, "DOWN: 10 services of web");
+    assert.deepEqual(grouped.message.split("\n").slice(1, 11), ids.map((id) => `web/${id}`));
+    // Each has its incident, and none sends its own DOWN.
+    await until(open, (incidents) => incidents.length === 10, "ten open incidents");
+    const recovered = nextEvent<[StoredMessage]>(ntfy.events, "message", (m) => m.title?.startsWith("RECOVERED: ") ?? false);
+    target.setUp(true);
+    assert.equal((await recovered)[0].title, "RECOVERED: 10 services of web");
+    await until(open, (incidents) => incidents.length === 0, "every incident closed");
+    await until(async () => (await d.api("GET", "/services/web")).body.services.every((s: { state: { status: string } }) => s.state.status === "up"), Boolean, "all up");
+    assert.deepEqual(said(ntfy), ["DOWN: 10 services of web", "RECOVERED: 10 services of web"]);
   });
 }

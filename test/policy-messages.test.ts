@@ -11,6 +11,7 @@ import { heldBy, heldLine, nameHeld } from "../src/policy/held.ts";
 import { heartbeatStep } from "../src/policy/heartbeat.ts";
 import { lastLines, renderNotification } from "../src/policy/message.ts";
 import { eventOf } from "../src/policy/route.ts";
+import { groupStorms, type StormServer, type StormService } from "../src/policy/storm.ts";
 import { domainOf, threadHeaders } from "../src/notify/threading.ts";
 
 test("lastLines: short output whole; long output keeps the last lines from a line's start, at most 1,000 characters", () => {
@@ -99,4 +100,53 @@ test("email threading: an incident's DOWN has a Message-ID from the incident; it
   assert.deepEqual(threadHeaders({ ...base, event: "reminder" }, "alerts@example.org"), { messageId: "<5b1c@example.org>", inReplyTo: down.messageId, references: down.messageId });
   assert.notEqual(threadHeaders({ ...base, service: "api", event: "down" }, "alerts@example.org").messageId, down.messageId, "another service's incident 123 is another thread");
   assert.deepEqual(threadHeaders({ ...base, incidentId: null, event: "cert" }, "alerts@example.org"), { messageId: "<5b1c@example.org>" });
+});
+
+test("storms: more than groupThreshold of a server's services failing within one interval send one grouped DOWN naming them all, then one grouped RECOVERED when all pass", () => {
+  const routes = { events: new Map(), defaults: null };
+  const service = (serviceId: string, more: Partial<StormService> = {}): StormService => ({
+    serviceId, failing: true, failingSince: 10_000, incidentOpen: false, intervalMs: 60_000, speaks: true, channels: null, ...more,
+  });
+  const down = (serviceId: string, at = 130_000) => ({
+    at, serverId: "web", serviceId, kind: "down" as const, topic: null, incidentId: 1, channels: ["ntfy"],
+    body: { title: `DOWN: web/${serviceId}` }, event: { event: "down" } as NotificationEvent,
+  });
+  const ids = Array.from({ length: 10 }, (_, i) => `s${i}`);
+  const server = (services: StormService[], storm: StormServer["storm"] = null, groupThreshold = 5): Map<string, StormServer> =>
+    new Map([["web", { serverId: "web", serverName: "Web", groupThreshold, storm, services: new Map(services.map((s) => [s.serviceId, s])) }]]);
+  const failing = ids.map((id, i) => service(id, { failingSince: 10_000 + i * 5_000, incidentOpen: i < 2, channels: i === 9 ? ["pager"] : null }));
+  const other = { ...down("x"), serverId: "db" };
+
+  // Two incidents open in this batch; eight more services fail within a minute of the first: one storm.
+  const opened = groupStorms([down("s0"), down("s1"), other], server([...failing, service("late", { failingSince: 200_000 }), service("quiet", { speaks: false })]), routes, 130_000);
+  assert.deepEqual(opened.storms, [{ kind: "open", id: -1, serverId: "web", openedAt: 10_000, members: ids }], "it begins at its first failure");
+  assert.deepEqual(opened.notifications.map((n) => `${n.kind} ${n.serverId}/${n.serviceId}`), ["down db/x", "down web/*"]);
+  const grouped = opened.notifications[1]!;
+  assert.equal(grouped.body.title, "DOWN: 10 services of web");
+  assert.equal(grouped.body.message?.split("\n")[0], "10 services of web failed within one check interval (more than its groupThreshold of 5):");
+  assert.deepEqual(grouped.event.services, ids.map((id) => `web/${id}`));
+  assert.deepEqual([grouped.event.group, grouped.incidentId, grouped.event.since], [-1, null, "1970-01-01T00:00:10Z"]);
+  assert.deepEqual(grouped.channels, ["ntfy", "pager"], "every channel a member's DOWN would go to");
+
+  // Five together is not a storm (more than five is); 0 never groups.
+  const five = failing.slice(0, 5);
+  assert.deepEqual(groupStorms([down("s0")], server(five), routes, 130_000).notifications.map((n) => n.serviceId), ["s0"]);
+  assert.deepEqual(groupStorms([down("s0")], server(failing, null, 0), routes, 130_000).storms, []);
+  // Failures more than an interval apart are not one storm.
+  const spread = ids.map((id, i) => service(id, { failingSince: i * 61_000 }));
+  assert.deepEqual(groupStorms([down("s5")], server(spread), routes, 130_000).storms, []);
+
+  // While it is open: members' DOWNs and RECOVEREDs are not sent; a service it did not name speaks for itself.
+  const storm = { id: 7, openedAt: 130_000, members: ids };
+  const recovered = { ...down("s3", 200_000), kind: "recovered" as const };
+  const partial = groupStorms([down("s8", 190_000), recovered, down("late", 200_000)], server([...failing.map((s) => (s.serviceId === "s3" ? { ...s, failing: false, incidentOpen: false } : s)), service("late")], storm), routes, 200_000);
+  assert.deepEqual(partial.notifications.map((n) => n.serviceId), ["late"]);
+  assert.deepEqual(partial.storms, []);
+  // All of them back (one deleted meanwhile): one grouped RECOVERED, and the storm closes.
+  const back = ids.slice(1).map((id) => service(id, { failing: false, failingSince: null }));
+  const closed = groupStorms([{ ...recovered, serviceId: "s9", at: 300_000 }], server(back, { ...storm, openedAt: 10_000 }), routes, 300_000);
+  assert.deepEqual(closed.storms, [{ kind: "close", id: 7, closedAt: 300_000 }]);
+  assert.deepEqual(closed.notifications.map((n) => `${n.kind} ${n.serviceId} ${n.event.group}`), ["recovered * 7"]);
+  assert.match(closed.notifications[0]!.body.message!, /^All 10 services of web that failed together pass again, after 4m 50s:\nweb\/s0\n/);
+  assert.deepEqual(threadHeaders(closed.notifications[0]!.event as NotificationEvent, "a@example.org").inReplyTo, threadHeaders({ ...closed.notifications[0]!.event, event: "down" } as NotificationEvent, "a@example.org").messageId);
 });

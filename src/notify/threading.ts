@@ -26,14 +26,18 @@ export function domainOf(from: string): string {
 
 /** The Message-ID of an incident's DOWN: what its later emails answer. */
 export function incidentMessageId(event: Pick<NotificationEvent, "incidentId" | "server" | "service">, from: string): string {
-  const who = createHash("sha256").update(`${event.server}/${event.service}`).digest("hex").slice(0, 10);
-  return `<incident-${event.incidentId}.${who}.down@${domainOf(from)}>`;
+  return `<incident-${event.incidentId}.${who(`${event.server}/${event.service}`)}.down@${domainOf(from)}>`;
 }
+
+/** Who an id is about, hashed: short, and only the characters a Message-ID may hold. */
+const who = (name: string) => createHash("sha256").update(name).digest("hex").slice(0, 10);
 
 export function threadHeaders(event: NotificationEvent, from: string): ThreadHeaders {
   const domain = domainOf(from);
-  if (event.incidentId === null) return { messageId: `<${event.id}@${domain}>` };
-  const down = incidentMessageId(event, from);
+  const group = event.group ?? null;
+  if (event.incidentId === null && group === null) return { messageId: `<${event.id}@${domain}>` };
+  // A storm's grouped DOWN and RECOVERED thread as an incident's do, under the storm's id.
+  const down = event.incidentId !== null ? incidentMessageId(event, from) : `<group-${group}.${who(event.server)}.down@${domain}>`;
   // A missed heartbeat's DOWN is a "late" event: it opens the thread as a DOWN does.
   if (event.event === "down" || event.event === "late") return { messageId: down };
   const own = event.event === "recovered" ? down.replace(/\.down@/, ".recovered@") : `<${event.id}@${domain}>`;

@@ -148,7 +148,7 @@ export class KyselyStore implements Store {
         const mark = await this.#backend.changeMark(trx);
         const memo = mark === undefined ? undefined : this.#memo.at(mark);
         const batch = await readBatch(trx, this.#backend, runs, memo);
-        const decision = await told(trx, this.#policy.decide(batch.facts, now));
+        const decision = await told(trx, this.#backend, batch, this.#policy.decide(batch.facts, now), now);
         const { recorded, left } = await writeDecision(trx, this.#backend, batch, decision);
         await this.#backend.announce(trx, "entries");
         const end = await this.#backend.changeMark(trx);
