@@ -132,8 +132,15 @@ for (const engine of engines) {
     const bad = await d.api("PUT", "/services/web", { groupThreshold: 1001, services: [] });
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.errors, [{ path: "/groupThreshold", message: "must be an integer from 0 to 1000 (for example 5)" }]);
+    // A webhook and PagerDuty beside ntfy, for the storm's fields and its one alert.
+    const stand = await receiver(t);
+    stand.answer(() => ({ status: 202, body: '{"status":"success"}' }));
+    assert.equal((await d.api("PUT", "/channels/hook", { type: "webhook", url: `${stand.url}/hook` })).status, 201);
+    assert.equal((await d.api("PUT", "/channels/pd", { type: "pagerduty", url: `${stand.url}/pd`, routingKey: "R" })).status, 201);
     const ids = Array.from({ length: 10 }, (_, i) => `s${i}`);
-    const put = await d.api("PUT", "/services/web", { services: ids.map((id) => ({ id, check: { url: `${target.url}?${id}`, intervalSeconds: 1 } })) });
+    const put = await d.api("PUT", "/services/web", {
+      channels: ["ntfy", "hook", "pd"], services: ids.map((id) => ({ id, check: { url: `${target.url}?${id}`, intervalSeconds: 1 } })),
+    });
     assert.equal(put.status, 201, JSON.stringify(put.body));
     assert.equal(put.body.groupThreshold, 5, "the default");
     const open = async () => (await d.api("GET", "/incidents?server=web&open=true&limit=100")).body.incidents as unknown[];
@@ -151,5 +158,12 @@ for (const engine of engines) {
     await until(open, (incidents) => incidents.length === 0, "every incident closed");
     await until(async () => (await d.api("GET", "/services/web")).body.services.every((s: { state: { status: string } }) => s.state.status === "up"), Boolean, "all up");
     assert.deepEqual(said(ntfy), ["DOWN: 10 services of web", "RECOVERED: 10 services of web"]);
+    const sent = await until(async () => stand.received, (r) => r.length >= 4, "the webhook's and PagerDuty's two each");
+    const hook = sent.filter((r) => r.path === "/hook").map((r) => r.json);
+    assert.deepEqual(hook.map((e) => [e.event, e.service, e.incidentId, e.services]), [["down", "*", null, ids.map((id) => `web/${id}`)], ["recovered", "*", null, ids.map((id) => `web/${id}`)]]);
+    assert.equal(hook[0].group, hook[1].group);
+    const pd = sent.filter((r) => r.path === "/pd").map((r) => [r.json.event_action, r.json.dedup_key]);
+    assert.deepEqual(pd, [["trigger", `healthd-group-${hook[0].group}`], ["resolve", `healthd-group-${hook[0].group}`]], "the RECOVERED resolves the alert the DOWN opened");
+    assert.equal(sent.length, 4);
   });
 }
