@@ -53,7 +53,7 @@ test("a heartbeat's failed run: its DOWN ends with the last lines of its output,
   const named = { ...subject, serverName: "db1", serviceName: "backup" };
   const event = eventOf("down", named, 5000, body, 7, { judged: failed.judged!, before: up, after, startedAt: 5000 });
   assert.equal(event.output, "dumping\npg_dump: error: connection refused");
-  assert.equal(eventOf("recovered", named, 9000, body, 7, { judged: { ok: true, checkedAt: 9000, errorKind: null, error: null }, before: after, after: up, startedAt: 5000 }).output, null);
+  assert.equal(eventOf("recovered", named, 9000, body, 7, { judged: { ok: true, checkedAt: 9000, errorKind: null, error: null }, before: after, after: up, startedAt: 5000 }).output, undefined);
 
   const passed = heartbeatStep(timing, progress, { kind: "ping", serviceKey: 1, at: 5000, ping: { signal: "success", exitCode: null, body: "all good", runId: null } });
   assert.equal(passed.judged?.output, undefined);

@@ -136,7 +136,7 @@ function grouped(kind: "down" | "recovered", server: StormServer, storm: OpenSto
     event: {
       event: kind, server: server.serverId, service: "*", serverName: server.serverName, serviceName: `${n} services`, url: "",
       error: kind === "down" ? `${n} services failed within one check interval` : null, since: iso(since), duration: kind === "recovered" ? duration(at - since) : null,
-      incidentId: null, at: iso(at), title, message, output: null, services: names, group: storm.id,
+      incidentId: null, at: iso(at), title, message, services: names, group: storm.id,
     },
   };
 }
