@@ -13,6 +13,7 @@ import { lastLines, renderNotification } from "../src/policy/message.ts";
 import { eventOf } from "../src/policy/route.ts";
 import { groupStorms, type StormServer, type StormService } from "../src/policy/storm.ts";
 import { domainOf, threadHeaders } from "../src/notify/threading.ts";
+import { render, templateProblem } from "../src/domain/template.ts";
 
 test("lastLines: short output whole; long output keeps the last lines from a line's start, at most 1,000 characters", () => {
   assert.equal(lastLines(null), null);
@@ -149,4 +150,11 @@ test("storms: more than groupThreshold of a server's services failing within one
   assert.deepEqual(closed.notifications.map((n) => `${n.kind} ${n.serviceId} ${n.event.group}`), ["recovered * 7"]);
   assert.match(closed.notifications[0]!.body.message!, /^All 10 services of web that failed together pass again, after 4m 50s:\nweb\/s0\n/);
   assert.deepEqual(threadHeaders(closed.notifications[0]!.event as NotificationEvent, "a@example.org").inReplyTo, threadHeaders({ ...closed.notifications[0]!.event, event: "down" } as NotificationEvent, "a@example.org").messageId);
+});
+
+test("templates may name the new fields: a storm's services as a list, a DOWN's held services and a run's output", () => {
+  for (const field of ["services", "held", "output", "group"]) assert.equal(templateProblem(`{{#${field}}}x{{/${field}}}`), undefined, field);
+  const fields = { title: "DOWN: 2 services of web", services: ["web/a", "web/b"], output: 'said "no"' };
+  assert.equal(render("{{title}}: {{#services}}{{.}}; {{/services}}", fields, "text"), "DOWN: 2 services of web: web/a; web/b; ");
+  assert.equal(render('{"services": [{{#services}}"{{.}}",{{/services}}], "output": "{{output}}"}', fields, "json"), '{"services": ["web/a","web/b",], "output": "said \\"no\\""}');
 });
