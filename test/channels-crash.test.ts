@@ -34,6 +34,7 @@ function taken(r: Receiver, answered: Set<unknown>): Map<string, number> {
 }
 
 const services = (target: string, count: number) => ({
+  groupThreshold: 0, // one delivery per service is what these count, not one for the storm
   services: Array.from({ length: count }, (_, i) => ({ id: `s${i}`, check: { url: `${target}/s${i}`, intervalSeconds: 1, notifyThreshold: 0, channels: ["hook", "other"] } })),
 });
 

@@ -14,6 +14,7 @@ import { open } from "./support/raw.ts";
 const serversYaml = (url: string) => `# two servers
 web-01:
   name: Web
+  groupThreshold: 0
   services:
     - id: home
       check: {url: "${url}/ok", expect: [{status: 200, bodyContains: Welcome}]}
@@ -49,6 +50,7 @@ test("apply, export, apply again: the round trip changes nothing; --dry-run and 
   const exported = await runHealthd(["export", "--db", db]);
   assert.equal(exported.code, 0, exported.stderr);
   assert.match(exported.stdout, /notifyThreshold: 5/);
+  assert.match(exported.stdout, /^  groupThreshold: 0$/m, "a server's groupThreshold other than 5");
   // Defaults are left out, as a person writes the file: the round trip below still changes nothing.
   assert.doesNotMatch(exported.stdout, /timeoutMs|dependsOn|followRedirects|verifyTls|paused|type: http|locations/);
   const exportFile = join(dir, "exported.yaml");

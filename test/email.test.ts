@@ -68,7 +68,7 @@ const auth: SMTPServerOptions["onAuth"] = (a, _session, callback) =>
   a.username === "healthd" && a.password === "pw" ? callback(null, { user: "healthd" }) : callback(new Error("Invalid username or password"));
 
 for (const engine of engines) {
-  test(`${engine}: a DOWN goes by email through STARTTLS with AUTH: subject, a text and an HTML part, a Message-ID from the notification`, async (t) => {
+  test(`${engine}: a DOWN goes by email through STARTTLS with AUTH: subject, a text and an HTML part, a Message-ID from its incident`, async (t) => {
     const cert = selfSigned(tempDir(t), 2);
     const server = await smtp(t, { key: cert.key, cert: cert.cert, authMethods: ["PLAIN", "LOGIN"], onAuth: auth });
     const target = await switchableTarget(t);
@@ -86,12 +86,13 @@ for (const engine of engines) {
     const [row] = await sent;
     assert.deepEqual([mail.from, mail.to, mail.user, mail.secure], ["healthd@example.org", ["ops@example.org", "oncall@example.org"], "healthd", true]);
     assert.match(mail.raw, /^Subject: DOWN: web-01\/home\r$/m);
-    assert.match(mail.raw, new RegExp(`^Message-ID: <${row.event!.id}@healthd>\\r$`, "m"));
+    // A DOWN's Message-ID is its incident's (test/messages.test.ts: its RECOVERED answers it).
+    assert.match(mail.raw, new RegExp(`^Message-ID: <incident-${row.incidentId}\\.[0-9a-f]{10}\\.down@example\\.org>\\r$`, "m"));
     assert.match(part(mail.raw, "text/plain"), /^status: status 500 was not expected \(expected 2xx\)\r?\nURL: /);
     const html = part(mail.raw, "text/html");
     assert.match(html, /<h2[^>]*>DOWN: web-01\/home<\/h2>/);
     const [stored] = await notifications(d.store);
-    assert.equal(stored!.remoteId, `<${row.event!.id}@healthd>`);
+    assert.match(stored!.remoteId!, new RegExp(`^<incident-${row.incidentId}\\.[0-9a-f]{10}\\.down@example\\.org>$`));
   });
 }
 

@@ -34,6 +34,14 @@ export interface EventFields {
   readonly at: string;
   readonly title: string;
   readonly message: string;
+  /** A heartbeat's DOWN for a failed run: the last lines of its output (at most 1,000 characters). */
+  readonly output?: string | null;
+  /** A DOWN's: the services that depend on it and are held while it is down ("serverId/serviceId"). */
+  readonly held?: readonly string[];
+  /** A grouped DOWN or RECOVERED (a storm): every service it is about ("serverId/serviceId"). */
+  readonly services?: readonly string[];
+  /** A grouped DOWN or RECOVERED: the storm's id (its two messages share it); null otherwise. */
+  readonly group?: number | null;
 }
 
 /** A notification's event as stored: its fields and its id, the same on each of its deliveries. */

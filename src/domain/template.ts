@@ -8,7 +8,7 @@ import Mustache from "mustache";
 /** What a template may name: a notification's event (policy/event.ts), as docs/guide/notifications.md documents it. */
 export const eventFieldNames = [
   "id", "event", "server", "service", "serverName", "serviceName", "url", "error", "since", "duration", "statusPage", "incidentId", "at",
-  "title", "message",
+  "title", "message", "output", "held", "services", "group",
 ] as const;
 export type EventField = (typeof eventFieldNames)[number];
 const known = new Set<string>(eventFieldNames);
@@ -48,6 +48,6 @@ export function templateProblem(template: string): string | undefined {
 }
 
 /** `template` with the event's fields, escaped for `target`. The template was checked when it was stored. */
-export function render(template: string, fields: Readonly<Partial<Record<EventField, string | number | null>>>, target: Target): string {
+export function render(template: string, fields: Readonly<Partial<Record<EventField, string | number | null | readonly string[]>>>, target: Target): string {
   return Mustache.render(template, fields, {}, { escape: escapes[target] });
 }

@@ -94,6 +94,7 @@ export const serverAnswer = z.strictObject({
   pingKey: z.string().optional().describe("The first segment of its slug URLs: /ping/{pingKey}/{serviceId}; absent for a read token"),
   autoProvision: z.boolean().describe("Whether a slug URL's ?create=1 makes the heartbeat it names"),
   heartbeatDefaults: z.record(z.string(), z.unknown()).nullable().describe("The heartbeat check such a ping makes; null: a period of a day, a grace of an hour"),
+  groupThreshold: z.number().int().describe("More of its services than this failing within one check interval send one grouped DOWN (0: never grouped)"),
   createdAt: time,
   updatedAt: time,
   services: z.array(serviceAnswer),

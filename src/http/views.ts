@@ -103,6 +103,7 @@ export async function serverView(store: Store, now: number, serverId: string, se
     ...(secrets ? { pingKey: server.pingKey } : {}),
     autoProvision: server.autoProvision,
     heartbeatDefaults: server.heartbeatDefaults,
+    groupThreshold: server.groupThreshold,
     createdAt: iso(server.createdAt),
     updatedAt: iso(server.updatedAt),
     services: await serviceViews(store, now, serverId, undefined, secrets),

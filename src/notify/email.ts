@@ -1,9 +1,11 @@
 /**
  * The email channel, through nodemailer (SMTP with implicit TLS, STARTTLS or neither, and AUTH): a plain-text
  * part and an HTML one, the subject naming the event, server and service. The Message-ID is made from the
- * notification's id, so a receiving system can tell a resend after a crash from a new message.
+ * notification (threading.ts), so a receiving system can tell a resend after a crash from a new message, and
+ * an incident's DOWN, reminders and RECOVERED thread together.
  */
 import nodemailer from "nodemailer";
+import { threadHeaders } from "./threading.ts";
 import type { ChannelDocument } from "../domain/schema/channel.ts";
 import { texts, type Sender } from "./outgoing.ts";
 import { render } from "../domain/template.ts";
@@ -41,7 +43,7 @@ export function emailSender(doc: Email, timeoutMs: number): Sender {
           subject: title,
           text: message + (out.event.statusPage ? `\n\nStatus page: ${out.event.statusPage}` : ""),
           html: render(html, { ...out.event, title, message }, "html"),
-          messageId: `<${out.event.id}@healthd>`,
+          ...threadHeaders(out.event, doc.from),
           headers: { "x-healthd-event": out.event.event },
         });
         return { ok: true, id: info.messageId };

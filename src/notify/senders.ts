@@ -179,7 +179,8 @@ const shapes: { [T in Exclude<ChannelType, "email" | "ntfy">]: Shape<T> } = {
   // dedup_key, so its RECOVERED resolves the alert its DOWN opened (and reminders add nothing new).
   pagerduty(doc, out, title, message) {
     const e = out.event;
-    const dedup = e.incidentId !== null ? `healthd-incident-${e.incidentId}` : `healthd-${e.id}`;
+    // A storm's grouped DOWN and RECOVERED share its group id as an incident's share the incident's.
+    const dedup = e.incidentId !== null ? `healthd-incident-${e.incidentId}` : e.group != null ? `healthd-group-${e.group}` : `healthd-${e.id}`;
     const json =
       e.event === "recovered"
         ? { routing_key: doc.routingKey, event_action: "resolve", dedup_key: dedup }

@@ -19,7 +19,7 @@ import type { EntryFields, HeartbeatCheck } from "../domain/model.ts";
 import type { HeartbeatTiming, PingRun, DeadlineRun } from "../domain/batch.ts";
 import type { HeartbeatProgress } from "../domain/model.ts";
 import { cronOf } from "../domain/schedule.ts";
-import { duration, type Judged } from "./message.ts";
+import { duration, lastLines, type Judged } from "./message.ts";
 
 /** Runs going at most; a job that only ever starts forgets its oldest. */
 const maxOpenRuns = 100;
@@ -126,7 +126,8 @@ export function heartbeatStep(timing: HeartbeatTiming, before: HeartbeatProgress
   const kind = signal === "exit" ? "exit" : signal;
   return step(
     entry({ ok, kind, errorKind, error, exitCode, body, durationMs, latencyMs: latencyMs ?? durationMs ?? 0 }),
-    { ok, checkedAt: at, errorKind, error },
+    // A failed run's DOWN quotes the end of what it printed (healthd run sends it as the finish's body).
+    { ok, checkedAt: at, errorKind, error, ...(failed && { output: lastLines(body) }) },
     { lastPingAt: at, lastFinishAt: at, missedDueAt: null, lastDurationMs: durationMs ?? before.lastDurationMs },
   );
 }

@@ -12,6 +12,29 @@ export interface Judged {
   readonly checkedAt: number;
   readonly errorKind: ErrorKind | null;
   readonly error: string | null;
+  /** A heartbeat's failed run: the last lines of what it printed (lastLines), which its DOWN carries. */
+  readonly output?: string | null;
+}
+
+/** How much of a failed run's output a DOWN carries, at most. */
+export const outputChars = 1000;
+
+/**
+ * The end of a job's output, as a DOWN quotes it: at most `max` characters, whole lines from a line's start
+ * (the last lines are what says why a job failed), without the blank lines around them. A last line longer
+ * than `max` on its own keeps its end, after an ellipsis. Null when there is nothing to show.
+ */
+export function lastLines(text: string | null | undefined, max = outputChars): string | null {
+  if (!text) return null;
+  const trimmed = text.replace(/\s+$/, "");
+  if (trimmed.length <= max) return trimmed.replace(/^(?:[ \t]*\r?\n)+/, "") || null;
+  const tail = trimmed.slice(trimmed.length - max);
+  const start = tail.search(/\n/);
+  // The cut fell inside a line: begin at the next line's start; with no line start in reach, keep the end.
+  if (start >= 0 && start < tail.length - 1) return tail.slice(start + 1).replace(/^(?:[ \t]*\r?\n)+/, "") || null;
+  // Room for the ellipsis, and never half of a surrogate pair (a lone half would be stored as U+FFFD).
+  const end = tail.slice(1);
+  return `…${/^[\uDC00-\uDFFF]/.test(end) ? end.slice(1) : end}`;
 }
 
 export interface Subject {
@@ -63,6 +86,8 @@ export function renderNotification(
         ...what,
         `${failed(subject, after.consecutiveFailures)} since ${iso(startedAt)}`,
         `Checked at ${at}`,
+        // Last, so that a channel that cuts long messages (Discord at 2,000) cuts the output, not the facts.
+        ...(result.output ? ["", "Last lines of its output:", result.output] : []),
       ].join("\n"),
       priority: 4,
       tags: tags.down,

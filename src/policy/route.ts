@@ -37,9 +37,12 @@ export function eventOf(kind: NotificationKind, subject: Named, at: number, body
   const since = kind === "down" || kind === "reminder" || kind === "recovered" ? moment?.startedAt : null;
   const lasted = since != null && (kind === "reminder" || kind === "recovered") ? duration(outageMs({ startedAt: since, closedAt: at }, at)) : null;
   const error = kind === "recovered" ? null : (moment?.judged.error ?? body.message?.split("\n")[0] ?? null);
+  // Only a failed run's DOWN has output: other events leave the field out, as they leave out held and services.
+  const output = kind === "down" ? moment?.judged.output : undefined;
   return {
     event, server: subject.serverId, service: subject.serviceId, serverName: subject.serverName, serviceName: subject.serviceName, url: subject.url,
     error, since: since == null ? null : iso(since), duration: lasted, incidentId, at: iso(at), title: body.title ?? "", message: body.message ?? "",
+    ...(output && { output }),
   };
 }
 

@@ -12,7 +12,7 @@ import type { Channel, Engine } from "./store.ts";
 import type { Tables } from "./tables.ts";
 
 /** What a transaction may have to do alone in the cluster: change the configuration, or rebalance the checks. */
-export type Lock = "config" | "rebalance";
+export type Lock = "config" | "rebalance" | "storms";
 
 export interface Backend {
   readonly engine: Engine;

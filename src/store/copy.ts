@@ -27,7 +27,7 @@ const tables = [
     key: ["id"],
     columns: [
       ["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"], ["maintenance", "text"], ["channels", "text"],
-      ["ping_key", "text"], ["auto_provision", "boolean"], ["heartbeat_defaults", "text"],
+      ["ping_key", "text"], ["auto_provision", "boolean"], ["heartbeat_defaults", "text"], ["group_threshold", "integer"],
     ],
   }),
   table({
@@ -52,6 +52,12 @@ const tables = [
       ["type", "text"], ["probe", "text"], ["ping_key", "text"], ["slow_ms", "integer"], ["notify_slow", "boolean"], ["domain_warn_days", "integer"],
       ["domain", "text"], ["channels", "text"], ["sla_target", "double precision"], ["push_token", "text"], ["gatus_key", "text"],
     ],
+  }),
+  table({
+    table: "server_storms",
+    key: ["id"],
+    identity: "id",
+    columns: [["id", "bigint"], ["server_id", "text"], ["opened_at", "bigint"], ["members", "text"], ["closed_at", "bigint"]],
   }),
   table({
     table: "incidents",

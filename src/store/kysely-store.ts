@@ -19,6 +19,7 @@ import * as entries from "./queries/entries.ts";
 import * as cluster from "./queries/nodes.ts";
 import * as outbox from "./queries/outbox.ts";
 import { readBatch, writeDecision } from "./queries/results.ts";
+import { told } from "./queries/telling.ts";
 import * as servers from "./queries/servers.ts";
 import * as status from "./queries/status.ts";
 import * as tokens from "./queries/tokens.ts";
@@ -147,7 +148,8 @@ export class KyselyStore implements Store {
         const mark = await this.#backend.changeMark(trx);
         const memo = mark === undefined ? undefined : this.#memo.at(mark);
         const batch = await readBatch(trx, this.#backend, runs, memo);
-        const { recorded, left } = await writeDecision(trx, this.#backend, batch, this.#policy.decide(batch.facts, now));
+        const decision = await told(trx, this.#backend, batch, this.#policy.decide(batch.facts, now), now);
+        const { recorded, left } = await writeDecision(trx, this.#backend, batch, decision);
         await this.#backend.announce(trx, "entries");
         const end = await this.#backend.changeMark(trx);
         if (end !== undefined) keep = () => this.#memo.keep(end, left);

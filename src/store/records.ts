@@ -28,6 +28,8 @@ export interface ServerRecord {
   /** Whether a slug URL's ?create=1 may make a heartbeat, and the check it makes (null: a daily one). */
   readonly autoProvision: boolean;
   readonly heartbeatDefaults: Readonly<Record<string, unknown>> | null;
+  /** More of its services than this failing within one interval send one grouped DOWN (0: never). */
+  readonly groupThreshold: number;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -23,6 +23,8 @@ export interface ServersTable {
   auto_provision: ColumnType<boolean | number, boolean | undefined, boolean>;
   /** JSON of the heartbeat check such a ping makes; null: a daily one. */
   heartbeat_defaults: string | null;
+  /** More of its services than this failing within one interval are told of as one (0: never). */
+  group_threshold: Generated<number>;
 }
 
 export interface ChannelsTable {
@@ -191,6 +193,16 @@ export interface LocationResultsTable {
   ok: Bool;
   error_kind: string | null;
   error: string | null;
+}
+
+/** A grouped DOWN of a server's services (policy/storm.ts), open until its grouped RECOVERED. */
+export interface ServerStormsTable {
+  id: Generated<number>;
+  server_id: string;
+  opened_at: number;
+  /** JSON list of the service ids it named. */
+  members: string;
+  closed_at: number | null;
 }
 
 export interface IncidentsTable {
@@ -376,6 +388,7 @@ export interface Tables {
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;
   incidents: IncidentsTable;
+  server_storms: ServerStormsTable;
   silences: SilencesTable;
   nodes: NodesTable;
   service_owners: ServiceOwnersTable;

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { cronOf } from "../schedule.ts";
-import { activeFields, activeRules, activeSchedule, alertingFields, channelList, id, limits, maintenanceWindow } from "./common.ts";
+import { activeFields, activeRules, activeSchedule, alertingFields, channelList, id, integer, limits, maintenanceWindow } from "./common.ts";
 import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.ts";
 import { dnsFields } from "./dns.ts";
 import { alternative, httpFields } from "./http.ts";
@@ -135,6 +135,9 @@ export const serverDocument = z.strictObject({
   autoProvision: z.boolean().default(false),
   // The heartbeat check such a ping makes (null: Healthchecks.io's, a period of a day and a grace of an hour).
   heartbeatDefaults: z.record(z.string(), z.unknown()).nullable().default(null),
+  // More of its services than this failing within one check interval send one grouped DOWN naming them all,
+  // then one grouped RECOVERED (policy/storm.ts); 0: each service speaks for itself.
+  groupThreshold: integer(0, 1000, 5).default(5).describe("More of its services than this failing within one check interval send one grouped DOWN, then one grouped RECOVERED; 0: never grouped"),
 }).superRefine((doc, ctx) => {
   if (doc.heartbeatDefaults !== null) {
     const parsed = heartbeatCheck.safeParse({ ...doc.heartbeatDefaults, type: "heartbeat" });

@@ -17,7 +17,7 @@ import { Backoff } from "./backoff.ts";
 import { describe, type PostgresTarget } from "./target.ts";
 
 /** Advisory lock keys, by what they guard: "healthd" in ASCII and a number, so they are recognisable in pg_locks. */
-const locks: Record<Lock, number> = { rebalance: 0x6865616c746864, config: 0x6865616c746864 + 1 };
+const locks: Record<Lock, number> = { rebalance: 0x6865616c746864, config: 0x6865616c746864 + 1, storms: 0x6865616c746864 + 2 };
 
 /**
  * `column = ANY(keys)`: the keys as one array parameter. A list of 500 parameters cost PostgreSQL more to
