@@ -21,6 +21,7 @@ export interface FileServer {
   readonly pingKey?: string;
   readonly autoProvision?: boolean;
   readonly heartbeatDefaults?: Readonly<Record<string, unknown>> | null;
+  readonly escalate?: readonly { readonly afterMinutes: number; readonly channels: readonly string[] }[];
   readonly services: readonly { readonly id: string; readonly name: string; readonly check: StoredCheck }[];
 }
 
@@ -132,6 +133,7 @@ export function renderServersFile(servers: readonly FileServer[], channels: read
       ...(server.pingKey !== undefined ? { pingKey: server.pingKey } : {}),
       ...(server.autoProvision ? { autoProvision: true } : {}),
       ...(server.heartbeatDefaults ? { heartbeatDefaults: server.heartbeatDefaults } : {}),
+      ...(server.escalate ? { escalate: server.escalate } : {}),
     };
   }
   const text = format === "json" ? JSON.stringify(data, null, 2) + "\n" : stringify(data, { lineWidth: 0 });

@@ -34,6 +34,9 @@ export interface EventFields {
   readonly at: string;
   readonly title: string;
   readonly message: string;
+  /** An `ack` event's: who acknowledged the incident (a token's name, "link" or "ntfy") and their note. */
+  readonly ackedBy?: string | null;
+  readonly ackNote?: string | null;
 }
 
 /** A notification's event as stored: its fields and its id, the same on each of its deliveries. */

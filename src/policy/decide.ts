@@ -103,7 +103,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       if (beat.entry) entry = { type: record.type, location: run.kind === "ping" ? (run.location ?? defaultLocation) : defaultLocation, ...beat.entry };
     }
     const step = judged
-      ? transition(before, { ok: judged.ok, checkedAt: at, count: run.kind === undefined ? run.folded : undefined }, record, { silenced, blocked: blockedBy.length > 0 })
+      ? transition(before, { ok: judged.ok, checkedAt: at, count: run.kind === undefined ? run.folded : undefined }, record, { silenced, blocked: blockedBy.length > 0, acknowledged: (p.incidentAckedAt ?? null) !== null })
       : { state: before, notices: [], opened: false, closed: false };
     p.state = step.state;
     if (entry || judged) service.checkedAt = Math.max(service.checkedAt, at);
@@ -152,7 +152,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
             failures: p.incidentFailures,
           }
         : null;
-    if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null), (p.incidentStartedAt = null);
+    if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null), (p.incidentStartedAt = null), (p.incidentAckedAt = null);
     if (run.kind === undefined) {
       const location = run.location ?? defaultLocation;
       const o = run.outcome;

@@ -28,6 +28,8 @@ export interface ServerRecord {
   /** Whether a slug URL's ?create=1 may make a heartbeat, and the check it makes (null: a daily one). */
   readonly autoProvision: boolean;
   readonly heartbeatDefaults: Readonly<Record<string, unknown>> | null;
+  /** Escalation steps of its services whose checks have none; absent: none. */
+  readonly escalate?: readonly { readonly afterMinutes: number; readonly channels: readonly string[] }[];
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -219,6 +221,8 @@ export interface Incident {
   readonly firstError: string | null;
   /** Its DOWN was published. */
   readonly notified: boolean;
+  /** Who acknowledged it (a token's name, "link" or "ntfy"), when, and with what note; null: nobody yet. */
+  readonly acknowledged?: { readonly by: string; readonly at: number; readonly note: string | null } | null;
 }
 
 export interface UptimeCount {

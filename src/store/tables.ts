@@ -23,6 +23,8 @@ export interface ServersTable {
   auto_provision: ColumnType<boolean | number, boolean | undefined, boolean>;
   /** JSON of the heartbeat check such a ping makes; null: a daily one. */
   heartbeat_defaults: string | null;
+  /** JSON list of escalation steps ({afterMinutes, channels}) of its services; null: none. */
+  escalate: Generated<string | null>;
 }
 
 export interface ChannelsTable {
@@ -67,6 +69,8 @@ export interface HttpCheckConfigsTable {
   sla_target: number | null;
   /** JSON list of the channels its notifications go to; null: its server's. */
   channels: string | null;
+  /** JSON list of escalation steps; null: its server's. */
+  escalate: Generated<string | null>;
   paused: ColumnType<boolean | number, boolean | undefined, boolean>;
   recover_threshold: Generated<number>;
   remind_every_minutes: number | null;
@@ -207,6 +211,17 @@ export interface IncidentsTable {
   first_error: string | null;
   /** Its DOWN was published. */
   notified: ColumnType<boolean | number, boolean | undefined, boolean>;
+  /** When, by whom (a token's name, "link" or "ntfy") and with what note it was acknowledged; null: not yet. */
+  acked_at: Generated<number | null>;
+  acked_by: Generated<string | null>;
+  ack_note: Generated<string | null>;
+}
+
+/** The escalation steps sent, one per (incident, step): the key makes each step sent once. */
+export interface IncidentEscalationsTable {
+  incident_id: number;
+  step: number;
+  sent_at: number;
 }
 
 export interface SilencesTable {
@@ -231,7 +246,7 @@ export interface NotificationsTable {
   created_at: number;
   server_id: string;
   service_id: string;
-  kind: "down" | "recovered" | "reminder" | "cert";
+  kind: "down" | "recovered" | "reminder" | "cert" | "ack" | "escalation";
   topic: string | null;
   /** JSON of the ntfy message (without its topic). */
   message: string;
@@ -376,6 +391,7 @@ export interface Tables {
   service_rollups: ServiceRollupsTable;
   rollup_revisions: RollupRevisionsTable;
   incidents: IncidentsTable;
+  incident_escalations: IncidentEscalationsTable;
   silences: SilencesTable;
   nodes: NodesTable;
   service_owners: ServiceOwnersTable;

@@ -103,6 +103,7 @@ export type ServiceRow = {
   server_channels: string | null;
   first_error: string | null;
   started_at: number | null;
+  acked_at: number | null;
 } & Pick<
   Selectable<HttpCheckConfigsTable>,
   | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
@@ -152,6 +153,7 @@ export function progressFromRow(row: ServiceRow): ServiceProgress {
     incidentFailures: row.incident_failures ?? 0,
     incidentError: row.first_error,
     incidentStartedAt: row.started_at,
+    incidentAckedAt: row.acked_at,
     ...(row.overdue_runs === null ? {} : { overdueRuns: JSON.parse(row.overdue_runs) as Record<string, number> }),
     certWarnedExpiry: row.cert_warned_expiry,
     lastVerdictAt: row.last_verdict_at,
