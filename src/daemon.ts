@@ -207,8 +207,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
   const statusPage = options.publicUrl === undefined ? null : new URL("status", options.publicUrl.replace(/\/?$/, "/")).toString();
   // Every channel's sends have the ntfy publisher's deadline (10 s unless a test makes it shorter).
   const channels = new ChannelDirectory({ ntfy: options.ntfy, defaultTopic: () => defaultTopic, env: options.env ?? process.env, now, timeoutMs: options.ntfy.timeoutMs });
-  // The links that acknowledge from a notification need an address people reach: without --public-url, none
-  // are made. Every node takes them, whichever node made them: the secret is the cluster's.
+  // Links that acknowledge from a notification need --public-url; every node takes any node's (the secret is the cluster's).
   const ackSecret = await store.ackSecret();
   const ackLinks = options.publicUrl === undefined ? undefined : { publicUrl: options.publicUrl, secret: ackSecret };
   const delivery = new Delivery(store, {

@@ -71,7 +71,7 @@ for (const engine of engines) {
     assert.equal((await c.escalate(T + 12 * minute)).sent, 0, "and once across nodes");
     // Two nodes looking at the same moment (a handover): one sends the step. (SQLite has one daemon: one after the other.)
     const both = engine === "postgres" ? await Promise.all([b.escalate(T + 31 * minute), c.escalate(T + 31 * minute)]) : [await b.escalate(T + 31 * minute), await c.escalate(T + 31 * minute)];
-    assert.equal(both[0].sent + both[1].sent, 1);
+    assert.equal(both[0]!.sent + both[1]!.sent, 1);
     // RECOVERED still goes out for the acknowledged incident; nothing escalates after it.
     await record(b, "db", pass(T + 32 * minute));
     await record(b, "app", pass(T + 32 * minute));

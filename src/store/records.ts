@@ -225,6 +225,12 @@ export interface Incident {
   readonly acknowledged?: { readonly by: string; readonly at: number; readonly note: string | null } | null;
 }
 
+/** What an acknowledgement came to. */
+export type AckOutcome =
+  | { readonly outcome: "acknowledged"; readonly incident: Incident }
+  | { readonly outcome: "already acknowledged" | "closed"; readonly incident: Incident }
+  | { readonly outcome: "unknown" };
+
 export interface UptimeCount {
   readonly serviceKey: number;
   /** Start of the day or hour, Unix ms. */

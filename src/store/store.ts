@@ -12,11 +12,9 @@ import type { Entry, IncidentState, Rollup, ScheduleChange, ScheduledService, Se
 import type { AnnouncementInput, AnnouncementPatch, Severity } from "../domain/schema/announcement.ts";
 import type { PageSection, StatusPageDocument } from "../domain/schema/status-page.ts";
 import type { CheckRun, LocationResult, Upstream } from "../domain/batch.ts";
-import type { AckOutcome } from "./queries/responding.ts";
-import type { ApplyOptions, ApplyResult, ChannelStore, EntryQuery, Incident, IncidentQuery, NamedEntry, NewSilence, NodeRecord, Notification, NotificationStatus, RecordedRun, ServerRecord, ServiceFilter, Silence, StoredService, UptimeCount, WatchOptions } from "./records.ts";
+import type { AckOutcome, ApplyOptions, ApplyResult, ChannelStore, EntryQuery, Incident, IncidentQuery, NamedEntry, NewSilence, NodeRecord, Notification, NotificationStatus, RecordedRun, ServerRecord, ServiceFilter, Silence, StoredService, UptimeCount, WatchOptions } from "./records.ts";
 
 export type * from "./records.ts";
-export type { AckOutcome } from "./queries/responding.ts";
 
 export type Engine = "sqlite" | "postgres";
 

@@ -211,18 +211,14 @@ export interface IncidentsTable {
   first_error: string | null;
   /** Its DOWN was published. */
   notified: ColumnType<boolean | number, boolean | undefined, boolean>;
-  /** When, by whom (a token's name, "link" or "ntfy") and with what note it was acknowledged; null: not yet. */
+  /** When, by whom (a token's name, "link", "ntfy") and with what note it was acknowledged; null: not yet. */
   acked_at: Generated<number | null>;
   acked_by: Generated<string | null>;
   ack_note: Generated<string | null>;
 }
 
 /** The escalation steps sent, one per (incident, step): the key makes each step sent once. */
-export interface IncidentEscalationsTable {
-  incident_id: number;
-  step: number;
-  sent_at: number;
-}
+export interface IncidentEscalationsTable { incident_id: number; step: number; sent_at: number }
 
 export interface SilencesTable {
   id: Generated<number>;

@@ -10,19 +10,13 @@ import type { Kysely } from "kysely";
 import { ackNotice, type Acknowledgement, type Responder } from "../../policy/acknowledge.ts";
 import { dueEscalations, nextEscalationAt, stepsOf, type EscalationStep, type Unanswered } from "../../policy/escalation.ts";
 import type { Backend } from "../backend.ts";
-import type { Incident } from "../store.ts";
+import type { AckOutcome, Incident } from "../records.ts";
 import type { Tables } from "../tables.ts";
 import { incidentFromRow } from "./alerting.ts";
 import { readRoutes } from "./channels.ts";
 import { insertNotifications } from "./results.ts";
 
 type Db = Kysely<Tables>;
-
-/** What an acknowledgement came to. */
-export type AckOutcome =
-  | { readonly outcome: "acknowledged"; readonly incident: Incident }
-  | { readonly outcome: "already acknowledged" | "closed"; readonly incident: Incident }
-  | { readonly outcome: "unknown" };
 
 export async function incidentById(db: Db, id: number): Promise<Incident | undefined> {
   const row = await db.selectFrom("incidents").selectAll().where("id", "=", id).executeTakeFirst();
