@@ -110,6 +110,21 @@ for (const engine of engines) {
     assert.equal((await d.api("POST", "/incidents/999999/ack", {}, as(ops))).status, 404);
     assert.equal((await d.api("GET", `/incidents/${id}`, undefined, as(stranger))).status, 404);
 
+    // Escalation steps: validated (range, ascending), naming channels that exist; a channel a step names stays.
+    const esc = (escalate: unknown) => d.api("PUT", "/services/web-01/esc", { check: { url: target.url, paused: true, escalate } }, admin);
+    const paths = async (answer: Promise<{ status: number; body: any }>) => {
+      const { status, body } = await answer;
+      return [status, body.errors?.map((e: { path: string }) => e.path)];
+    };
+    assert.deepEqual(await paths(esc([{ afterMinutes: 10, channels: ["mail"] }, { afterMinutes: 10, channels: ["mail"] }])), [400, ["/check/escalate/1/afterMinutes"]]);
+    assert.deepEqual(await paths(esc([{ afterMinutes: 0, channels: [] }])), [400, ["/check/escalate/0/afterMinutes", "/check/escalate/0/channels"]]);
+    assert.deepEqual(await paths(esc([{ afterMinutes: 5, channels: ["nope"] }])), [400, ["/check/escalate"]]);
+    assert.equal((await d.api("PUT", "/channels/pager", { type: "webhook", url: "http://127.0.0.1:9/" }, admin)).status, 201);
+    assert.equal((await esc([{ afterMinutes: 5, channels: ["pager"] }])).status, 201);
+    assert.deepEqual((await d.api("GET", "/services/web-01/esc", undefined, admin)).body.check.escalate, [{ afterMinutes: 5, channels: ["pager"] }]);
+    assert.equal((await d.api("DELETE", "/channels/pager", undefined, admin)).status, 409);
+    assert.equal((await d.api("DELETE", "/services/web-01/esc", undefined, admin)).status, 204);
+
     // healthd ack: the open incident of a service; clear errors when there is none.
     const acked = await runHealthd(["ack", "web-01/cli", "on it", "--db", d.db, "--json"]);
     assert.equal(acked.code, 0, acked.stderr);

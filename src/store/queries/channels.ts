@@ -98,9 +98,13 @@ export async function checkChannelNames(trx: Db, serverIds: readonly string[]): 
     .where("s.server_id", "in", serverIds)
     .where((eb) => eb.or([eb("c.channels", "is not", null), eb("c.escalate", "is not", null)]))
     .execute();
+  const unknownIn = (serverId: string, serviceId: string | null, channels: string | null, escalate: string | null) => [
+    ...namesIn(channels, null).filter((c) => !known.has(c)).map((channel) => ({ serverId, serviceId, channel, field: "channels" as const })),
+    ...namesIn(null, escalate).filter((c) => !known.has(c)).map((channel) => ({ serverId, serviceId, channel, field: "escalate" as const })),
+  ];
   const unknown = [
-    ...servers.flatMap((s) => namesIn(s.channels, s.escalate).filter((c) => !known.has(c)).map((channel) => ({ serverId: s.id, serviceId: null, channel }))),
-    ...checks.flatMap((c) => namesIn(c.channels, c.escalate).filter((n) => !known.has(n)).map((channel) => ({ serverId: c.server_id, serviceId: c.id, channel }))),
+    ...servers.flatMap((s) => unknownIn(s.id, null, s.channels, s.escalate)),
+    ...checks.flatMap((c) => unknownIn(c.server_id, c.id, c.channels, c.escalate)),
   ];
   if (unknown.length > 0) throw new ChannelsRefused(unknown);
 }
