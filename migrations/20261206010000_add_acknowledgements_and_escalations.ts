@@ -6,7 +6,8 @@ import { exec, rebuild } from "./sqlite.ts";
  * Responding to incidents: acknowledgements and escalation.
  *
  * - incidents: `acked_at`, `acked_by` (a token's name, or "link" / "ntfy" for the notification's own paths) and
- *   `ack_note`. Set once, by a write conditional on `acked_at IS NULL AND closed_at IS NULL`.
+ *   `ack_note`. Set once, by a write conditional on `acked_at IS NULL AND closed_at IS NULL`. And
+ *   `escalated_to`, JSON list of the channels its escalation steps went to: its RECOVERED goes there too.
  * - servers and http_check_configs: `escalate`, JSON list of {afterMinutes, channels} (null: none; a check's
  *   overrides its server's).
  * - incident_escalations: the escalation steps sent, one row per (incident, step): the key is what lets one node
@@ -21,6 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     `ALTER TABLE incidents ADD COLUMN acked_at ${int64}`,
     `ALTER TABLE incidents ADD COLUMN acked_by TEXT`,
     `ALTER TABLE incidents ADD COLUMN ack_note TEXT`,
+    `ALTER TABLE incidents ADD COLUMN escalated_to TEXT`,
     `ALTER TABLE servers ADD COLUMN escalate TEXT`,
     `ALTER TABLE http_check_configs ADD COLUMN escalate TEXT`,
     `CREATE TABLE incident_escalations (

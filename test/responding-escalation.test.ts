@@ -9,7 +9,7 @@ import { test, type TestContext } from "node:test";
 import type { Outcome } from "../src/domain/model.ts";
 import { serverDocument } from "../src/domain/schema/index.ts";
 import { channelDocument } from "../src/domain/schema/channel.ts";
-import { dueEscalations, nextEscalationAt, type Unanswered } from "../src/policy/escalation.ts";
+import { alsoTo, dueEscalations, nextEscalationAt, type Unanswered } from "../src/policy/escalation.ts";
 import { noRoutes } from "../src/policy/route.ts";
 import type { Store } from "../src/store/store.ts";
 import { engines, testDatabase } from "./support/databases.ts";
@@ -84,7 +84,9 @@ for (const engine of engines) {
       "escalation db pager@10",
       "escalation db pager@31",
       "escalation db ntfy@31",
+      // Whoever was paged hears it is over: RECOVERED goes to the channels the steps went to as well.
       "recovered db ntfy@32",
+      "recovered db pager@32",
       "recovered app ntfy@32",
     ]);
     const [incident] = (await b.incidents({ serviceId: "app", limit: 1 })).incidents;
@@ -117,6 +119,8 @@ test("escalation's rules: a step is due after its delay, once; never for an inci
   assert.deepEqual(due(incident({ ackedAt: 1 }), 25), []);
   assert.deepEqual(due(incident({ notified: false }), 25), [], "an incident held by a silence has told nobody: nothing to escalate");
   assert.deepEqual(due(incident(), 25, { events: new Map([["phone", ["down", "recovered"]]]), defaults: null }), [[0, ["pager"]], [1, []]]);
+  const routes = { events: new Map([["quiet", ["down" as const]]]), defaults: null };
+  assert.deepEqual(alsoTo(["ntfy"], ["pager", "ntfy", "quiet"], "recovered", routes), ["ntfy", "pager"], "RECOVERED also to where steps went, as their events admit");
   assert.equal(nextEscalationAt([incident({ sent: [0] })]), 20 * minute);
   assert.equal(nextEscalationAt([incident({ ackedAt: 1 })]), undefined);
 });

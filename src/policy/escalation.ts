@@ -13,6 +13,7 @@ import type { Responder } from "./acknowledge.ts";
 import { duration } from "./message.ts";
 import { outageMs } from "./outage.ts";
 import { admits, eventOf } from "./route.ts";
+import type { EventName } from "../domain/notification.ts";
 
 export interface EscalationStep {
   readonly afterMinutes: number;
@@ -99,4 +100,13 @@ function escalationNotice(incident: Unanswered, index: number, now: number, rout
     at: now, serverId: subject.serverId, serviceId: subject.serviceId, kind: "escalation", topic: subject.notifyTopic, body,
     incidentId: incident.id, event, channels: step.channels.filter((name) => admits(routes.events.get(name), "escalation")),
   };
+}
+
+/**
+ * Where an incident's RECOVERED goes: its service's channels, and those its escalation steps went to (that
+ * admit it), so that whoever was paged hears it is over (a PagerDuty alert an escalation opened is resolved).
+ */
+export function alsoTo(channels: string[], escalatedTo: readonly string[] | undefined, event: EventName, routes: Routes): string[] {
+  if (!escalatedTo || escalatedTo.length === 0) return channels;
+  return [...channels, ...escalatedTo.filter((name) => !channels.includes(name) && admits(routes.events.get(name), event))];
 }

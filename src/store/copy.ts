@@ -60,7 +60,7 @@ const tables = [
     columns: [
       ["id", "bigint"], ["service_key", "bigint"], ["server_id", "text"], ["service_id", "text"], ["started_at", "bigint"], ["opened_at", "bigint"],
       ["closed_at", "bigint"], ["failures", "integer"], ["first_error", "text"], ["notified", "boolean"], ["acked_at", "bigint"], ["acked_by", "text"],
-      ["ack_note", "text"],
+      ["ack_note", "text"], ["escalated_to", "text"],
     ],
   }),
   table({

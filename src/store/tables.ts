@@ -215,6 +215,8 @@ export interface IncidentsTable {
   acked_at: Generated<number | null>;
   acked_by: Generated<string | null>;
   ack_note: Generated<string | null>;
+  /** JSON list of the channels its escalation steps went to (its RECOVERED goes there too); null: none. */
+  escalated_to: Generated<string | null>;
 }
 
 /** The escalation steps sent, one per (incident, step): the key makes each step sent once. */

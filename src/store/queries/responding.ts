@@ -73,6 +73,10 @@ export async function escalate(trx: Db, backend: Backend, now: number): Promise<
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue; // another node sent it
     await insertNotifications(trx, backend, [escalation.notification]);
+    // Where its RECOVERED goes too: read again, a step of the same incident may have just added to it.
+    const { escalated_to } = await trx.selectFrom("incidents").select("escalated_to").where("id", "=", escalation.incidentId).executeTakeFirstOrThrow();
+    const to = [...new Set([...(parse<string[]>(escalated_to) ?? []), ...escalation.notification.channels])];
+    await trx.updateTable("incidents").set({ escalated_to: JSON.stringify(to) }).where("id", "=", escalation.incidentId).execute();
     sent += 1;
   }
   const left = candidates.map((c) => ({ ...c, sent: [...c.sent, ...due.filter((d) => d.incidentId === c.id).map((d) => d.step)] }));

@@ -348,7 +348,7 @@ const servicesRead = compiledOnce((db: Db, backend: Backend, keys: readonly numb
     .select(["c.locations", "c.quorum", "c.interval_seconds", "c.cron", "st.last_verdict_at", "st.last_checked_at"])
     .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak", "st.slow_sent", "st.overdue_runs"])
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
-    .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error", "i.started_at", "i.acked_at"])
+    .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error", "i.started_at", "i.acked_at", "i.escalated_to"])
     .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures", "r.slow_checks"])
     .where(backend.keyIn("s.key", keys))
     .orderBy("s.key"),
