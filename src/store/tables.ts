@@ -211,8 +211,7 @@ export interface IncidentsTable {
   first_error: string | null;
   /** Its DOWN was published. */
   notified: ColumnType<boolean | number, boolean | undefined, boolean>;
-  /** When, by whom (a token's name, "link", "ntfy") and with what note it was acknowledged; null: not yet. And
-   * escalated_to: JSON list of the channels its escalation steps went to (its RECOVERED goes there too). */
+  /** Acknowledged when, by whom ("link", "ntfy", a token), saying what; escalated_to: JSON list of the channels its steps went to. */
   acked_at: Generated<number | null>;
   acked_by: Generated<string | null>;
   ack_note: Generated<string | null>;
