@@ -13,6 +13,7 @@ import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { nextEvent, until } from "./support/events.ts";
 import { ntfyStandIn, type StoredMessage } from "./support/ntfy.ts";
+import { notifications, rawQuery } from "./support/raw.ts";
 import { switchableTarget } from "./support/targets.ts";
 
 const adminToken = "the-daemons-own-token-0123";
@@ -65,7 +66,8 @@ for (const engine of engines) {
     const pushed = nextEvent<[StoredMessage]>(ntfy.events, "message", (m) => m.title === "DOWN: web-01/phone");
     const mailed = nextEvent<[string]>(mail.events, "mail", (raw) => raw.includes("Subject: DOWN: web-01/mailed"));
     const services = [{ id: "phone", check: check(["ntfy"]) }, { id: "mailed", check: check(["mail"]) }, { id: "cli", check: check(["mail"]) }];
-    assert.equal((await d.api("PUT", "/services/web-01", { services }, admin)).status, 201);
+    // Its incidents escalate by email after 10 minutes nobody acknowledged them (the server's steps).
+    assert.equal((await d.api("PUT", "/services/web-01", { services, escalate: [{ afterMinutes: 10, channels: ["mail"] }] }, admin)).status, 201);
     assert.equal((await d.api("PUT", "/services/other", { services: [{ id: "x", check: check(["mail"]) }] }, admin)).status, 201);
 
     // ntfy: the DOWN carries an http action; its tap is a POST to healthd, as ntfy sends it.
@@ -124,6 +126,15 @@ for (const engine of engines) {
     assert.deepEqual((await d.api("GET", "/services/web-01/esc", undefined, admin)).body.check.escalate, [{ afterMinutes: 5, channels: ["pager"] }]);
     assert.equal((await d.api("DELETE", "/channels/pager", undefined, admin)).status, 409);
     assert.equal((await d.api("DELETE", "/services/web-01/esc", undefined, admin)).status, 204);
+
+    // The daemon's look for escalations: an incident 10 minutes old that nobody acknowledged goes out once,
+    // marked as escalated, with its link. (Opened 10 minutes ago as far as the database says.)
+    await rawQuery(d.store, `UPDATE incidents SET opened_at = opened_at - 600000 WHERE id = ${Number(id)}`);
+    const escalated = nextEvent<[string]>(mail.events, "mail", (raw) => raw.includes("Subject: DOWN (escalated): web-01/cli"));
+    await d.escalator.runOnce();
+    await d.escalator.runOnce();
+    assert.match(text((await escalated)[0]), /^Not acknowledged 10 min after it was reported: escalation step 1 of 1\r?\n[\s\S]*Acknowledge \(stops reminders and escalations\): https:\/\/healthd\.example\.org\/incidents\//);
+    assert.equal((await notifications(d.store)).filter((n) => n.kind === "escalation").length, 1);
 
     // healthd ack: the open incident of a service; clear errors when there is none.
     const acked = await runHealthd(["ack", "web-01/cli", "on it", "--db", d.db, "--json"]);
