@@ -340,7 +340,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
-    ...acknowledgeRoutes({ store, now, ackSecret, acknowledged: () => delivery.wake() }),
+    ...acknowledgeRoutes({ store, now, ackSecret, acknowledged: (i) => (incidentLog.info("incident acknowledged", { server: i.serverId, service: i.serviceId, by: i.acknowledged?.by }), delivery.wake()) }),
     ...pushRoutes(publisher, version),
     ...healthchecksRoutes({ store, now, scheduleChanged, authenticate: access.authenticate, publicUrl: options.publicUrl, log: log.child({ part: "http" }) }),
     ...pingRoutes(

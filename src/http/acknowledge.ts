@@ -21,8 +21,8 @@ export interface AcknowledgeContext {
   readonly now: () => number;
   /** The cluster's secret that signs the links (every node takes the links any node made). */
   readonly ackSecret: string;
-  /** Told when an acknowledgement queued its notification (delivery looks at the outbox). */
-  readonly acknowledged: () => void;
+  /** Told of each acknowledgement made (the log says who; delivery looks at the outbox for its notification). */
+  readonly acknowledged: (incident: Incident) => void;
 }
 
 export const ackBody = z.strictObject({
@@ -77,7 +77,7 @@ export function acknowledgeRoutes(ctx: AcknowledgeContext): Route[] {
             const who = await req.principal();
             const done = await store.acknowledge(incident.id, { by: who.name, note: body.note ?? null, at: ctx.now() });
             if (done.outcome === "acknowledged") {
-              ctx.acknowledged();
+              ctx.acknowledged(done.incident);
               return { status: 200, body: incidentJson(done.incident, ctx.now()) };
             }
             throw new HttpError(409, refusal(done));
@@ -117,7 +117,7 @@ export function acknowledgeRoutes(ctx: AcknowledgeContext): Route[] {
             const by = (req.query as { via?: "ntfy" }).via ?? "link";
             const done = await store.acknowledge(checked.incident.id, { by, note, at: ctx.now() });
             if (done.outcome !== "acknowledged") return refusedPage(done);
-            ctx.acknowledged();
+            ctx.acknowledged(done.incident);
             const name = `${done.incident.serverId}/${done.incident.serviceId}`;
             return htmlAnswer(200, renderAckResult(`Acknowledged ${name}`, "Its reminders and escalations stop, and its channels are told someone is on it. Its RECOVERED still comes."));
           },
