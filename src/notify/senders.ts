@@ -130,12 +130,15 @@ const shapes: { [T in Exclude<ChannelType, "email" | "ntfy">]: Shape<T> } = {
   // https://developers.mattermost.com/integrate/webhooks/incoming/ (Markdown **bold**).
   mattermost: (doc, out, title, message) => ({ url: doc.url, json: { text: `**${title}**\n${message}${ackLine(out, (u) => `[Acknowledge](${u})`)}`, username: "healthd" } }),
   // https://discord.com/developers/docs/resources/webhook#execute-webhook; wait=true answers the message.
-  discord: (doc, out, title, message) => ({
-    url: doc.url + (doc.url.includes("?") ? "&" : "?") + "wait=true",
-    // The link last, after the cut at 2,000 characters: a long error must not cost it. <url> shows no preview.
-    json: { username: "healthd", content: `**${title}**\n${message}`.slice(0, 1800) + ackLine(out, (u) => `[Acknowledge](<${u}>)`), allowed_mentions: { parse: [] } },
-    idOf: (text) => field(text, (b) => b.id),
-  }),
+  discord(doc, out, title, message) {
+    // The link last, kept whole in Discord's 2,000 characters: a long error must not cost it. <url> shows no preview.
+    const link = ackLine(out, (u) => `[Acknowledge](<${u}>)`);
+    return {
+      url: doc.url + (doc.url.includes("?") ? "&" : "?") + "wait=true",
+      json: { username: "healthd", content: `**${title}**\n${message}`.slice(0, 2000 - link.length) + link, allowed_mentions: { parse: [] } },
+      idOf: (text) => field(text, (b) => b.id),
+    };
+  },
   // Teams workflows ("Post to a channel when a webhook request is received"): an Adaptive Card.
   teams: (doc, out, title, message) => ({
     url: doc.url,
