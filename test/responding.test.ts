@@ -6,8 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { test, type TestContext } from "node:test";
 import { SMTPServer } from "smtp-server";
+import { channelDocument } from "../src/domain/schema/channel.ts";
+import { senderFor } from "../src/notify/senders.ts";
 import { runHealthd } from "./support/cli.ts";
 import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
@@ -159,3 +163,39 @@ for (const engine of engines) {
     assert.match(closedAck.stderr, /web-01\/mailed has no open incident: nothing to acknowledge/);
   });
 }
+
+test("the acknowledgement link is in Slack, Mattermost, Discord, Teams and webhook payloads, in each one's link syntax", async (t) => {
+  const bodies = new Map<string, string>();
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c));
+    req.on("end", () => (bodies.set(req.url!.split("?")[0]!, body), res.end('{"id": "1"}')));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ackUrl = "https://healthd.example.org/incidents/7/ack/abc";
+  const out = {
+    event: {
+      id: "n1", event: "down" as const, server: "web-01", service: "db", serverName: "web-01", serviceName: "db", url: "", error: "boom", since: null, duration: null,
+      incidentId: 7, at: "2026-12-06T00:00:00Z", title: "DOWN: web-01/db", message: "boom", statusPage: null, ackUrl,
+    },
+    body: { title: "DOWN: web-01/db", message: "boom" },
+    topic: null,
+  };
+  const expected: Record<string, string> = {
+    slack: `<${ackUrl}|Acknowledge>`,
+    mattermost: `[Acknowledge](${ackUrl})`,
+    discord: `[Acknowledge](<${ackUrl}>)`,
+    teams: `{"type":"Action.OpenUrl","title":"Acknowledge","url":"${ackUrl}"}`,
+    webhook: `"ackUrl":"${ackUrl}"`,
+  };
+  for (const type of Object.keys(expected)) {
+    const sender = senderFor(channelDocument.parse({ type, url: `${base}/${type}` }), { now: Date.now });
+    const sent = await sender.send(out);
+    await sender.close();
+    assert.ok(sent.ok, JSON.stringify(sent));
+    const body = bodies.get(`/${type}`)!;
+    assert.ok(body.includes(JSON.stringify(expected[type]).slice(1, -1)) || body.includes(expected[type]!), `${type}: ${body}`);
+  }
+});
