@@ -24,7 +24,7 @@ export function ackCommand(): Command {
       const { serverId, serviceId } = parseTarget(target);
       if (serviceId === undefined) throw new UsageError(`give SERVER/SERVICE: an incident is a service's (got ${JSON.stringify(target)})`);
       if (note !== undefined && note.length > 1000) throw new UsageError(`the note is ${note.length} characters; at most 1000`);
-      const by = `${userInfo().username} (healthd ack)`;
+      const by = `${whoRuns()} (healthd ack)`;
       const line = await withStore(openForWriting(flags.db), async (store) => {
         const found = await store.findService(serverId!, serviceId);
         if (found.key === undefined) throw new UsageError(found.serverExists ? `server ${serverId} has no service ${serviceId}` : `no server ${serverId}`);
@@ -41,4 +41,13 @@ export function ackCommand(): Command {
       });
       process.stdout.write(line + "\n");
     });
+}
+
+/** The user running the command, for `by`; a process with no passwd entry (some containers) is "someone". */
+function whoRuns(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? "someone";
+  }
 }
