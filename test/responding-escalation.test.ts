@@ -12,8 +12,13 @@ import { channelDocument } from "../src/domain/schema/channel.ts";
 import { alsoTo, dueEscalations, nextEscalationAt, type Unanswered } from "../src/policy/escalation.ts";
 import { noRoutes } from "../src/policy/route.ts";
 import type { Store } from "../src/store/store.ts";
+import { serveHealthd } from "./support/cli.ts";
 import { engines, testDatabase } from "./support/databases.ts";
-import { notifications, open } from "./support/raw.ts";
+import { nextEvent } from "./support/events.ts";
+import { ntfyStandIn, type StoredMessage } from "./support/ntfy.ts";
+import { notifications, open, rawQuery } from "./support/raw.ts";
+import { switchableTarget } from "./support/targets.ts";
+import { tempDbPath } from "./support/temp.ts";
 
 const minute = 60_000;
 const T = Date.parse("2026-12-01T10:00:00Z");
@@ -62,7 +67,8 @@ for (const engine of engines) {
     await record(a, "db", fail(T + 6 * minute));
     await record(a, "app", fail(T + 6 * minute));
 
-    // The node is killed (nothing of it but the database is left); another looks after the first step is due.
+    // The node goes (nothing of it but the database is left: the kill -9 of a real daemon is the test below);
+    // others look after the first step is due.
     await a.close();
     const b = await node(t, db);
     const c = await node(t, db);
@@ -102,6 +108,35 @@ for (const engine of engines) {
     assert.equal((await b.acknowledge(dbIncident.id, { by: "carol", note: null, at: T + 40 * minute })).outcome, "closed");
   });
 }
+
+test("kill -9 of the daemon between a DOWN and its escalation: the daemon started in its place sends the step, once", async (t) => {
+  const ntfy = await ntfyStandIn(t);
+  const target = await switchableTarget(t);
+  const db = tempDbPath(t);
+  const env = { HEALTHD_DB: db, HEALTHD_NTFY_URL: ntfy.url, HEALTHD_NTFY_TOPIC: "ops" };
+  const first = await serveHealthd(t, [], env);
+  const down = nextEvent<[StoredMessage]>(ntfy.events, "message", (m) => m.title === "DOWN: web-01/db");
+  const put = await fetch(first.url + "/services/web-01", {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ escalate: [{ afterMinutes: 10, channels: ["ntfy"] }], services: [{ id: "db", check: { url: target.url, intervalSeconds: 3600, notifyThreshold: 0 } }] }),
+  });
+  assert.equal(put.status, 201);
+  await down;
+  assert.equal(await first.stop("SIGKILL"), null);
+  // Ten minutes pass while no daemon runs (as far as the database says: the incident opened ten minutes ago).
+  const store = await open(db, { mode: "write" });
+  t.after(() => store.close());
+  await rawQuery(store, "UPDATE incidents SET opened_at = opened_at - 600000");
+  const escalated = nextEvent<[StoredMessage]>(ntfy.events, "message", (m) => m.title === "DOWN (escalated): web-01/db");
+  const second = await serveHealthd(t, [], env);
+  const [message] = await escalated;
+  assert.equal(message.priority, 5);
+  // Once: another look (this store, as another node would) finds the step sent.
+  assert.equal((await store.escalate(Date.now())).sent, 0);
+  assert.equal(await second.stop(), 0);
+  assert.equal(ntfy.messages("ops").filter((m) => m.title === "DOWN (escalated): web-01/db").length, 1);
+});
 
 const subject = { serverId: "s", serviceId: "x", serverName: "s", serviceName: "x", url: "http://x/", type: "http" as const, channels: null, notifyTopic: null };
 const incident = (over: Partial<Unanswered> = {}): Unanswered => ({

@@ -40,7 +40,8 @@ export class Escalator {
           if (!this.#stopped) this.#timer = this.#options.clock.setTimeout(look, every);
         });
     };
-    this.#timer = this.#options.clock.setTimeout(look, every);
+    // The first look a second after start: a node that replaces one that died sends what was due meanwhile.
+    this.#timer = this.#options.clock.setTimeout(look, Math.min(every, 1000));
   }
 
   async stop(): Promise<void> {
