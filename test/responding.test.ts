@@ -133,8 +133,8 @@ for (const engine of engines) {
 
     // The daemon's look for escalations: an incident 10 minutes old that nobody acknowledged goes out once,
     // marked as escalated, with its link. (Opened 10 minutes ago as far as the database says.)
-    await rawQuery(d.store, `UPDATE incidents SET opened_at = opened_at - 600000 WHERE id = ${Number(id)}`);
     const escalated = nextEvent<[string]>(mail.events, "mail", (raw) => raw.includes("Subject: DOWN (escalated): web-01/cli"));
+    await rawQuery(d.store, `UPDATE incidents SET opened_at = opened_at - 600000 WHERE id = ${Number(id)}`);
     await d.escalator.runOnce();
     await d.escalator.runOnce();
     assert.match(text((await escalated)[0]), /^Not acknowledged 10 min after it was reported: escalation step 1 of 1\r?\n[\s\S]*Acknowledge \(stops reminders and escalations\): https:\/\/healthd\.example\.org\/incidents\//);
