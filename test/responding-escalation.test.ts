@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { Outcome } from "../src/domain/model.ts";
+import { initialState, type Outcome } from "../src/domain/model.ts";
+import { ackNotice } from "../src/policy/acknowledge.ts";
+import { transition } from "../src/policy/incident.ts";
 import { serverDocument } from "../src/domain/schema/index.ts";
 import { channelDocument } from "../src/domain/schema/channel.ts";
 import { alsoTo, dueEscalations, nextEscalationAt, type Unanswered } from "../src/policy/escalation.ts";
@@ -158,4 +160,16 @@ test("escalation's rules: a step is due after its delay, once; never for an inci
   assert.deepEqual(alsoTo(["ntfy"], ["pager", "ntfy", "quiet"], "recovered", routes), ["ntfy", "pager"], "RECOVERED also to where steps went, as their events admit");
   assert.equal(nextEscalationAt([incident({ sent: [0] })]), 20 * minute);
   assert.equal(nextEscalationAt([incident({ ackedAt: 1 })]), undefined);
+});
+
+test("an acknowledged incident is reminded of no more, and still closes with RECOVERED; the ack notice says who to the service's channels", () => {
+  const settings = { notify: true, notifyThreshold: 0, remindEveryMinutes: 5 };
+  const opened = transition(initialState, { ok: false, checkedAt: 0 }, settings).state;
+  assert.deepEqual(transition(opened, { ok: false, checkedAt: 6 * minute }, settings).notices, ["reminder"]);
+  assert.deepEqual(transition(opened, { ok: false, checkedAt: 6 * minute }, settings, { acknowledged: true }).notices, []);
+  assert.deepEqual(transition(opened, { ok: true, checkedAt: 7 * minute }, settings, { acknowledged: true }).notices, ["recovered"]);
+  const routes = { events: new Map([["quiet", ["down" as const]]]), defaults: null };
+  const notice = ackNotice({ ...subject, channels: ["ntfy", "quiet"] }, { id: 3, startedAt: 0 }, { by: "alice", note: "on it", at: 12 * minute }, routes);
+  assert.deepEqual([notice.kind, notice.channels, notice.body.title, notice.body.message?.split("\n")[0]], ["ack", ["ntfy"], "ACK: s/x", "Acknowledged by alice: on it"]);
+  assert.deepEqual([notice.event.event, notice.event.ackedBy, notice.event.ackNote, notice.incidentId], ["ack", "alice", "on it", 3]);
 });
