@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { initialState, type Outcome } from "../src/domain/model.ts";
 import { ackNotice } from "../src/policy/acknowledge.ts";
+import { parseServersFile, renderServersFile } from "../src/cli/servers-file.ts";
 import { transition } from "../src/policy/incident.ts";
 import { serverDocument } from "../src/domain/schema/index.ts";
 import { channelDocument } from "../src/domain/schema/channel.ts";
@@ -104,6 +105,13 @@ for (const engine of engines) {
     const escalation = (await notifications(b)).find((n) => n.kind === "escalation")!;
     assert.equal(escalation.message.title, "DOWN (escalated): web-01/db");
     assert.match(escalation.message.message!, /^Not acknowledged 10 min after it was reported: escalation step 1 of 2\nstatus 503/);
+    // export writes the steps (the server's, and app's own) as apply reads them back.
+    const [server] = await b.servers("web-01");
+    const file = renderServersFile([{ ...server!, services: await b.services({ serverId: "web-01" }) }], [], "yaml");
+    const parsed = parseServersFile(file, "servers.yaml", {});
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    const doc = parsed.servers.get("web-01")!;
+    assert.deepEqual([doc.escalate?.length, doc.services.find((s) => s.id === "app")!.check.escalate], [2, [{ afterMinutes: 10, channels: ["pager"] }]]);
     // A closed incident cannot be acknowledged (again, or at all).
     assert.equal((await b.acknowledge(appIncident!.id, { by: "carol", note: null, at: T + 40 * minute })).outcome, "closed");
     const dbIncident = (await b.incidents({ serviceId: "db", limit: 1 })).incidents[0]!;
