@@ -91,6 +91,8 @@ async function unanswered(db: Db): Promise<Unanswered[]> {
     .where("i.closed_at", "is", null)
     .where("i.acked_at", "is", null)
     .where((eb) => eb.or([eb("c.escalate", "is not", null), eb("srv.escalate", "is not", null)]))
+    // In one order on every node: two nodes recording steps of several incidents at once wait, never deadlock.
+    .orderBy("i.id")
     .execute();
   if (rows.length === 0) return [];
   const sent = await db.selectFrom("incident_escalations").select(["incident_id", "step"]).where("incident_id", "in", rows.map((r) => r.id)).execute();
