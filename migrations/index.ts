@@ -36,6 +36,7 @@ import * as addPingCompat from "./20261205100000_add_ping_compat.ts";
 import * as addPushTokensAndGatusKeys from "./20261205200000_add_push_tokens_and_gatus_keys.ts";
 import * as addStatusPageSections from "./20261205230000_add_status_page_sections.ts";
 import * as addStatusPageLogos from "./20261205230100_add_status_page_logos.ts";
+import * as addAcknowledgementsAndEscalations from "./20261206010000_add_acknowledgements_and_escalations.ts";
 import * as addStorms from "./20261206020000_add_storms.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -72,5 +73,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261205200000_add_push_tokens_and_gatus_keys": addPushTokensAndGatusKeys,
   "20261205230000_add_status_page_sections": addStatusPageSections,
   "20261205230100_add_status_page_logos": addStatusPageLogos,
+  "20261206010000_add_acknowledgements_and_escalations": addAcknowledgementsAndEscalations,
   "20261206020000_add_storms": addStorms,
 };

@@ -12,6 +12,7 @@ import { ClusterNode } from "./runtime/cluster/node.ts";
 import { defaults, UsageError } from "./platform/config.ts";
 import { authenticator, describeAccess, isLoopback, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
+import { acknowledgeRoutes } from "./http/acknowledge.ts";
 import { announcementRoutes } from "./http/announcements.ts";
 import { statusPageRoutes } from "./http/status-pages.ts";
 import { reportRoutes } from "./http/reports.ts";
@@ -38,6 +39,7 @@ import { channelRoutes } from "./http/channels.ts";
 import { ntfyPublisher } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
 import { Retention } from "./runtime/retention.ts";
+import { Escalator } from "./runtime/escalation.ts";
 import { shippedBootstrap } from "./runtime/domain-expiry/rdap.ts";
 import { DomainWatcher } from "./runtime/domain-expiry/watcher.ts";
 import { pingResuming, provision, trustedProxies } from "./runtime/pinging.ts";
@@ -57,6 +59,8 @@ export interface Daemon {
   readonly url: string;
   readonly store: Store;
   readonly retention: Retention;
+  /** What sends the escalation steps of incidents nobody acknowledged. */
+  readonly escalator: Escalator;
   /** What looks up the registrations of the checks' domains (domainWarnDays). */
   readonly domains: DomainWatcher;
   readonly events: EventEmitter<DaemonEvents>;
@@ -104,6 +108,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     url: http.url,
     store,
     retention: running.retention,
+    escalator: running.escalator,
     domains: running.domains,
     events: running.events,
     cluster: running.cluster,
@@ -151,6 +156,7 @@ interface Running {
   readonly access: Access;
   readonly events: EventEmitter<DaemonEvents>;
   readonly retention: Retention;
+  readonly escalator: Escalator;
   readonly domains: DomainWatcher;
   readonly cluster: ClusterNode;
   stop(): Promise<void>;
@@ -201,12 +207,16 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
   const statusPage = options.publicUrl === undefined ? null : new URL("status", options.publicUrl.replace(/\/?$/, "/")).toString();
   // Every channel's sends have the ntfy publisher's deadline (10 s unless a test makes it shorter).
   const channels = new ChannelDirectory({ ntfy: options.ntfy, defaultTopic: () => defaultTopic, env: options.env ?? process.env, now, timeoutMs: options.ntfy.timeoutMs });
+  // Links that acknowledge from a notification need --public-url; every node takes any node's (the secret is the cluster's).
+  const ackSecret = await store.ackSecret();
+  const ackLinks = options.publicUrl === undefined ? undefined : { publicUrl: options.publicUrl, secret: ackSecret };
   const delivery = new Delivery(store, {
     log: log.child({ part: "notify" }),
     instance: cluster.instance,
     clock,
     channels,
     statusPage,
+    ackLinks,
     retryBaseMs: options.notifyRetryBaseMs,
     giveUpAfterMs: options.notifyGiveUpAfterMs,
     onAttempt: (row, result, outcome) => {
@@ -281,6 +291,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     await access.refresh(); // a token made or revoked by another process (healthd token) is said in the log now
     if (!change || change.stopped.length > 0) cluster.rebalanceSoon();
     await requeue();
+    delivery.wake(); // another process may have queued notifications (healthd ack, another node's escalation)
     domains.soon(change?.started);
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { pulse: tick.on });
@@ -295,6 +306,8 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     onBatch: (ms, deleted) => metrics.retentionBatch(ms, deleted),
   });
   retention.start();
+  const escalator = new Escalator(store, { clock, log: log.child({ part: "escalation" }), isHousekeeper: () => cluster.isHousekeeper(), onSent: () => delivery.wake() });
+  escalator.start();
   const domains = new DomainWatcher(store, { bootstrap: options.rdapBootstrap ?? shippedBootstrap, node: cluster.name, clock, log: log.child({ part: "domains" }) });
   domains.start();
 
@@ -327,6 +340,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
+    ...acknowledgeRoutes({ store, now, ackSecret, acknowledged: (i) => (incidentLog.info("incident acknowledged", { server: i.serverId, service: i.serviceId, by: i.acknowledged?.by }), delivery.wake()) }),
     ...pushRoutes(publisher, version),
     ...healthchecksRoutes({ store, now, scheduleChanged, authenticate: access.authenticate, publicUrl: options.publicUrl, log: log.child({ part: "http" }) }),
     ...pingRoutes(
@@ -362,6 +376,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     access,
     events,
     retention,
+    escalator,
     domains,
     cluster,
     // In the order data flows: nothing is written after its store closes.
@@ -370,6 +385,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
       stopProblemWatch();
       await reload.settled();
       await retention.stop();
+      await escalator.stop();
       await domains.stop();
       await checking.stop();
       // No check starts here any more, and the last results are stored: the others take over at once.

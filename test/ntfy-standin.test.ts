@@ -32,6 +32,20 @@ test("JSON publishing answers the message with id, time, expires and event; empt
   assert.equal((await answer(await fetch(ntfy.url + "/", { method: "PUT", body: JSON.stringify({ topic: "alerts" }) }))).status, 200);
 });
 
+test("JSON publishing keeps action buttons as ntfy answers them: each with an id, an http action's method POST unless given", async (t) => {
+  const ntfy = await ntfyStandIn(t);
+  const actions = [
+    { action: "http", label: "Acknowledge", url: "https://healthd.example.org/incidents/1/ack/x", clear: true },
+    { action: "view", label: "Open", url: "https://example.org/" },
+  ];
+  const { body } = await answer(await post(ntfy.url + "/", { topic: "alerts", message: "m", actions }));
+  assert.deepEqual(body.actions.map(({ id, ...rest }: { id: string }) => (assert.match(id, /^[A-Za-z0-9]{10}$/), rest)), [
+    { action: "http", label: "Acknowledge", url: "https://healthd.example.org/incidents/1/ack/x", method: "POST", clear: true },
+    { action: "view", label: "Open", url: "https://example.org/" },
+  ]);
+  assert.deepEqual(ntfy.messages("alerts")[0]!.actions, body.actions);
+});
+
 test("JSON publishing refuses bad topics, reserved topics, bad priorities, bad JSON and large bodies with ntfy's codes", async (t) => {
   const ntfy = await ntfyStandIn(t);
   const cases: [string | object, number, number][] = [

@@ -76,7 +76,8 @@ export async function applyText(text: string, label: string, flags: ApplyFlags):
       if (error instanceof ChannelsRefused) {
         const located = error.unknown.map((u) => {
           const position = u.serviceId === null ? -1 : (parsed.servers.get(u.serverId)?.services.findIndex((s) => s.id === u.serviceId) ?? -1);
-          const path = u.serviceId === null ? `/${u.serverId}/channels` : `/${u.serverId}/services/${position}/check/channels`;
+          const field = u.field ?? "channels";
+          const path = u.serviceId === null ? `/${u.serverId}/${field}` : `/${u.serverId}/services/${position}/check/${field}`;
           return `${parsed.where(path)}: ${path}: names ${u.channel}, which is not a channel; add it under channels: or fix the name`;
         });
         throw refused(located);

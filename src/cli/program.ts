@@ -16,6 +16,7 @@ import { pingCommand } from "./ping.ts";
 import { runCommand } from "./run.ts";
 import { serveCommand } from "./serve.ts";
 import { silenceCommand } from "./silence.ts";
+import { ackCommand } from "./ack.ts";
 import { announceCommand } from "./announce.ts";
 import { reportCommand } from "./report.ts";
 import { tailCommand } from "./tail.ts";
@@ -37,6 +38,7 @@ export function program(): Command {
     .addCommand(checkCommand())
     .addCommand(applyCommand())
     .addCommand(silenceCommand())
+    .addCommand(ackCommand())
     .addCommand(announceCommand())
     .addCommand(reportCommand())
     .addCommand(exportCommand())

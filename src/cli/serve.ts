@@ -89,7 +89,7 @@ export function serveCommand(): Command {
         }),
     )
     .addOption(
-      new Option("--public-url <url>", "where people reach this daemon, for the status page link in notifications (https://status.example.org)")
+      new Option("--public-url <url>", "where people reach this daemon, for the status page and acknowledgement links in notifications (https://status.example.org)")
         .env("HEALTHD_PUBLIC_URL")
         .argParser(argument(parseHttpUrl("--public-url"))),
     )

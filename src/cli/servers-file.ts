@@ -22,6 +22,7 @@ export interface FileServer {
   readonly autoProvision?: boolean;
   readonly heartbeatDefaults?: Readonly<Record<string, unknown>> | null;
   readonly groupThreshold?: number;
+  readonly escalate?: readonly { readonly afterMinutes: number; readonly channels: readonly string[] }[];
   readonly services: readonly { readonly id: string; readonly name: string; readonly check: StoredCheck }[];
 }
 
@@ -134,6 +135,7 @@ export function renderServersFile(servers: readonly FileServer[], channels: read
       ...(server.autoProvision ? { autoProvision: true } : {}),
       ...(server.heartbeatDefaults ? { heartbeatDefaults: server.heartbeatDefaults } : {}),
       ...(server.groupThreshold !== undefined && server.groupThreshold !== 5 ? { groupThreshold: server.groupThreshold } : {}),
+      ...(server.escalate ? { escalate: server.escalate } : {}),
     };
   }
   const text = format === "json" ? JSON.stringify(data, null, 2) + "\n" : stringify(data, { lineWidth: 0 });

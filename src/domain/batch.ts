@@ -155,6 +155,10 @@ export interface ServiceProgress extends HeartbeatProgress {
   readonly incidentError: string | null;
   /** The open incident's first failed check, as stored with it (decided when it opened). */
   readonly incidentStartedAt: number | null;
+  /** When the open incident was acknowledged (null: not yet, or none open). */
+  readonly incidentAckedAt?: number | null;
+  /** The channels the open incident's escalation steps went to: its RECOVERED goes there too. */
+  readonly incidentEscalatedTo?: readonly string[] | undefined;
   /** The expiry of the certificate the last CERT warning was about. */
   readonly certWarnedExpiry: number | null;
   /** When the last verdict of a check with locations was made. */

@@ -232,9 +232,10 @@ export const initialState: IncidentState = {
 
 /**
  * What a notification is about; slow and normal: a check's slow passes began (SLOW) and ended; domain: the
- * registration of its domain expires soon.
+ * registration of its domain expires soon; ack: someone took the incident on; escalation: its DOWN again, to an
+ * escalation step's channels, nobody having acknowledged it.
  */
-export type NotificationKind = "down" | "recovered" | "reminder" | "cert" | "slow" | "normal" | "domain";
+export type NotificationKind = "down" | "recovered" | "reminder" | "cert" | "slow" | "normal" | "domain" | "ack" | "escalation";
 
 /** What a notification says, in ntfy's JSON publishing form without its topic (https://docs.ntfy.sh/publish/#publish-as-json). */
 export interface NotificationBody {

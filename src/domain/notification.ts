@@ -42,6 +42,9 @@ export interface EventFields {
   readonly services?: readonly string[];
   /** A grouped DOWN or RECOVERED: the storm's id (its two messages share it); null otherwise. */
   readonly group?: number | null;
+  /** An `ack` event's: who acknowledged the incident (a token's name, "link" or "ntfy") and their note. */
+  readonly ackedBy?: string | null;
+  readonly ackNote?: string | null;
 }
 
 /** A notification's event as stored: its fields and its id, the same on each of its deliveries. */

@@ -8,7 +8,7 @@ import Mustache from "mustache";
 /** What a template may name: a notification's event (policy/event.ts), as docs/guide/notifications.md documents it. */
 export const eventFieldNames = [
   "id", "event", "server", "service", "serverName", "serviceName", "url", "error", "since", "duration", "statusPage", "incidentId", "at",
-  "title", "message", "output", "held", "services", "group",
+  "title", "message", "output", "held", "services", "group", "ackUrl", "ackedBy", "ackNote",
 ] as const;
 export type EventField = (typeof eventFieldNames)[number];
 const known = new Set<string>(eventFieldNames);

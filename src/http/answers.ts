@@ -95,6 +95,10 @@ export const serverAnswer = z.strictObject({
   autoProvision: z.boolean().describe("Whether a slug URL's ?create=1 makes the heartbeat it names"),
   heartbeatDefaults: z.record(z.string(), z.unknown()).nullable().describe("The heartbeat check such a ping makes; null: a period of a day, a grace of an hour"),
   groupThreshold: z.number().int().describe("More of its services than this failing within one check interval send one grouped DOWN (0: never grouped)"),
+  escalate: z
+    .array(z.strictObject({ afterMinutes: z.int(), channels: z.array(z.string()) }))
+    .optional()
+    .describe("Escalation steps of its services whose checks have none; absent: none"),
   createdAt: time,
   updatedAt: time,
   services: z.array(serviceAnswer),
@@ -145,21 +149,29 @@ export const silenceAnswer = z.strictObject({
 
 export const silencesAnswer = z.strictObject({ silences: z.array(silenceAnswer) });
 
+export const incidentAnswer = z.strictObject({
+  id: z.string(),
+  server: z.string(),
+  service: z.string(),
+  startedAt: time.describe("Its first failed check: the outage counts from here"),
+  openedAt: time.describe("The check past notifyThreshold that opened it (its DOWN is due then)"),
+  closedAt: time.nullable().describe("The first passing check that closed it"),
+  durationMs: z.number().describe("From startedAt until it closed, or until now while open"),
+  failures: z.int().describe("Checks that failed while it was open"),
+  firstError: z.string().nullable(),
+  notified: z.boolean().describe("Its DOWN was published"),
+  acknowledged: z
+    .strictObject({
+      by: z.string().describe('The token\'s name, or "link" / "ntfy" when acknowledged from the notification'),
+      at: time,
+      note: z.string().nullable(),
+    })
+    .nullable()
+    .describe("Who took it on, and when; null: nobody yet (reminders and escalations go on)"),
+});
+
 export const incidentsAnswer = z.strictObject({
-  incidents: z.array(
-    z.strictObject({
-      id: z.string(),
-      server: z.string(),
-      service: z.string(),
-      startedAt: time.describe("Its first failed check: the outage counts from here"),
-      openedAt: time.describe("The check past notifyThreshold that opened it (its DOWN is due then)"),
-      closedAt: time.nullable().describe("The first passing check that closed it"),
-      durationMs: z.number().describe("From startedAt until it closed, or until now while open"),
-      failures: z.int().describe("Checks that failed while it was open"),
-      firstError: z.string().nullable(),
-      notified: z.boolean().describe("Its DOWN was published"),
-    }),
-  ),
+  incidents: z.array(incidentAnswer),
   next: z.string().nullable().describe("Pass as `before` for the next page; null on the last"),
 });
 

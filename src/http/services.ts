@@ -347,7 +347,7 @@ export async function refusable<T>(change: Promise<T>, checkPath: (service: stri
     if (error instanceof ChannelsRefused) {
       const errors = error.unknown.map((u) => {
         const base = u.serviceId === null ? "" : (checkPath(`${u.serverId}/${u.serviceId}`) ?? "");
-        return { path: `${base}/channels`, message: `names ${u.channel}, which is not a channel; create it first (PUT /channels/${u.channel}) or fix the name` };
+        return { path: `${base}/${u.field ?? "channels"}`, message: `names ${u.channel}, which is not a channel; create it first (PUT /channels/${u.channel}) or fix the name` };
       });
       throw new HttpError(400, `${error.message}; GET /channels lists them`, errors);
     }

@@ -104,6 +104,7 @@ export async function serverView(store: Store, now: number, serverId: string, se
     autoProvision: server.autoProvision,
     heartbeatDefaults: server.heartbeatDefaults,
     groupThreshold: server.groupThreshold,
+    ...(server.escalate ? { escalate: server.escalate } : {}),
     createdAt: iso(server.createdAt),
     updatedAt: iso(server.updatedAt),
     services: await serviceViews(store, now, serverId, undefined, secrets),
@@ -154,6 +155,7 @@ export function incidentJson(i: Incident, now: number) {
     failures: i.failures,
     firstError: i.firstError,
     notified: i.notified,
+    acknowledged: i.acknowledged ? { by: i.acknowledged.by, at: iso(i.acknowledged.at), note: i.acknowledged.note } : null,
   };
 }
 

@@ -16,6 +16,7 @@ import { builtInChannel } from "../domain/schema/channel.ts";
 import type { ChannelStore, Notification, OutboxStore } from "../store/store.ts";
 import type { ChannelDirectory } from "./channels.ts";
 import type { Outgoing, SendResult } from "./outgoing.ts";
+import { ackLink, asksToAct } from "./ack-link.ts";
 import { afterFailure, channelIsBack, followsDown, orphaned, retryDefaults, unexpectedRetryMs } from "../policy/delivery.ts";
 
 /** What became of one attempt, as `healthd_notifications_total{outcome}` counts it. */
@@ -28,6 +29,11 @@ export interface DeliveryOptions {
   readonly channels: ChannelDirectory;
   /** The status page people reach, for templates' {{statusPage}} (serve --public-url); null: none. */
   readonly statusPage?: string | null;
+  /**
+   * healthd's public URL (serve --public-url) and the cluster's signing secret: notifications that ask someone to
+   * act carry a link that acknowledges their incident (ack-link.ts). Absent: no link.
+   */
+  readonly ackLinks?: { readonly publicUrl: string; readonly secret: string } | undefined;
   /** First retry delay; each later one doubles. Default 1000 ms. */
   readonly retryBaseMs?: number;
   /** Retry delays stop growing here. Default 300000 ms (5 minutes). */
@@ -217,7 +223,10 @@ export class Delivery {
       this.#options.onAttempt?.(row, { ok: false, retryable: false, status: null, error }, "unsent");
       return;
     }
-    const out: Outgoing = { event: { ...eventOf(row), statusPage: this.#options.statusPage ?? null }, body: row.message, topic };
+    const event = eventOf(row);
+    const links = this.#options.ackLinks;
+    const ackUrl = links && event.incidentId !== null && asksToAct(event.event) ? ackLink(links.publicUrl, links.secret, event.incidentId) : undefined;
+    const out: Outgoing = { event: { ...event, statusPage: this.#options.statusPage ?? null, ackUrl }, body: row.message, topic };
     let result: SendResult;
     if ("error" in found) result = { ok: false, retryable: true, status: null, error: found.error };
     else {

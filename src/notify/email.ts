@@ -15,6 +15,7 @@ type Email = Extract<ChannelDocument, { type: "email" }>;
 const html = `<!doctype html><html><body style="font-family: sans-serif">
 <h2 style="margin: 0 0 0.5em">{{title}}</h2>
 <pre style="font: inherit; white-space: pre-wrap">{{message}}</pre>
+{{#ackUrl}}<p><a href="{{ackUrl}}">Acknowledge</a> (stops reminders and escalations)</p>{{/ackUrl}}
 {{#statusPage}}<p><a href="{{statusPage}}">Status page</a></p>{{/statusPage}}
 <p style="color: #666; font-size: 0.85em">Sent by healthd at {{at}}.</p>
 </body></html>`;
@@ -41,7 +42,10 @@ export function emailSender(doc: Email, timeoutMs: number): Sender {
           from: doc.from,
           to: doc.to,
           subject: title,
-          text: message + (out.event.statusPage ? `\n\nStatus page: ${out.event.statusPage}` : ""),
+          text:
+            message +
+            (out.event.ackUrl ? `\n\nAcknowledge (stops reminders and escalations): ${out.event.ackUrl}` : "") +
+            (out.event.statusPage ? `\n\nStatus page: ${out.event.statusPage}` : ""),
           html: render(html, { ...out.event, title, message }, "html"),
           ...threadHeaders(out.event, doc.from),
           headers: { "x-healthd-event": out.event.event },

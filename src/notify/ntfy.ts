@@ -6,7 +6,17 @@ import { Agent, request } from "undici";
 import type { NotificationBody } from "../domain/model.ts";
 
 /** ntfy's JSON publish body (https://docs.ntfy.sh/publish/#publish-as-json). */
-export type NtfyMessage = NotificationBody & { readonly topic: string };
+export type NtfyMessage = NotificationBody & { readonly topic: string; readonly actions?: readonly NtfyAction[] };
+
+/** An http action button (https://docs.ntfy.sh/publish/#send-http-request): a tap sends `method` to `url`. */
+export interface NtfyAction {
+  readonly action: "http";
+  readonly label: string;
+  readonly url: string;
+  readonly method: string;
+  /** Dismiss the notification once the request succeeded. */
+  readonly clear: boolean;
+}
 
 export interface NtfyOptions {
   /** The ntfy server, e.g. https://ntfy.sh or https://example.org/ntfy/. */

@@ -6,7 +6,8 @@ import { render } from "../domain/template.ts";
 
 /** What one delivery sends: the event templates see, and the ntfy-form title and message healthd wrote. */
 export interface Outgoing {
-  readonly event: NotificationEvent & { readonly statusPage: string | null };
+  /** ackUrl: the signed link that acknowledges its incident (notify/ack-link.ts); absent without --public-url. */
+  readonly event: NotificationEvent & { readonly statusPage: string | null; readonly ackUrl?: string | undefined };
   readonly body: NotificationBody;
   /** The service's notifyTopic, which the ntfy channel publishes to instead of its own topic. */
   readonly topic: string | null;

@@ -108,7 +108,9 @@ const field = (text: string, read: (body: Record<string, unknown>) => unknown): 
 };
 
 const joined = (url: string, path: string) => url.replace(/\/+$/, "") + path;
-const down = (out: Outgoing) => out.event.event === "down" || out.event.event === "late" || out.event.event === "reminder";
+const down = (out: Outgoing) => out.event.event === "down" || out.event.event === "late" || out.event.event === "reminder" || out.event.event === "escalation";
+/** The acknowledgement link as a line of a chat message, in that chat's link syntax; "" without one. */
+const ackLine = (out: Outgoing, link: (url: string) => string) => (out.event.ackUrl ? `\n${link(out.event.ackUrl)}` : "");
 
 /** Each HTTP type's request (docs/guide/notifications.md: Channels, with the documentation each follows). */
 const shapes: { [T in Exclude<ChannelType, "email" | "ntfy">]: Shape<T> } = {
@@ -123,18 +125,22 @@ const shapes: { [T in Exclude<ChannelType, "email" | "ntfy">]: Shape<T> } = {
     const typed = Object.keys(headers).some((h) => h.toLowerCase() === "content-type");
     return { url: doc.url, method: doc.method, headers: typed ? headers : { "content-type": "application/json", ...headers }, body };
   },
-  // Incoming webhooks: https://api.slack.com/messaging/webhooks (mrkdwn *bold*).
-  slack: (doc, _out, title, message) => ({ url: doc.url, json: { text: `*${title}*\n${message}` } }),
+  // Incoming webhooks: https://api.slack.com/messaging/webhooks (mrkdwn *bold*, <url|text> links).
+  slack: (doc, out, title, message) => ({ url: doc.url, json: { text: `*${title}*\n${message}${ackLine(out, (u) => `<${u}|Acknowledge>`)}` } }),
   // https://developers.mattermost.com/integrate/webhooks/incoming/ (Markdown **bold**).
-  mattermost: (doc, _out, title, message) => ({ url: doc.url, json: { text: `**${title}**\n${message}`, username: "healthd" } }),
+  mattermost: (doc, out, title, message) => ({ url: doc.url, json: { text: `**${title}**\n${message}${ackLine(out, (u) => `[Acknowledge](${u})`)}`, username: "healthd" } }),
   // https://discord.com/developers/docs/resources/webhook#execute-webhook; wait=true answers the message.
-  discord: (doc, _out, title, message) => ({
-    url: doc.url + (doc.url.includes("?") ? "&" : "?") + "wait=true",
-    json: { username: "healthd", content: `**${title}**\n${message}`.slice(0, 2000), allowed_mentions: { parse: [] } },
-    idOf: (text) => field(text, (b) => b.id),
-  }),
+  discord(doc, out, title, message) {
+    // The link last, kept whole in Discord's 2,000 characters: a long error must not cost it. <url> shows no preview.
+    const link = ackLine(out, (u) => `[Acknowledge](<${u}>)`);
+    return {
+      url: doc.url + (doc.url.includes("?") ? "&" : "?") + "wait=true",
+      json: { username: "healthd", content: `**${title}**\n${message}`.slice(0, 2000 - link.length) + link, allowed_mentions: { parse: [] } },
+      idOf: (text) => field(text, (b) => b.id),
+    };
+  },
   // Teams workflows ("Post to a channel when a webhook request is received"): an Adaptive Card.
-  teams: (doc, _out, title, message) => ({
+  teams: (doc, out, title, message) => ({
     url: doc.url,
     json: {
       type: "message",
@@ -149,6 +155,7 @@ const shapes: { [T in Exclude<ChannelType, "email" | "ntfy">]: Shape<T> } = {
               { type: "TextBlock", text: title, weight: "Bolder", size: "Medium", wrap: true },
               { type: "TextBlock", text: message, wrap: true },
             ],
+            ...(out.event.ackUrl ? { actions: [{ type: "Action.OpenUrl", title: "Acknowledge", url: out.event.ackUrl }] } : {}),
           },
         },
       ],
@@ -182,8 +189,8 @@ const shapes: { [T in Exclude<ChannelType, "email" | "ntfy">]: Shape<T> } = {
     // A storm's grouped DOWN and RECOVERED share its group id as an incident's share the incident's.
     const dedup = e.incidentId !== null ? `healthd-incident-${e.incidentId}` : e.group != null ? `healthd-group-${e.group}` : `healthd-${e.id}`;
     const json =
-      e.event === "recovered"
-        ? { routing_key: doc.routingKey, event_action: "resolve", dedup_key: dedup }
+      e.event === "recovered" || e.event === "ack"
+        ? { routing_key: doc.routingKey, event_action: e.event === "ack" ? "acknowledge" : "resolve", dedup_key: dedup }
         : {
             routing_key: doc.routingKey,
             event_action: "trigger",
@@ -213,7 +220,9 @@ export function ntfySender(options: NtfyOptions, topic: string | null, doc?: Pic
   const publisher = ntfyPublisher(options);
   const message = (out: Outgoing) => {
     const { title, message } = doc ? texts({ type: "ntfy", ...doc } as ChannelDocument, out) : { title: out.body.title, message: out.body.message };
-    return { ...out.body, title, message, topic: (topic ?? out.topic)! };
+    // ntfy's http action: a tap POSTs to healthd, which acknowledges the incident (https://docs.ntfy.sh/publish/#send-http-request).
+    const actions = out.event.ackUrl ? [{ action: "http" as const, label: "Acknowledge", url: `${out.event.ackUrl}?via=ntfy`, method: "POST", clear: true }] : undefined;
+    return { ...out.body, title, message, topic: (topic ?? out.topic)!, ...(actions ? { actions } : {}) };
   };
   return {
     async send(out) {

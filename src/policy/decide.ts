@@ -32,6 +32,7 @@ import { periodOf } from "../domain/schedule.ts";
 import { blockers } from "./dependencies.ts";
 import { heartbeatStep, nextLook } from "./heartbeat.ts";
 import { certWarning, transition } from "./incident.ts";
+import { alsoTo } from "./escalation.ts";
 import { renderCertWarning, renderDomainWarning, renderNormal, renderNotification, renderSlow, type Judged } from "./message.ts";
 import { verdict, verdictDue } from "./quorum.ts";
 import { eventOf, route, type Moment } from "./route.ts";
@@ -72,9 +73,9 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
     return { ...stored, incidentOpen: working.progress.state.incidentOpenSince !== null, failing: working.progress.state.status === "down" };
   };
 
-  const notify = (record: ServiceRecord, at: number, kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null, moment?: Moment) => {
+  const notify = (record: ServiceRecord, at: number, kind: NotificationKind, body: NotificationWrite["body"], incidentId: number | null, moment?: Moment, escalatedTo?: readonly string[]) => {
     const event = eventOf(kind, record, at, body, incidentId, moment);
-    const channels = route(record.channels, event.event, facts.routes);
+    const channels = alsoTo(route(record.channels, event.event, facts.routes), escalatedTo, event.event, facts.routes);
     notifications.push({ at, serverId: record.serverId, serviceId: record.serviceId, kind, topic: record.notifyTopic, body, incidentId, event, channels });
   };
 
@@ -103,7 +104,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       if (beat.entry) entry = { type: record.type, location: run.kind === "ping" ? (run.location ?? defaultLocation) : defaultLocation, ...beat.entry };
     }
     const step = judged
-      ? transition(before, { ok: judged.ok, checkedAt: at, count: run.kind === undefined ? run.folded : undefined }, record, { silenced, blocked: blockedBy.length > 0 })
+      ? transition(before, { ok: judged.ok, checkedAt: at, count: run.kind === undefined ? run.folded : undefined }, record, { silenced, blocked: blockedBy.length > 0, acknowledged: (p.incidentAckedAt ?? null) !== null })
       : { state: before, notices: [], opened: false, closed: false };
     p.state = step.state;
     if (entry || judged) service.checkedAt = Math.max(service.checkedAt, at);
@@ -128,7 +129,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
       // Every notice is of an open incident (or the one this run closes): its start is stored with it.
       const startedAt = p.incidentStartedAt ?? before.failingSince ?? at;
       const body = renderNotification(notice, record, judged!, before, step.state, p.incidentFailures, startedAt);
-      notify(record, at, notice, body, p.incidentId, { judged: judged!, before, after: step.state, startedAt });
+      notify(record, at, notice, body, p.incidentId, { judged: judged!, before, after: step.state, startedAt }, notice === "recovered" ? p.incidentEscalatedTo : undefined);
     }
     if (step.closed && p.incidentId !== null) incidents.push({ kind: "close", id: p.incidentId, closedAt: at, failures: p.incidentFailures });
     const slow = run.kind === undefined && isSlow(record, run.outcome);
@@ -152,7 +153,7 @@ export function decide(facts: BatchFacts, now: number): BatchDecision {
             failures: p.incidentFailures,
           }
         : null;
-    if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null), (p.incidentStartedAt = null);
+    if (step.closed) (p.incidentId = null), (p.incidentFailures = 0), (p.incidentError = null), (p.incidentStartedAt = null), (p.incidentAckedAt = null), (p.incidentEscalatedTo = undefined);
     if (run.kind === undefined) {
       const location = run.location ?? defaultLocation;
       const o = run.outcome;

@@ -11,6 +11,7 @@
  *   RECOVERED if its DOWN was published (an incident that opened and closed inside a silence says nothing).
  * - While an incident stays open and its DOWN was published, a REMINDER is due every `remindEveryMinutes`,
  *   counted from the DOWN (sent late, after a silence, it counts from then) and then from each reminder.
+ * - An acknowledged incident is reminded of no more.
  * - Nothing is published while silenced. Settings changed by a PUT take effect from the next check.
  * A result may stand for `count` results alike (results the daemon folded while the store was down).
  */
@@ -30,6 +31,8 @@ export interface AlertFacts {
   readonly silenced?: boolean;
   /** A service it depends on has an open incident. */
   readonly blocked?: boolean;
+  /** Someone acknowledged the open incident: no more reminders (its RECOVERED still goes out). */
+  readonly acknowledged?: boolean;
 }
 
 export type Transition = "down" | "recovered";
@@ -79,7 +82,7 @@ export function transition(
   if (silenced) return { state: failing, notices: [], opened: false, closed: false };
   if (!state.downSent) return { state: { ...failing, downSent: true, lastRemindedAt: at }, notices: ["down"], opened: false, closed: false };
   const every = settings.remindEveryMinutes;
-  if (every && state.lastRemindedAt !== null && at - state.lastRemindedAt >= every * 60_000) {
+  if (every && !facts.acknowledged && state.lastRemindedAt !== null && at - state.lastRemindedAt >= every * 60_000) {
     return { state: { ...failing, lastRemindedAt: at }, notices: ["reminder"], opened: false, closed: false };
   }
   return { state: failing, notices: [], opened: false, closed: false };

@@ -28,6 +28,7 @@ const tables = [
     columns: [
       ["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"], ["maintenance", "text"], ["channels", "text"],
       ["ping_key", "text"], ["auto_provision", "boolean"], ["heartbeat_defaults", "text"], ["group_threshold", "integer"],
+      ["escalate", "text"],
     ],
   }),
   table({
@@ -50,7 +51,7 @@ const tables = [
       ["notify", "boolean"], ["notify_threshold", "integer"], ["notify_topic", "text"], ["paused", "boolean"], ["recover_threshold", "integer"],
       ["remind_every_minutes", "integer"], ["cert_warn_days", "integer"], ["depends_on", "text"], ["locations", "text"], ["quorum", "integer"],
       ["type", "text"], ["probe", "text"], ["ping_key", "text"], ["slow_ms", "integer"], ["notify_slow", "boolean"], ["domain_warn_days", "integer"],
-      ["domain", "text"], ["channels", "text"], ["sla_target", "double precision"], ["push_token", "text"], ["gatus_key", "text"],
+      ["domain", "text"], ["channels", "text"], ["sla_target", "double precision"], ["push_token", "text"], ["gatus_key", "text"], ["escalate", "text"],
     ],
   }),
   table({
@@ -65,8 +66,14 @@ const tables = [
     identity: "id",
     columns: [
       ["id", "bigint"], ["service_key", "bigint"], ["server_id", "text"], ["service_id", "text"], ["started_at", "bigint"], ["opened_at", "bigint"],
-      ["closed_at", "bigint"], ["failures", "integer"], ["first_error", "text"], ["notified", "boolean"],
+      ["closed_at", "bigint"], ["failures", "integer"], ["first_error", "text"], ["notified", "boolean"], ["acked_at", "bigint"], ["acked_by", "text"],
+      ["ack_note", "text"], ["escalated_to", "text"],
     ],
+  }),
+  table({
+    table: "incident_escalations",
+    key: ["incident_id", "step"],
+    columns: [["incident_id", "bigint"], ["step", "integer"], ["sent_at", "bigint"]],
   }),
   table({
     table: "silences",

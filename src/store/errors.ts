@@ -50,7 +50,8 @@ export class DependenciesRefused extends Error {
 
 /** A write refused whole because a check or server would name a channel that does not exist. */
 export class ChannelsRefused extends Error {
-  constructor(readonly unknown: readonly { readonly serverId: string; readonly serviceId: string | null; readonly channel: string }[]) {
+  /** `field`: where the name is, `channels` or `escalate` (a step's). */
+  constructor(readonly unknown: readonly { readonly serverId: string; readonly serviceId: string | null; readonly channel: string; readonly field?: "channels" | "escalate" }[]) {
     super(`names channels that do not exist (${[...new Set(unknown.map((u) => u.channel))].join(", ")})`);
   }
 }

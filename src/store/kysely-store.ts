@@ -18,6 +18,7 @@ import * as configure from "./queries/configure.ts";
 import * as entries from "./queries/entries.ts";
 import * as cluster from "./queries/nodes.ts";
 import * as outbox from "./queries/outbox.ts";
+import * as responding from "./queries/responding.ts";
 import { readBatch, writeDecision } from "./queries/results.ts";
 import { told } from "./queries/telling.ts";
 import * as servers from "./queries/servers.ts";
@@ -197,6 +198,17 @@ export class KyselyStore implements Store {
   silencesBetween = (from: number, until: number) => this.#run(() => alerting.silencesBetween(this.#db, from, until));
   endSilence = (id: number, now: number) => this.#write((trx) => alerting.endSilence(trx, id, now));
   incidents: Store["incidents"] = (query) => this.#run(() => alerting.incidents(this.#db, query));
+  incident = (id: number) => this.#run(() => responding.incidentById(this.#db, id));
+  openIncident = (serverId: string, serviceId: string) => this.#run(() => responding.openIncidentOf(this.#db, serverId, serviceId));
+  // The other nodes are told (a change that starts and stops nothing): their delivery looks at the outbox.
+  acknowledge: Store["acknowledge"] = (id, ack) =>
+    this.#write(async (trx) => {
+      const done = await responding.acknowledge(trx, this.#backend, id, ack);
+      if (done.outcome === "acknowledged") await this.#backend.announce(trx, "config", { started: [], stopped: [] });
+      return done;
+    });
+  escalate = (now: number) => this.#write((trx) => responding.escalate(trx, this.#backend, now));
+  ackSecret = () => this.#write((trx) => responding.ackSecret(trx));
 
   announcements: Store["announcements"] = (query) => this.#run(() => telling.announcements(this.#db, query));
   addAnnouncement: Store["addAnnouncement"] = (a, now) =>

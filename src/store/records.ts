@@ -30,6 +30,8 @@ export interface ServerRecord {
   readonly heartbeatDefaults: Readonly<Record<string, unknown>> | null;
   /** More of its services than this failing within one interval send one grouped DOWN (0: never). */
   readonly groupThreshold: number;
+  /** Escalation steps of its services whose checks have none; absent: none. */
+  readonly escalate?: readonly { readonly afterMinutes: number; readonly channels: readonly string[] }[];
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -221,7 +223,15 @@ export interface Incident {
   readonly firstError: string | null;
   /** Its DOWN was published. */
   readonly notified: boolean;
+  /** Who acknowledged it (a token's name, "link" or "ntfy"), when, and with what note; null: nobody yet. */
+  readonly acknowledged?: { readonly by: string; readonly at: number; readonly note: string | null } | null;
 }
+
+/** What an acknowledgement came to. */
+export type AckOutcome =
+  | { readonly outcome: "acknowledged"; readonly incident: Incident }
+  | { readonly outcome: "already acknowledged" | "closed"; readonly incident: Incident }
+  | { readonly outcome: "unknown" };
 
 export interface UptimeCount {
   readonly serviceKey: number;

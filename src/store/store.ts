@@ -12,7 +12,7 @@ import type { Entry, IncidentState, Rollup, ScheduleChange, ScheduledService, Se
 import type { AnnouncementInput, AnnouncementPatch, Severity } from "../domain/schema/announcement.ts";
 import type { PageSection, StatusPageDocument } from "../domain/schema/status-page.ts";
 import type { CheckRun, LocationResult, Upstream } from "../domain/batch.ts";
-import type { ApplyOptions, ApplyResult, ChannelStore, EntryQuery, Incident, IncidentQuery, NamedEntry, NewSilence, NodeRecord, Notification, NotificationStatus, RecordedRun, ServerRecord, ServiceFilter, Silence, StoredService, UptimeCount, WatchOptions } from "./records.ts";
+import type { AckOutcome, ApplyOptions, ApplyResult, ChannelStore, EntryQuery, Incident, IncidentQuery, NamedEntry, NewSilence, NodeRecord, Notification, NotificationStatus, RecordedRun, ServerRecord, ServiceFilter, Silence, StoredService, UptimeCount, WatchOptions } from "./records.ts";
 
 export type * from "./records.ts";
 
@@ -188,6 +188,22 @@ export interface AlertingStore {
   incidents(query: IncidentQuery): Promise<{ incidents: Incident[]; next: number | null }>;
 }
 
+/** Responding to incidents: acknowledging them, escalating those nobody acknowledges. */
+export interface RespondingStore {
+  incident(id: number): Promise<Incident | undefined>;
+  /** The open incident of a service, if it has one. */
+  openIncident(serverId: string, serviceId: string): Promise<Incident | undefined>;
+  /**
+   * Acknowledge an incident still open and unacknowledged, queueing its `ack` notification, in one transaction;
+   * of two asked at once, one wins (the other hears "already acknowledged").
+   */
+  acknowledge(id: number, ack: { readonly by: string; readonly note: string | null; readonly at: number }): Promise<AckOutcome>;
+  /** Send the escalation steps due at `now`, each once across the cluster; answers how many, and when the next is due. */
+  escalate(now: number): Promise<{ sent: number; nextAt: number | undefined }>;
+  /** The secret that signs acknowledgement links: the cluster's, made by the first node that asks. */
+  ackSecret(): Promise<string>;
+}
+
 /** Scoped tokens of the API, found by the SHA-256 of their secret (see src/http/access.ts). */
 export interface TokenStore {
   /** Store a new token; "name taken" when another has its name (nothing is written then). */
@@ -303,7 +319,7 @@ export interface DomainStore {
 }
 
 export interface Store
-  extends ConfigurationStore, ChannelStore, ResultStore, ReadModelStore, AlertingStore, AnnouncementStore, TokenStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
+  extends ConfigurationStore, ChannelStore, ResultStore, ReadModelStore, AlertingStore, RespondingStore, AnnouncementStore, TokenStore, ClusterStore, OutboxStore, RetentionStore, DomainStore {
   readonly engine: Engine;
   /** Where the data lives, fit to print: the file, or the URL without its password. */
   readonly location: string;

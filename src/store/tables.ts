@@ -25,6 +25,8 @@ export interface ServersTable {
   heartbeat_defaults: string | null;
   /** More of its services than this failing within one interval are told of as one (0: never). */
   group_threshold: Generated<number>;
+  /** JSON list of escalation steps ({afterMinutes, channels}) of its services; null: none. */
+  escalate: Generated<string | null>;
 }
 
 export interface ChannelsTable {
@@ -69,6 +71,8 @@ export interface HttpCheckConfigsTable {
   sla_target: number | null;
   /** JSON list of the channels its notifications go to; null: its server's. */
   channels: string | null;
+  /** JSON list of escalation steps; null: its server's. */
+  escalate: Generated<string | null>;
   paused: ColumnType<boolean | number, boolean | undefined, boolean>;
   recover_threshold: Generated<number>;
   remind_every_minutes: number | null;
@@ -219,7 +223,15 @@ export interface IncidentsTable {
   first_error: string | null;
   /** Its DOWN was published. */
   notified: ColumnType<boolean | number, boolean | undefined, boolean>;
+  /** Acknowledged when, by whom ("link", "ntfy", a token), saying what; escalated_to: JSON list of the channels its steps went to. */
+  acked_at: Generated<number | null>;
+  acked_by: Generated<string | null>;
+  ack_note: Generated<string | null>;
+  escalated_to: Generated<string | null>;
 }
+
+/** The escalation steps sent, one per (incident, step): the key makes each step sent once. */
+export interface IncidentEscalationsTable { incident_id: number; step: number; sent_at: number }
 
 export interface SilencesTable {
   id: Generated<number>;
@@ -243,7 +255,7 @@ export interface NotificationsTable {
   created_at: number;
   server_id: string;
   service_id: string;
-  kind: "down" | "recovered" | "reminder" | "cert";
+  kind: "down" | "recovered" | "reminder" | "cert" | "ack" | "escalation";
   topic: string | null;
   /** JSON of the ntfy message (without its topic). */
   message: string;
@@ -389,6 +401,7 @@ export interface Tables {
   rollup_revisions: RollupRevisionsTable;
   incidents: IncidentsTable;
   server_storms: ServerStormsTable;
+  incident_escalations: IncidentEscalationsTable;
   silences: SilencesTable;
   nodes: NodesTable;
   service_owners: ServiceOwnersTable;

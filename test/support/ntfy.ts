@@ -21,8 +21,22 @@ export interface StoredMessage {
   readonly tags?: string[];
   readonly click?: string;
   readonly markdown?: boolean;
+  /** Action buttons (https://docs.ntfy.sh/publish/#action-buttons), as ntfy keeps them: view, broadcast, http. */
+  readonly actions?: NtfyAction[];
   /** Not ntfy's: the Authorization header it came with, for tests of healthd's auth. */
   readonly authorization?: string;
+}
+
+/** An action button as ntfy answers it (an http action POSTs `body` with `headers` to `url` when tapped). */
+export interface NtfyAction {
+  readonly id: string;
+  readonly action: "view" | "broadcast" | "http";
+  readonly label: string;
+  readonly url?: string;
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+  readonly clear?: boolean;
 }
 
 export interface StandInOptions {
@@ -165,6 +179,7 @@ export class NtfyStandIn {
         tags: Array.isArray(doc.tags) ? doc.tags.filter((t): t is string => typeof t === "string") : undefined,
         click: typeof doc.click === "string" ? doc.click : undefined,
         markdown: doc.markdown === true ? true : undefined,
+        actions: Array.isArray(doc.actions) ? actionsOf(doc.actions) : undefined,
       });
     }
 
@@ -195,7 +210,10 @@ export class NtfyStandIn {
   #publish(
     res: ServerResponse,
     req: IncomingMessage,
-    fields: { topic: string; message: string; title?: string | undefined; priority?: number | undefined; tags?: string[] | undefined; click?: string | undefined; markdown?: true | undefined },
+    fields: {
+      topic: string; message: string; title?: string | undefined; priority?: number | undefined; tags?: string[] | undefined; click?: string | undefined;
+      markdown?: true | undefined; actions?: NtfyAction[] | undefined;
+    },
   ): void {
     const time = Math.floor(Date.now() / 1000);
     const message: StoredMessage = dropEmpty({
@@ -210,6 +228,7 @@ export class NtfyStandIn {
       tags: fields.tags && fields.tags.length > 0 ? fields.tags : undefined,
       click: fields.click || undefined,
       markdown: fields.markdown,
+      actions: fields.actions && fields.actions.length > 0 ? fields.actions : undefined,
     });
     const list = this.#messages.get(fields.topic) ?? [];
     list.push({ ...message, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
@@ -291,4 +310,27 @@ export async function ntfyStandIn(t: { after(fn: () => Promise<void>): void }, o
   await standIn.start();
   t.after(() => standIn.stop());
   return standIn;
+}
+
+/**
+ * The action buttons of a JSON publish as ntfy keeps them: each gets an id; an http action's method defaults to
+ * POST (ntfy's server/actions.go). Up to 3; anything else is dropped here rather than refused (healthd sends valid ones).
+ */
+function actionsOf(list: unknown[]): NtfyAction[] {
+  return list.slice(0, 3).flatMap((a) => {
+    const x = a as Record<string, unknown>;
+    if ((x.action !== "view" && x.action !== "broadcast" && x.action !== "http") || typeof x.label !== "string") return [];
+    return [
+      dropEmpty({
+        id: Array.from(randomBytes(10), (b) => idAlphabet[b % idAlphabet.length]).join(""),
+        action: x.action,
+        label: x.label,
+        url: typeof x.url === "string" ? x.url : undefined,
+        method: x.action === "http" ? (typeof x.method === "string" ? x.method : "POST") : undefined,
+        headers: x.headers && typeof x.headers === "object" ? (x.headers as Record<string, string>) : undefined,
+        body: typeof x.body === "string" ? x.body : undefined,
+        clear: x.clear === true ? true : undefined,
+      }) as NtfyAction,
+    ];
+  });
 }

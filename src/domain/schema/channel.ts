@@ -11,7 +11,7 @@ import { sentHeaders } from "./headers.ts";
 /** The channel the daemon's --ntfy-* flags make, always there. */
 export const builtInChannel = "ntfy";
 
-export const channelEvents = ["down", "recovered", "reminder", "cert", "domain", "slow", "late", "test"] as const;
+export const channelEvents = ["down", "recovered", "reminder", "cert", "domain", "slow", "late", "ack", "escalation", "test"] as const;
 export type ChannelEvent = (typeof channelEvents)[number];
 
 /** `${NAME}` (or `${NAME:-default}`) somewhere in a value: it is filled from the environment at send time. */

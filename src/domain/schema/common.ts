@@ -133,6 +133,35 @@ export const channelList = z
   .nullable()
   .default(null);
 
+/**
+ * Escalation: each step sends an open, unacknowledged incident's DOWN to its channels `afterMinutes` after the
+ * incident opened, once (policy/escalation.ts). Steps ascend; a check's list overrides its server's.
+ */
+export const escalationSteps = z
+  .array(
+    z.strictObject({
+      afterMinutes: integer(1, 10_080, 10),
+      channels: z
+        .array(id)
+        .min(1, "must name at least one channel")
+        .max(16)
+        .refine((names) => new Set(names).size === names.length, "names a channel twice; name each once"),
+    }),
+  )
+  .min(1, "must hold at least one step, or be null for none")
+  .max(8, "holds at most 8 steps")
+  .superRefine((steps, ctx) => {
+    steps.forEach((step, i) => {
+      const before = steps[i - 1];
+      if (before && step.afterMinutes <= before.afterMinutes) {
+        ctx.addIssue({ code: "custom", path: [i, "afterMinutes"], message: `must be more than the step before it (${before.afterMinutes}): steps ascend` });
+      }
+    });
+  })
+  // Optional rather than defaulted to null: documents and answers without escalation stay as they were.
+  .nullable()
+  .optional();
+
 /** Where a node probes from (--location), as checks name it. */
 export const locationName = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example eu-west)");
 
@@ -154,6 +183,8 @@ export const alertingFields = {
     .default([]),
   // Where its notifications go (policy/route.ts); null: its server's channels, else the default.
   channels: channelList,
+  // Who is told when nobody acknowledges an incident (policy/escalation.ts); null: its server's steps.
+  escalate: escalationSteps,
   // The uptime a month should reach, in percent: reports say whether it was met. null: no target.
   slaTarget: z
     .number("must be a percentage such as 99.9, or null")

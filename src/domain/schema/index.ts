@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { cronOf } from "../schedule.ts";
-import { activeFields, activeRules, activeSchedule, alertingFields, channelList, id, integer, limits, maintenanceWindow } from "./common.ts";
+import { activeFields, activeRules, activeSchedule, alertingFields, channelList, escalationSteps, id, integer, limits, maintenanceWindow } from "./common.ts";
 import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.ts";
 import { dnsFields } from "./dns.ts";
 import { alternative, httpFields } from "./http.ts";
@@ -125,6 +125,8 @@ export const serverDocument = z.strictObject({
     .default([]),
   maintenance: z.array(maintenanceWindow).max(limits.maintenanceWindows, `holds at most ${limits.maintenanceWindows} windows`).default([]),
   channels: channelList,
+  // Escalation steps of its services that have none of their own (policy/escalation.ts).
+  escalate: escalationSteps,
   // The first segment of its slug URLs, /ping/{pingKey}/{serviceId}: made by healthd when left out (and kept by a
   // PUT that leaves it out); set it to a Healthchecks.io project's ping key to keep its jobs' slug URLs.
   pingKey: z

@@ -59,7 +59,7 @@ export async function endSilence(db: Db, id: number, now: number): Promise<boole
   return true;
 }
 
-function incidentFromRow(r: Selectable<IncidentsTable>): Incident {
+export function incidentFromRow(r: Selectable<IncidentsTable>): Incident {
   return {
     id: r.id,
     serverId: r.server_id,
@@ -70,6 +70,7 @@ function incidentFromRow(r: Selectable<IncidentsTable>): Incident {
     failures: r.failures,
     firstError: r.first_error,
     notified: Boolean(r.notified),
+    acknowledged: r.acked_at === null ? null : { by: r.acked_by ?? "", at: r.acked_at, note: r.ack_note },
   };
 }
 

@@ -48,19 +48,29 @@ export async function putChannel(trx: Db, name: string, sent: ChannelDocument, n
   return { created: false, changed: true };
 }
 
-/** The checks and servers that name `channel`, as "serverId/serviceId" and "serverId". */
+/** The channel names in a stored `channels` list and in the steps of a stored `escalate` (JSON, or null). */
+function namesIn(channels: string | null, escalate: string | null): string[] {
+  const steps = JSON.parse(escalate ?? "[]") as { channels: string[] }[];
+  return [...new Set([...(JSON.parse(channels ?? "[]") as string[]), ...steps.flatMap((s) => s.channels)])];
+}
+
+/** The checks and servers that name `channel` (to send to, or to escalate to), as "serverId/serviceId" and "serverId". */
 export async function namedBy(db: Db, channel: string): Promise<string[]> {
   // JSON lists of ids, which cannot hold a quote: a LIKE finds the candidates, the parse decides.
   const pattern = `%"${channel}"%`;
   const checks = await db
     .selectFrom("http_check_configs as c")
     .innerJoin("services as s", "s.key", "c.service_key")
-    .select(["s.server_id", "s.id", "c.channels"])
-    .where("c.channels", "like", pattern)
+    .select(["s.server_id", "s.id", "c.channels", "c.escalate"])
+    .where((eb) => eb.or([eb("c.channels", "like", pattern), eb("c.escalate", "like", pattern)]))
     .execute();
-  const servers = await db.selectFrom("servers").select(["id", "channels"]).where("channels", "like", pattern).execute();
-  const names = (json: string | null) => (JSON.parse(json ?? "[]") as string[]).includes(channel);
-  return [...servers.filter((s) => names(s.channels)).map((s) => s.id), ...checks.filter((c) => names(c.channels)).map((c) => `${c.server_id}/${c.id}`)];
+  const servers = await db
+    .selectFrom("servers")
+    .select(["id", "channels", "escalate"])
+    .where((eb) => eb.or([eb("channels", "like", pattern), eb("escalate", "like", pattern)]))
+    .execute();
+  const names = (r: { channels: string | null; escalate: string | null }) => namesIn(r.channels, r.escalate).includes(channel);
+  return [...servers.filter(names).map((s) => s.id), ...checks.filter(names).map((c) => `${c.server_id}/${c.id}`)];
 }
 
 /** Delete a channel no check or server names; answers whether it existed, or who names it. */
@@ -75,17 +85,26 @@ export async function deleteChannel(trx: Db, name: string): Promise<{ deleted: b
 export async function checkChannelNames(trx: Db, serverIds: readonly string[]): Promise<void> {
   if (serverIds.length === 0) return;
   const known = new Set([builtInChannel, ...(await trx.selectFrom("channels").select("name").execute()).map((c) => c.name)]);
-  const servers = await trx.selectFrom("servers").select(["id", "channels"]).where("id", "in", serverIds).where("channels", "is not", null).execute();
+  const servers = await trx
+    .selectFrom("servers")
+    .select(["id", "channels", "escalate"])
+    .where("id", "in", serverIds)
+    .where((eb) => eb.or([eb("channels", "is not", null), eb("escalate", "is not", null)]))
+    .execute();
   const checks = await trx
     .selectFrom("http_check_configs as c")
     .innerJoin("services as s", "s.key", "c.service_key")
-    .select(["s.server_id", "s.id", "c.channels"])
+    .select(["s.server_id", "s.id", "c.channels", "c.escalate"])
     .where("s.server_id", "in", serverIds)
-    .where("c.channels", "is not", null)
+    .where((eb) => eb.or([eb("c.channels", "is not", null), eb("c.escalate", "is not", null)]))
     .execute();
+  const unknownIn = (serverId: string, serviceId: string | null, channels: string | null, escalate: string | null) => [
+    ...namesIn(channels, null).filter((c) => !known.has(c)).map((channel) => ({ serverId, serviceId, channel, field: "channels" as const })),
+    ...namesIn(null, escalate).filter((c) => !known.has(c)).map((channel) => ({ serverId, serviceId, channel, field: "escalate" as const })),
+  ];
   const unknown = [
-    ...servers.flatMap((s) => (JSON.parse(s.channels!) as string[]).filter((c) => !known.has(c)).map((channel) => ({ serverId: s.id, serviceId: null, channel }))),
-    ...checks.flatMap((c) => (JSON.parse(c.channels!) as string[]).filter((n) => !known.has(n)).map((channel) => ({ serverId: c.server_id, serviceId: c.id, channel }))),
+    ...servers.flatMap((s) => unknownIn(s.id, null, s.channels, s.escalate)),
+    ...checks.flatMap((c) => unknownIn(c.server_id, c.id, c.channels, c.escalate)),
   ];
   if (unknown.length > 0) throw new ChannelsRefused(unknown);
 }

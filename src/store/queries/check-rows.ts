@@ -20,6 +20,7 @@ function alertingFromRow(row: CheckRow) {
     dependsOn: JSON.parse(row.depends_on) as string[],
     channels: JSON.parse(row.channels ?? "null") as string[] | null,
     slaTarget: row.sla_target,
+    ...(row.escalate === null ? {} : { escalate: JSON.parse(row.escalate) as { afterMinutes: number; channels: string[] }[] }),
   };
 }
 
@@ -112,9 +113,10 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
     depends_on: JSON.stringify(check.dependsOn),
     channels: check.channels === null ? null : JSON.stringify(check.channels),
     sla_target: check.slaTarget,
+    escalate: check.escalate ? JSON.stringify(check.escalate) : null,
   };
   if (check.type === "heartbeat") {
-    const { type, pingKey: _, pushToken: _p, gatusKey: _g, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, channels, slaTarget, ...probe } = check;
+    const { type, pingKey: _, pushToken: _p, gatusKey: _g, notify, notifyThreshold, notifyTopic, paused, recoverThreshold, remindEveryMinutes, dependsOn, channels, slaTarget, escalate, ...probe } = check;
     // The columns of an http check, which a heartbeat has none of, hold what means nothing.
     return {
       ...alerting,

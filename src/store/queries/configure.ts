@@ -89,7 +89,7 @@ export async function applyServers(
 }
 
 async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: number): Promise<{ server: ServerChange; schedule: ScheduleChange }> {
-  const existing = await trx.selectFrom("servers").select(["name", "maintenance", "channels", "ping_key", "auto_provision", "heartbeat_defaults", "group_threshold"]).where("id", "=", serverId).executeTakeFirst();
+  const existing = await trx.selectFrom("servers").select(["name", "maintenance", "channels", "ping_key", "auto_provision", "heartbeat_defaults", "group_threshold", "escalate"]).where("id", "=", serverId).executeTakeFirst();
   const maintenance = JSON.stringify(doc.maintenance);
   const channels = doc.channels === null ? null : JSON.stringify(doc.channels);
   const pingKey = doc.pingKey ?? existing?.ping_key ?? serverPingKey();
@@ -100,6 +100,7 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
   const slugs = {
     ping_key: pingKey, auto_provision: doc.autoProvision, heartbeat_defaults: doc.heartbeatDefaults === null ? null : JSON.stringify(doc.heartbeatDefaults),
     group_threshold: doc.groupThreshold,
+    escalate: doc.escalate ? JSON.stringify(doc.escalate) : null,
   };
   const current = existing
     ? await trx.selectFrom("services").select(["key", "id", "name"]).where("server_id", "=", serverId).orderBy("key").execute()
@@ -128,7 +129,8 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
     ? [...(plan.renamed ? ["name"] : []), ...(existing.maintenance !== maintenance ? ["maintenance"] : []), ...(existing.channels !== channels ? ["channels"] : []),
         ...(existing.ping_key !== slugs.ping_key ? ["pingKey"] : []), ...(Boolean(existing.auto_provision) !== slugs.auto_provision ? ["autoProvision"] : []),
         ...(existing.heartbeat_defaults !== slugs.heartbeat_defaults ? ["heartbeatDefaults"] : []),
-        ...(existing.group_threshold !== slugs.group_threshold ? ["groupThreshold"] : [])]
+        ...(existing.group_threshold !== slugs.group_threshold ? ["groupThreshold"] : []),
+        ...(existing.escalate !== slugs.escalate ? ["escalate"] : [])]
     : [];
   const changed = fields.length > 0 || created.length + updated.length + stopped.length > 0;
   if (existing && changed) await trx.updateTable("servers").set({ name: plan.name, maintenance, channels, ...slugs, updated_at: now }).where("id", "=", serverId).execute();
@@ -194,7 +196,7 @@ export async function putService(
     result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
   }
   if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
-  if (service.check.channels !== null) await checkChannelNames(trx, [serverId]);
+  if (service.check.channels !== null || service.check.escalate) await checkChannelNames(trx, [serverId]);
   if (service.check.dependsOn.length > 0) await checkDependencies(trx, problems, (name) => name === `${serverId}/${service.id}`);
   return result;
 }

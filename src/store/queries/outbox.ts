@@ -215,14 +215,14 @@ export async function shareTopic(trx: Db, topic: string): Promise<boolean> {
   return true;
 }
 
-/** What became of the DOWN of an incident on a channel, if one was written. */
+/** What became of the DOWN of an incident on a channel (or of its escalation, on a step's channel), if one was written. */
 export async function downStatus(db: Db, incidentId: number, channel: string): Promise<NotificationStatus | undefined> {
   const row = await db
     .selectFrom("notifications")
     .select("status")
     .where("incident_id", "=", incidentId)
     .where("channel", "=", channel)
-    .where("kind", "=", "down")
+    .where("kind", "in", ["down", "escalation"])
     .orderBy("id")
     .executeTakeFirst();
   return row?.status;

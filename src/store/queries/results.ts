@@ -14,6 +14,7 @@ import {
   type CheckRun,
   type IncidentChange,
   type LocationResult,
+  type NotificationWrite,
   type ServiceFacts,
   type ServiceProgress,
   type ServiceRecord,
@@ -222,7 +223,7 @@ export async function writeDecision(
   await backend.bulkInsert(trx, states, stateRows);
   await backend.bulkInsert(trx, latestResults, [...decision.locationResults.values()].map(locationResultRow));
   await backend.bulkInsert(trx, rollups, decision.rollups.map(({ serviceKey, hour, rollup }) => rollupToRow(serviceKey, hour, rollup)));
-  await backend.bulkInsert(trx, notifications, notificationRows(decision, idOf));
+  await backend.bulkInsert(trx, notifications, notificationRows(decision.notifications, idOf));
   if (decision.settledHourChanged) {
     await trx.updateTable("rollup_revisions").set((eb) => ({ revision: eb("revision", "+", 1) })).where("id", "=", 1).execute();
   }
@@ -297,9 +298,14 @@ function stateRow(key: number, progress: ServiceProgress, lastEntryId: number | 
 
 const locationResultRow = (r: LocationResult & { readonly serviceKey: number }): unknown[] => [r.serviceKey, r.location, r.checkedAt, r.ok, r.errorKind, r.error];
 
+/** Add notifications the policy decided outside a batch (an acknowledgement's, an escalation's) to the outbox. */
+export async function insertNotifications(trx: Db, backend: Backend, writes: readonly NotificationWrite[]): Promise<void> {
+  await backend.bulkInsert(trx, notifications, notificationRows(writes, sameId));
+}
+
 /** One row per channel: each is delivered on its own. They share the event, whose id is the idempotency key. */
-function notificationRows(decision: BatchDecision, idOf: IdOf): unknown[][] {
-  return decision.notifications.flatMap((n) => {
+function notificationRows(writes: readonly NotificationWrite[], idOf: IdOf): unknown[][] {
+  return writes.flatMap((n) => {
     const body = JSON.stringify(n.body);
     const event = JSON.stringify({ id: randomUUID(), ...n.event, incidentId: idOf(n.incidentId) });
     return n.channels.map((channel) => [n.at, n.serverId, n.serviceId, n.kind, n.topic, body, n.at, idOf(n.incidentId), channel, event]);
@@ -342,7 +348,7 @@ const servicesRead = compiledOnce((db: Db, backend: Backend, keys: readonly numb
     .select(["c.locations", "c.quorum", "c.interval_seconds", "c.cron", "st.last_verdict_at", "st.last_checked_at"])
     .select(["st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak", "st.slow_sent", "st.overdue_runs"])
     .select(["st.status", "st.consecutive_failures", "st.consecutive_passes", "st.failing_since", "st.incident_open_since", "st.last_entry_id"])
-    .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error", "i.started_at"])
+    .select(["st.incident_id", "st.incident_failures", "st.down_sent", "st.last_reminded_at", "st.cert_warned_expiry", "i.first_error", "i.started_at", "i.acked_at", "i.escalated_to"])
     .select(["r.checks", "r.failures", "r.latency_sum", "r.sketch", "r.silenced_checks", "r.silenced_failures", "r.slow_checks"])
     .where(backend.keyIn("s.key", keys))
     .orderBy("s.key"),

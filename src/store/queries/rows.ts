@@ -103,6 +103,8 @@ export type ServiceRow = {
   server_channels: string | null;
   first_error: string | null;
   started_at: number | null;
+  acked_at: number | null;
+  escalated_to: string | null;
 } & Pick<
   Selectable<HttpCheckConfigsTable>,
   | "url" | "notify" | "notify_threshold" | "notify_topic" | "paused" | "recover_threshold" | "remind_every_minutes" | "cert_warn_days"
@@ -152,6 +154,8 @@ export function progressFromRow(row: ServiceRow): ServiceProgress {
     incidentFailures: row.incident_failures ?? 0,
     incidentError: row.first_error,
     incidentStartedAt: row.started_at,
+    incidentAckedAt: row.acked_at,
+    ...(row.escalated_to === null ? {} : { incidentEscalatedTo: JSON.parse(row.escalated_to) as string[] }),
     ...(row.overdue_runs === null ? {} : { overdueRuns: JSON.parse(row.overdue_runs) as Record<string, number> }),
     certWarnedExpiry: row.cert_warned_expiry,
     lastVerdictAt: row.last_verdict_at,

@@ -27,6 +27,7 @@ export async function servers(db: Db, serverId?: string): Promise<ServerRecord[]
     autoProvision: Boolean(r.auto_provision),
     heartbeatDefaults: JSON.parse(r.heartbeat_defaults ?? "null") as Record<string, unknown> | null,
     groupThreshold: r.group_threshold,
+    ...(r.escalate === null ? {} : { escalate: JSON.parse(r.escalate) as { afterMinutes: number; channels: string[] }[] }),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   }));
