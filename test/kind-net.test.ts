@@ -14,7 +14,16 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { runGrpcCheck, type GrpcRequest } from "../src/checks/grpc.ts";
 import { decodeRequest, encodeResponse, healthCheckMethod } from "../src/checks/grpc-health.ts";
 import { runWebsocketCheck, type WebsocketRequest } from "../src/checks/websocket.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { CheckDone } from "../src/daemon.ts";
+import { runHealthd } from "./support/cli.ts";
+import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
+import { engines } from "./support/databases.ts";
+import { nextEvent } from "./support/events.ts";
+import { kumaDatabase } from "./support/kuma.ts";
 import { refusedUrl } from "./support/targets.ts";
+import { tempDir } from "./support/temp.ts";
 
 /** A WebSocket server on 127.0.0.1; `onConnection` speaks to each client. */
 async function wsServer(t: TestContext, onConnection: (socket: WebSocket, headers: Record<string, string | string[] | undefined>) => void, more: { protocols?: boolean } = {}) {
@@ -177,4 +186,113 @@ test("grpc: a server that stalls is a timeout; plain HTTP, garbage and TLS it do
   const target = await grpcServer(t, { "": 1 });
   const tls = await runGrpcCheck(rpc(target, { tls: true, timeoutMs: 5000 }));
   assert.deepEqual(brief(tls), [false, "tls", `TLS with ${target} failed: wrong version number (UNAVAILABLE)`]);
+});
+
+test("the API refuses what a websocket or grpc check cannot be, naming the field", async (t) => {
+  const d = await testDaemon(t);
+  await assertChecksRefused(d, [
+    [{ type: "websocket", url: "https://example.org/socket" }, "/services/0/check/url", /must use ws or wss \(got https\); an http\(s\) URL is an http check/],
+    [{ type: "websocket", url: "ws://user:pw@example.org/" }, "/services/0/check/url", /must not carry credentials/],
+    [{ type: "websocket", url: "ws://example.org/", headers: { "Sec-WebSocket-Protocol": "x" } }, "/services/0/check/headers", /must not set Sec-WebSocket-\* headers .*give subprotocols in protocols/],
+    [{ type: "websocket", url: "ws://example.org/", headers: { upgrade: "x" } }, "/services/0/check/headers/upgrade", /is set by healthd itself/],
+    [{ type: "websocket", url: "ws://example.org/", protocols: ["a b"] }, "/services/0/check/protocols/0", /must be a subprotocol name/],
+    [{ type: "websocket", url: "ws://example.org/", expect: [{ status: 101 }] }, "/services/0/check/expect/0", /needs at least one condition \(contains, matches, maxLatencyMs\)/],
+    [{ type: "websocket", url: "ws://example.org/", expect: [{ matches: "(a)\\1" }] }, "/services/0/check/expect/0/matches", /backreference/],
+    [{ type: "grpc", target: "grpc://example.org:443" }, "/services/0/check/target", /must be host:port .*no scheme: set tls/],
+    [{ type: "grpc", target: "example.org" }, "/services/0/check/target", /must be host:port/],
+    [{ type: "grpc", target: "example.org:70000" }, "/services/0/check/target", /must be host:port/],
+    [{ type: "grpc", target: "example.org:443", verifyTls: false }, "/services/0/check/verifyTls", /needs tls: true/],
+    [{ type: "grpc", target: "example.org:443", url: "http://x/" }, "/services/0/check/url", /is a field of http and websocket checks, not of grpc ones/],
+  ]);
+});
+
+for (const engine of engines) {
+  test(`${engine}: websocket and grpc services are checked, stored with their answers, shown and exported as written`, async (t) => {
+    const wsUrl = await wsServer(t, (socket) => socket.on("message", (data) => socket.send(`echo: ${String(data)}`)));
+    const target = await grpcServer(t, { "": 1, "shop.Cart": 2 });
+    const d = await testDaemon(t, { engine });
+    const done = (id: string) => nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === id).then(([r]) => r);
+    const waits = ["socket", "health", "cart"].map(done);
+    const services = [
+      { id: "socket", check: { type: "websocket", url: `${wsUrl}/feed?x=1`, headers: { "x-api-key": "k" }, send: "status", expect: [{ contains: "echo: status" }] } },
+      { id: "health", check: { type: "grpc", target } },
+      { id: "cart", check: { type: "grpc", target, service: "shop.Cart", notifyThreshold: 1 } },
+    ];
+    const put = await d.api("PUT", "/services/edge", { services });
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+    const [socket, health, cart] = await Promise.all(waits);
+    assert.deepEqual([socket!.entry.type, socket!.entry.ok, socket!.entry.answers], ["websocket", true, ["echo: status"]]);
+    assert.deepEqual([health!.entry.type, health!.entry.ok, health!.entry.answers], ["grpc", true, ["SERVING"]]);
+    assert.deepEqual([cart!.entry.ok, cart!.entry.errorKind, cart!.entry.error, cart!.entry.answers], [false, "answer", 'service "shop.Cart" is NOT_SERVING, not SERVING', ["NOT_SERVING"]]);
+
+    const state = await d.api("GET", "/services/edge/cart");
+    assert.equal(state.body.state.lastEntry.errorKind, "answer");
+    const metrics = (await d.api("GET", "/metrics")).body as string;
+    assert.match(metrics, /^healthd_service_up\{server="edge",service="socket",type="websocket"\} 1$/m);
+    assert.match(metrics, /^healthd_service_up\{server="edge",service="cart",type="grpc"\} 0$/m);
+
+    const stored = await d.api("GET", "/services/edge");
+    const written = Object.fromEntries(stored.body.services.map((x: { id: string; check: Record<string, unknown> }) => [x.id, x.check]));
+    const pick = (c: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, c[k]]));
+    assert.deepEqual(pick(written.socket, ["type", "url", "headers", "protocols", "verifyTls", "send", "expect"]), {
+      type: "websocket", url: `${wsUrl}/feed?x=1`, headers: { "x-api-key": "k" }, protocols: [], verifyTls: true, send: "status", expect: [{ contains: "echo: status" }],
+    });
+    assert.deepEqual(pick(written.cart, ["type", "target", "tls", "verifyTls", "service", "maxLatencyMs"]), { type: "grpc", target, tls: false, verifyTls: true, service: "shop.Cart", maxLatencyMs: null });
+    const again = await d.api("PUT", "/services/edge", { services: stored.body.services.map((x: { id: string; check: unknown }) => ({ id: x.id, check: x.check })) });
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body.services.map((x: { check: unknown }) => x.check), stored.body.services.map((x: { check: unknown }) => x.check));
+  });
+}
+
+test("the command line: Gatus's ws and grpc endpoints and Kuma's grpc-keyword and websocket-upgrade monitors imported, applied and checked; ad-hoc --websocket and --grpc", async (t) => {
+  const wsUrl = await wsServer(t, (socket) => socket.on("message", (data) => socket.send(String(data) === "" ? "hello" : `echo: ${String(data)}`)));
+  const target = await grpcServer(t, { "": 1, "shop.Cart": 1 });
+  const dir = tempDir(t);
+  const gatus = join(dir, "gatus.yaml");
+  writeFileSync(
+    gatus,
+    `endpoints:\n` +
+      `  - name: feed\n    url: "${wsUrl}/"\n    body: status\n    conditions: ["[CONNECTED] == true", "[BODY] == pat(*echo: stat*)", "[RESPONSE_TIME] < 500"]\n` +
+      `  - name: greet\n    url: "${wsUrl}/"\n    conditions: ["[BODY] == hello"]\n` +
+      `  - name: rpc\n    url: "grpc://${target}"\n    conditions: ["[CONNECTED] == true", "[BODY].status == SERVING"]\n` +
+      `  - name: loose\n    url: "grpc://${target}"\n    conditions: ["[CONNECTED] == true"]\n`,
+  );
+  const db = join(dir, "net.db");
+  const fromGatus = await runHealthd(["import", "--from", "gatus", gatus, "--db", db, "--apply"]);
+  assert.equal(fromGatus.code, 0, fromGatus.stderr);
+  assert.match(fromGatus.stderr, /loose.*Gatus passed it whatever status it answered \(no \[BODY\]\.status == SERVING\); healthd's grpc check passes on SERVING only/);
+
+  const kuma = join(dir, "kuma.db");
+  const health = 'syntax = "proto3";\npackage grpc.health.v1;\nservice Health { rpc Check(HealthCheckRequest) returns (HealthCheckResponse); }';
+  kumaDatabase(kuma, [
+    { name: "Cart", type: "grpc-keyword", grpc_url: target, grpc_protobuf: health, grpc_service_name: "Health", grpc_method: "check", grpc_body: '{"service": "shop.Cart"}', keyword: "SERVING", interval: 60 },
+    { name: "Orders", type: "grpc-keyword", grpc_url: target, grpc_protobuf: "package shop;", grpc_service_name: "Orders", grpc_method: "list", grpc_body: "{}", keyword: "id", interval: 60 },
+    { name: "Live", type: "websocket-upgrade", url: `${wsUrl}/live`, accepted_statuscodes_json: '["1000"]', ws_subprotocol: "", headers: '{"X-Team": "ops"}', interval: 60 },
+  ]);
+  const fromKuma = await runHealthd(["import", "--from", "uptime-kuma", kuma, "--db", db, "--apply", "--server", "kuma"]);
+  assert.equal(fromKuma.code, 0, fromKuma.stderr);
+  assert.match(fromKuma.stderr, /Orders.*it calls Orders\/list with a protobuf of its own; healthd's grpc check asks the standard health service only \(grpc\.health\.v1\.Health\/Check\); not carried over/);
+  assert.match(fromKuma.stderr, /Cart.*Kuma found its keyword "SERVING" in NOT_SERVING too; healthd passes on SERVING only/);
+
+  const exported = await runHealthd(["export", "--db", db]);
+  assert.match(exported.stdout, /type: websocket/);
+  assert.match(exported.stdout, /contains: "echo: stat"/);
+  assert.match(exported.stdout, /service: shop\.Cart/);
+  const checked = await runHealthd(["check", "--db", db]);
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+  const lines = checked.stdout.trim().split("\n").sort();
+  assert.equal(lines.length, 6, checked.stdout);
+  assert.ok(lines.some((l) => /\/cart +\d+\.\d ms {2}SERVING$/.test(l)), checked.stdout);
+  assert.ok(lines.some((l) => /\/feed +\d+\.\d ms {2}open {2}echo: status$/.test(l)), checked.stdout);
+  assert.ok(lines.some((l) => /\/greet +\d+\.\d ms {2}open {2}hello$/.test(l)), checked.stdout);
+
+  const adHocGrpc = await runHealthd(["check", "--grpc", target, "--service", "shop.Cart", "--json"]);
+  assert.equal(adHocGrpc.code, 0, adHocGrpc.stderr);
+  assert.deepEqual(JSON.parse(adHocGrpc.stdout), { ...JSON.parse(adHocGrpc.stdout), type: "grpc", url: `grpc://${target}/shop.Cart`, ok: true, answers: ["SERVING"] });
+  const adHocWs = await runHealthd(["check", "--websocket", wsUrl, "--send", "ping", "--expect", '{"contains": "pong"}']);
+  assert.equal(adHocWs.code, 1);
+  assert.match(adHocWs.stdout, /^FAIL ws:\/\/127\.0\.0\.1:\d+ +\d+\.\d ms {2}answer: the first message "echo: ping" does not contain "pong" {2}echo: ping\n$/);
+  const bad = await runHealthd(["check", "--grpc", "https://x"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--grpc: must be host:port/);
 });
