@@ -46,6 +46,8 @@ export async function runWebsocketCheck(check: WebsocketRequest, options: Contro
   const waits = awaitsMessage(check);
   let stage = "connecting";
   let socket: WebSocket | undefined;
+  /** The check has its answer (or its failure): what the socket says next is not told. */
+  let settled = false;
   const deadline = new Deadline(clock, check.timeoutMs, options.signal);
   const fail = (failure: Pick<CheckFailure, "kind" | "message" | "status" | "shortage">): Outcome => ({
     ok: false, status: failure.status, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: failure.kind, error: printable(failure.message), checkedAt,
@@ -78,11 +80,13 @@ export async function runWebsocketCheck(check: WebsocketRequest, options: Contro
         resolve({ text: bytes.toString("utf8"), latencyMs: round(clock.monotonic() - started) });
       });
       ws.on("close", (code: number, reason: Buffer) => {
+        if (settled) return; // torn down by the check itself: no failure to make (an Error's stack costs)
         const why = reason.length > 0 ? `: ${quote(reason.toString("utf8"))}` : "";
         reject(new CheckFailure("connect", `${where} closed the WebSocket (code ${code}${why}) while ${stage}`));
       });
     });
     const seen = await deadline.until(exchange);
+    settled = true;
     socket?.terminate(); // what else the target sends is not read
     const answers = seen.text === null ? undefined : [seen.text.length > answerChars ? `${seen.text.slice(0, answerChars)}…` : seen.text];
     const verdict = await judged((matches) => evaluateWebsocket(check.expect, seen, matches));
@@ -93,6 +97,7 @@ export async function runWebsocketCheck(check: WebsocketRequest, options: Contro
     if (error === timedOut) return fail(new CheckFailure("timeout", `no WebSocket answer from ${where} within ${check.timeoutMs} ms (timed out ${stage})`));
     return fail(failureOf(error, target.hostname, where, stage));
   } finally {
+    settled = true;
     deadline.clear();
     socket?.terminate();
   }
