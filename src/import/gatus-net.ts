@@ -54,7 +54,7 @@ export function websocketFromGatus(e: Endpoint, url: string, conditions: readonl
 
 /** grpc://host:port: [BODY].status == SERVING is what healthd's check holds always; [RESPONSE_TIME] carries over. */
 export function grpcFromGatus(e: Endpoint, url: string, conditions: readonly GatusCondition[], base: Check, h: GatusHelpers): Check | undefined {
-  const at = /^(grpcs?):\/\/([^/]+?)\/?$/.exec(url);
+  const at = /^(grpcs?):\/\/((?:\[[^\]]+\]|[^:/[\]]+):\d{1,5})\/?$/.exec(url);
   if (!at) return void h.note(`its url ${JSON.stringify(url)} is not grpc://host:port`);
   let serving = false;
   const more: Check = {};
