@@ -4,6 +4,10 @@
  * error, by what it says (timeout, connect, dns, tls, protocol, status). One deadline, `timeoutMs`, covers the
  * connection and the call. @grpc/grpc-js is the client (HTTP/2, its framing and gRPC's status trailers); the two
  * messages are written by hand (grpc-health.ts). It is loaded when the first such check runs.
+ *
+ * Its cost: 1.1 to 1.5 ms of CPU a check against http's 0.26 (bench:kinds, 2026-12-06, load 8 to 10): about
+ * half is grpc-js's channel stack made per check (resolver, balancers, subchannel, call layers), the rest the
+ * HTTP/2 session (a bare node:http2 call costs 0.88 ms where grpc-js costs 1.8, client only).
  */
 import type * as Grpc from "@grpc/grpc-js";
 import { systemClock } from "../platform/clock.ts";
