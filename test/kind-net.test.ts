@@ -1,7 +1,7 @@
 /**
  * WebSocket and gRPC checks (issue 84): each controller against real servers made here on 127.0.0.1 (a ws
  * server of the `ws` package, a gRPC health server of @grpc/grpc-js with healthd's own serializers) and hostile
- * ones (a server that accepts and stalls, one that floods, one that speaks another protocol); then through the
+ * ones (a server that accepts and stalls, one that floods, one that speaks another protocol), over TLS; then through the
  * daemon on both engines, the API's validation, the imports and the command line.
  */
 import assert from "node:assert/strict";
@@ -22,6 +22,8 @@ import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
 import { nextEvent } from "./support/events.ts";
 import { kumaDatabase } from "./support/kuma.ts";
+import { selfSigned } from "./support/certs.ts";
+import { createServer as createHttpsServer } from "node:https";
 import { refusedUrl } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
 
@@ -186,6 +188,39 @@ test("grpc: a server that stalls is a timeout; plain HTTP, garbage and TLS it do
   const target = await grpcServer(t, { "": 1 });
   const tls = await runGrpcCheck(rpc(target, { tls: true, timeoutMs: 5000 }));
   assert.deepEqual(brief(tls), [false, "tls", `TLS with ${target} failed: wrong version number (UNAVAILABLE)`]);
+});
+
+test("over TLS: wss:// and a grpcs target with a self-signed certificate fail as tls, and pass with verifyTls false", async (t) => {
+  const cert = selfSigned(tempDir(t), 30);
+  const https = createHttpsServer(cert);
+  const secure = new WebSocketServer({ server: https });
+  secure.on("connection", (socket) => socket.on("message", () => socket.send("pong")));
+  https.listen(0, "127.0.0.1");
+  await once(https, "listening");
+  t.after(() => {
+    for (const client of secure.clients) client.terminate();
+    https.close();
+  });
+  const wss = `wss://127.0.0.1:${(https.address() as AddressInfo).port}/`;
+  const refused = await runWebsocketCheck(ws(wss, { send: "ping" }));
+  assert.equal(refused.errorKind, "tls", String(refused.error));
+  assert.match(refused.error!, /^TLS with 127\.0\.0\.1:\d+ failed: self-signed certificate \(DEPTH_ZERO_SELF_SIGNED_CERT\)$/);
+  const trusted = await runWebsocketCheck(ws(wss, { send: "ping", verifyTls: false, expect: [{ contains: "pong" }] }));
+  assert.deepEqual(brief(trusted), [true, null, null]);
+
+  const server = new grpc.Server();
+  server.addService(
+    { Check: { path: healthCheckMethod, requestStream: false, responseStream: false, requestSerialize: () => Buffer.alloc(0), requestDeserialize: decodeRequest, responseSerialize: encodeResponse, responseDeserialize: () => ({ status: 1 }) } },
+    { Check: (_call: unknown, callback: grpc.sendUnaryData<{ status: number }>) => callback(null, { status: 1 }) },
+  );
+  const credentials = grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(cert.key), cert_chain: Buffer.from(cert.cert) }]);
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", credentials, (e, p) => (e ? reject(e) : resolve(p))));
+  t.after(() => server.forceShutdown());
+  const untrusted = await runGrpcCheck(rpc(`localhost:${port}`, { tls: true }));
+  assert.equal(untrusted.errorKind, "tls", String(untrusted.error));
+  assert.match(untrusted.error!, /^TLS with localhost:\d+ failed \(UNAVAILABLE: No connection established\. Last error: Error: self-signed certificate\)$/);
+  const passed = await runGrpcCheck(rpc(`localhost:${port}`, { tls: true, verifyTls: false }));
+  assert.deepEqual([...brief(passed), passed.answers], [true, null, null, ["SERVING"]]);
 });
 
 test("the API refuses what a websocket or grpc check cannot be, naming the field", async (t) => {
