@@ -1,17 +1,19 @@
 /**
- * npm run bench:kinds — what a tcp and a dns check cost beside an http check: CPU time per check of a daemon
+ * npm run bench:kinds — what each kind of check costs beside an http check: CPU time per check of a daemon
  * with SERVICES (1,000) services of one kind at INTERVAL (20) s against local targets (bench/kind-target.ts),
  * settled (measured for SECONDS (60) once it has made WARMUP_CHECKS (2,400) checks, 48 s at 1,000 services),
- * the kinds alternating within each of RUNS (3) runs, a fresh daemon each. CPU from /proc, per check
- * the target received. Prints each kind's median and its ratio to http's. Load goes to 127.0.0.1 only.
+ * the kinds alternating within each of RUNS (3) runs, a fresh daemon each. KINDS (all of `checks` below, by
+ * default) picks some. CPU from /proc, the daemon's own and that of the children it waited for (icmp's ping),
+ * per check it made (its healthd_checks_total, checked against what the target received where it counts).
+ * Prints each kind's median and its ratio to http's. Load goes to 127.0.0.1 only.
  */
 import { fork, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cpuSeconds, listening, rssMb } from "./proc.ts";
+import { listening, rssMb } from "./proc.ts";
 import { fixed, median } from "./stats.ts";
 
 const runs = Number(process.env.RUNS ?? 3);
@@ -20,24 +22,45 @@ const interval = Number(process.env.INTERVAL ?? 20);
 const warmupChecks = Number(process.env.WARMUP_CHECKS ?? 2400);
 const seconds = Number(process.env.SECONDS ?? 60);
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
-const kinds = ["http", "tcp", "dns"] as const;
-type Kind = (typeof kinds)[number];
+
+/** Each kind's check of service `i` against the target's ports: a new kind is one line here (and its target). */
+const checks: Record<string, (ports: Record<string, number>, i: number) => object> = {
+  http: (p, i) => ({ url: `http://127.0.0.1:${p.http}/svc-${i}` }),
+  tcp: (p) => ({ type: "tcp", host: "127.0.0.1", port: p.tcp, expect: [{ banner: { contains: "220 " } }] }),
+  dns: (p, i) => ({ type: "dns", name: `svc-${i}.bench.test`, server: `127.0.0.1:${p.dns}`, expect: [{ answers: { includes: "192.0.2.10" } }] }),
+  udp: (p) => ({ type: "udp", host: "127.0.0.1", port: p.udp, send: "ping", expect: [{ contains: "echo: ping" }] }),
+  tls: (p) => ({ type: "tls", host: "127.0.0.1", port: p.tls, verifyTls: false }),
+  // One echo a check, as the others make one exchange (the default, 3, is three).
+  icmp: () => ({ type: "icmp", host: "127.0.0.1", count: 1 }),
+  websocket: (p) => ({ type: "websocket", url: `ws://127.0.0.1:${p.websocket}/svc`, send: "ping", expect: [{ contains: "pong" }] }),
+  grpc: (p) => ({ type: "grpc", target: `127.0.0.1:${p.grpc}` }),
+};
+const kinds = (process.env.KINDS?.split(",") ?? Object.keys(checks)).filter((k) => k in checks);
+if (!kinds.includes("http")) kinds.unshift("http"); // the ratio's base
+type Kind = string;
 
 const target = fork(new URL("./kind-target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
 const [ports] = (await once(target, "message")) as [Record<Kind, number>];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function received(kind: Kind): Promise<number> {
+/** What the target received of `kind` since last asked; null for a kind it cannot count (icmp). */
+async function received(kind: Kind): Promise<number | null> {
   target.send({ count: kind });
-  const [message] = (await once(target, "message")) as [{ count: number }];
+  const [message] = (await once(target, "message")) as [{ count: number | null }];
   return message.count;
 }
-
-const checkOf = (kind: Kind, i: number) =>
-  kind === "http"
-    ? { url: `http://127.0.0.1:${ports.http}/svc-${i}` }
-    : kind === "tcp"
-      ? { type: "tcp", host: "127.0.0.1", port: ports.tcp, expect: [{ banner: { contains: "220 " } }] }
-      : { type: "dns", name: `svc-${i}.bench.test`, server: `127.0.0.1:${ports.dns}`, expect: [{ answers: { includes: "192.0.2.10" } }] };
+/** The checks of `kind` the daemon made so far, from its /metrics. */
+async function made(url: string, kind: Kind): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const m of text.matchAll(/^healthd_checks_total\{([^}]*)\} (\d+)$/gm)) if (m[1]!.includes(`type="${kind}"`)) sum += Number(m[2]);
+  return sum;
+}
+/** CPU seconds of a process and of the children it has waited for (utime, stime, cutime, cstime). */
+function cpuWithChildren(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / 100;
+}
+const checkOf = (kind: Kind, i: number) => checks[kind]!(ports, i);
 
 async function measure(kind: Kind): Promise<{ cpuMsPerCheck: number; rssMb: number }> {
   const dir = mkdtempSync(join(tmpdir(), "healthd-bench-kinds-"));
@@ -52,12 +75,15 @@ async function measure(kind: Kind): Promise<{ cpuMsPerCheck: number; rssMb: numb
     }
     await sleep((warmupChecks / (services / interval)) * 1000 + 2000);
     await received(kind);
-    const cpu0 = cpuSeconds(child.pid!);
+    const made0 = await made(url, kind);
+    const cpu0 = cpuWithChildren(child.pid!);
     await sleep(seconds * 1000);
-    const cpuMs = (cpuSeconds(child.pid!) - cpu0) * 1000;
-    const checks = await received(kind);
+    const cpuMs = (cpuWithChildren(child.pid!) - cpu0) * 1000;
+    const checks = (await made(url, kind)) - made0;
+    const got = await received(kind);
     const expected = (seconds * services) / interval;
-    if (checks < expected * 0.9) throw new Error(`${kind}: the target received ${checks} checks, fewer than the ${expected} planned`);
+    if (checks < expected * 0.9) throw new Error(`${kind}: the daemon made ${checks} checks, fewer than the ${expected} planned`);
+    if (got !== null && got < checks * 0.9) throw new Error(`${kind}: the target received ${got} of the daemon's ${checks} checks`);
     return { cpuMsPerCheck: cpuMs / checks, rssMb: rssMb(child.pid!) };
   } finally {
     child.kill("SIGTERM");
@@ -66,18 +92,18 @@ async function measure(kind: Kind): Promise<{ cpuMsPerCheck: number; rssMb: numb
   }
 }
 
-const results: Record<Kind, number[]> = { http: [], tcp: [], dns: [] };
+const results: Record<Kind, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
 for (let r = 0; r < runs; r++) {
   // The kinds alternate, starting from a different one each run.
   for (let k = 0; k < kinds.length; k++) {
     const kind = kinds[(r + k) % kinds.length]!;
     const m = await measure(kind);
-    results[kind].push(m.cpuMsPerCheck);
+    results[kind]!.push(m.cpuMsPerCheck);
     console.log(`run ${r + 1}/${runs} ${kind}: ${services} services at ${interval} s, settled: ${fixed(m.cpuMsPerCheck, 3)} ms CPU per check, RSS ${fixed(m.rssMb, 1)} MB`);
   }
 }
-const http = median(results.http);
+const http = median(results.http!);
 for (const kind of kinds) {
-  console.log(`${kind}: ${fixed(median(results[kind]), 3)} ms CPU per check (median of ${runs}), ratio to http ${fixed(median(results[kind]) / http, 2)}`);
+  console.log(`${kind}: ${fixed(median(results[kind]!), 3)} ms CPU per check (median of ${runs}), ratio to http ${fixed(median(results[kind]!) / http, 2)}`);
 }
 target.kill();

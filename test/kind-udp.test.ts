@@ -91,7 +91,7 @@ test("the API refuses a udp check without one thing to send, with two, or with b
     [{ type: "udp", host: "127.0.0.1", port: 53, sendHex: "0x00" }, "/services/0/check/sendHex", /pairs of hex digits/],
     [{ type: "udp", host: "127.0.0.1", port: 53, send: "x", expect: [{ hex: "abc" }] }, "/services/0/check/expect/0/hex", /pairs of hex digits/],
     [{ type: "udp", host: "127.0.0.1", port: 53, send: "x", expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition \(contains, matches, hex, maxLatencyMs\)/],
-    [{ type: "udp", host: "127.0.0.1", port: 53, send: "x", tls: true }, "/services/0/check/tls", /is a field of tcp checks, not of udp ones/],
+    [{ type: "udp", host: "127.0.0.1", port: 53, send: "x", tls: true }, "/services/0/check/tls", /is a field of tcp and grpc checks, not of udp ones/],
     [{ type: "udp", host: "127.0.0.1", port: 53, send: "x", expect: [{ matches: "(a)\\1" }] }, "/services/0/check/expect/0/matches", /backreference/],
   ]);
 });

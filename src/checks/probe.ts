@@ -7,6 +7,8 @@ import { runIcmpCheck } from "./icmp.ts";
 import { runTlsCheck } from "./tls.ts";
 import { runUdpCheck } from "./udp.ts";
 import { runSteps } from "./steps.ts";
+import { runWebsocketCheck } from "./websocket.ts";
+import { runGrpcCheck } from "./grpc.ts";
 
 /** A check healthd makes (every kind but heartbeat), as stored or as `healthd check --url` builds it. */
 export type Probed = Exclude<Check, { readonly type: "heartbeat" }>;
@@ -25,5 +27,9 @@ export function probe(check: Probed, options: ControllerOptions = {}): Promise<O
       return runDnsCheck(check, options);
     case "icmp":
       return runIcmpCheck(check, options);
+    case "websocket":
+      return runWebsocketCheck(check, options);
+    case "grpc":
+      return runGrpcCheck(check, options);
   }
 }

@@ -12,8 +12,9 @@ import { openForReading } from "./database.ts";
 import { argument, dbOption } from "./options.ts";
 import { parseTarget, selectTarget } from "./target.ts";
 import { colourWanted, paint } from "./output.ts";
+import { adHocKind, askedKind, kindOptions, type KindFlags } from "./check-kinds.ts";
 
-interface CheckFlags {
+interface CheckFlags extends KindFlags {
   readonly db: string;
   readonly url?: string;
   readonly method?: string;
@@ -36,7 +37,7 @@ interface Subject {
 }
 
 export function checkCommand(): Command {
-  return new Command("check")
+  const command = new Command("check")
     .description("run checks once, now, and exit 1 if any failed")
     .argument("[target]", "SERVER or SERVER/SERVICE of the stored checks (all when left out)")
     .addOption(dbOption())
@@ -65,18 +66,22 @@ Examples:
   healthd check --url https://example.org/ --expect '[{"status": 200, "bodyContains": "Example"}]'
   healthd check --url https://self-signed.internal/ --insecure --no-follow
   healthd check --url http://localhost:3000/api --method post --body '{"ping":1}' --header content-type:application/json
+  healthd check --websocket wss://example.org/socket --send ping --expect '{"contains": "pong"}'
+  healthd check --grpc 127.0.0.1:50051 --service shop.Cart
   if healthd check --url http://localhost:3000/health; then echo up; fi`,
     )
     .action(async (target: string | undefined, flags: CheckFlags) => {
-      const subjects = flags.url !== undefined ? [adHoc(flags)] : undefined;
-      if (subjects && target) throw new UsageError("give either a stored SERVER[/SERVICE] or --url, not both");
+      const kind = askedKind(flags);
+      const subjects = flags.url !== undefined ? [adHoc(flags)] : kind ? [adHocKind(kind, flags, { headers: headersOf(flags), expect: expectOf(flags), timeoutMs: flags.timeout, insecure: flags.insecure })] : undefined;
+      if (subjects && target) throw new UsageError(`give either a stored SERVER[/SERVICE] or --${kind ?? "url"}, not both`);
       const adHocOnly =
         flags.header.length > 0 || !flags.follow || [flags.expect, flags.timeout, flags.method, flags.body, flags.insecure].some((v) => v !== undefined);
       if (!subjects && adHocOnly) {
-        throw new UsageError("--method, --header, --expect, --timeout, --body, --insecure and --no-follow go with --url");
+        throw new UsageError("--method, --header, --expect, --timeout, --body, --insecure and --no-follow go with --url (--header, --expect, --timeout and --insecure also with --websocket)");
       }
+      if (kind && (flags.method !== undefined || flags.body !== undefined || !flags.follow)) throw new UsageError(`--method, --body and --no-follow go with --url, not --${kind}`);
       if (subjects) {
-        if (flags.record) throw new UsageError("--record stores results of stored checks; an ad-hoc --url check has nowhere to go");
+        if (flags.record) throw new UsageError(`--record stores results of stored checks; an ad-hoc --${kind ?? "url"} check has nowhere to go`);
         process.exitCode = await runAll(subjects, flags, async () => {});
         return;
       }
@@ -94,6 +99,8 @@ Examples:
         await store.close();
       }
     });
+  for (const option of kindOptions()) command.addOption(option);
+  return command;
 }
 
 /**
@@ -116,23 +123,31 @@ async function chosen(store: ConfigurationStore, target: string | undefined): Pr
   return (await store.scheduledServices()).filter((s) => keys.has(s.key));
 }
 
-function adHoc(flags: CheckFlags): Subject {
+function headersOf(flags: CheckFlags): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const header of flags.header) {
     const colon = header.indexOf(":");
     if (colon < 1) throw new UsageError(`--header must be name:value (got ${JSON.stringify(header)})`);
     headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim();
   }
+  return headers;
+}
+
+function expectOf(flags: CheckFlags): unknown {
+  if (flags.expect === undefined) return undefined;
   let expect: unknown;
-  if (flags.expect !== undefined) {
-    try {
-      expect = JSON.parse(flags.expect);
-    } catch (error) {
-      throw new UsageError(`--expect is not JSON: ${(error as Error).message}`);
-    }
-    // One alternative may be given alone: '{"status": 200}' is '[{"status": 200}]'.
-    if (typeof expect === "object" && expect !== null && !Array.isArray(expect)) expect = [expect];
+  try {
+    expect = JSON.parse(flags.expect);
+  } catch (error) {
+    throw new UsageError(`--expect is not JSON: ${(error as Error).message}`);
   }
+  // One alternative may be given alone: '{"status": 200}' is '[{"status": 200}]'.
+  return typeof expect === "object" && expect !== null && !Array.isArray(expect) ? [expect] : expect;
+}
+
+function adHoc(flags: CheckFlags): Subject {
+  const headers = headersOf(flags);
+  const expect = expectOf(flags);
   const input = {
     url: flags.url,
     headers,
@@ -247,7 +262,7 @@ function textLine(subject: Subject, o: Outcome, colour: boolean, width: number):
   const mark = o.ok ? paint("ok  ", "green", colour) : paint("FAIL", "red", colour);
   // What passed: an http status, a tcp connection, a udp answer, a dns check's answers (shown when it fails too).
   const answers = o.answers === undefined ? [] : [o.answers.length === 0 ? "(no answers)" : o.answers.join(", ")];
-  const passed = o.status !== null ? `${o.status}` : subject.check.type === "tcp" ? "connected" : subject.check.type === "udp" ? "answered" : "";
+  const passed = o.status !== null ? `${o.status}` : subject.check.type === "tcp" ? "connected" : subject.check.type === "udp" ? "answered" : subject.check.type === "websocket" ? "open" : "";
   const detail = [o.ok ? passed : `${o.errorKind}: ${o.error}`, ...answers].filter((part) => part !== "").join("  ");
   return `${mark} ${subject.name.padEnd(width)}  ${o.latencyMs.toFixed(1).padStart(7)} ms  ${detail}\n`;
 }

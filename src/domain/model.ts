@@ -16,7 +16,7 @@
 import { createRequire } from "node:module";
 import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
 
-export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, IcmpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck, TlsCheck, UdpCheck } from "./schema/index.ts";
+export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, IcmpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck, TlsCheck, UdpCheck, WebsocketCheck, GrpcCheck } from "./schema/index.ts";
 
 /** Why a check failed. `null` on a passing check. */
 export const errorKinds = [
@@ -38,6 +38,8 @@ export const errorKinds = [
   "answer",
   // An icmp check's echoes that did not come back, more than maxLossPercent allows.
   "loss",
+  // A target that speaks another protocol (a WebSocket upgrade or a gRPC call answered by something else).
+  "protocol",
   // A heartbeat's: no ping by the deadline and its grace, the job's own failure or exit code, a run too long or
   // too short.
   "missed",
@@ -138,7 +140,7 @@ export type ActiveCheck = Exclude<StoredCheck, { readonly type: "heartbeat" }>;
 
 /**
  * What a check looks at, as people read it: an http check's URL, a tcp check's tcp://host:port (tls:// over
- * TLS), a udp check's udp://host:port, a tls check's tls://host:port (smtp+starttls://host:port), an icmp check's icmp://host, a dns check's question as dig would ask it (example.org A @192.0.2.53). Null for a heartbeat.
+ * TLS), a udp check's udp://host:port, a tls check's tls://host:port (smtp+starttls://host:port), an icmp check's icmp://host, a websocket check's URL, a grpc check's grpc://host:port/service (grpcs:// over TLS), a dns check's question as dig would ask it (example.org A @192.0.2.53). Null for a heartbeat.
  */
 export function targetOf(check: Check): string | null {
   switch (check.type) {
@@ -154,6 +156,10 @@ export function targetOf(check: Check): string | null {
       return `${check.name} ${check.recordType} @${check.server ?? "system resolver"}`;
     case "icmp":
       return `icmp://${check.host}`;
+    case "websocket":
+      return check.url;
+    case "grpc":
+      return `${check.tls ? "grpcs" : "grpc"}://${check.target}${check.service ? `/${check.service}` : ""}`;
     case "heartbeat":
       return null;
   }
@@ -165,7 +171,7 @@ export function targetOf(check: Check): string | null {
  * every `healthd ping` from cron would pay: it is loaded when first needed, by a check with domainWarnDays.
  */
 export function registeredDomain(check: Check): string | null {
-  const host = check.type === "http" ? new URL(check.url).hostname : check.type === "tcp" || check.type === "udp" || check.type === "tls" || check.type === "icmp" ? check.host : check.type === "dns" ? check.name : null;
+  const host = check.type === "http" || check.type === "websocket" ? new URL(check.url).hostname : check.type === "grpc" ? check.target.replace(/:\d+$/, "").replace(/^\[|\]$/g, "") : check.type === "tcp" || check.type === "udp" || check.type === "tls" || check.type === "icmp" ? check.host : check.type === "dns" ? check.name : null;
   if (host === null) return null;
   tldts ??= createRequire(import.meta.url)("tldts") as typeof import("tldts");
   return tldts.getDomain(host.replace(/\.$/, ""), { allowPrivateDomains: false })?.toLowerCase() ?? null;

@@ -66,6 +66,8 @@ export const storedCheckAnswer = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("udp"), ...kinds.udp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("icmp"), ...kinds.icmp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("dns"), ...kinds.dns, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("websocket"), ...kinds.websocket, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("grpc"), ...kinds.grpc, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({
     type: z.literal("heartbeat"),
     ...kinds.heartbeat,

@@ -4,7 +4,7 @@
  *
  * What carries over: http(s) endpoints ([STATUS], [BODY].path, [BODY] == pat(...), [RESPONSE_TIME],
  * [CERTIFICATE_EXPIRATION]), tcp://, tls:// and ssh:// endpoints ([CONNECTED]), dns endpoints ([DNS_RCODE],
- * [BODY] as an answer), [DOMAIN_EXPIRATION] as domainWarnDays, interval, client timeout, insecure and
+ * [BODY] as an answer), ws:// and wss:// endpoints (websocket), grpc:// and grpcs:// ones, [DOMAIN_EXPIRATION] as domainWarnDays, interval, client timeout, insecure and
  * ignore-redirect, method, headers, body (graphql too), enabled, the first alert's thresholds, and external
  * endpoints with a heartbeat as heartbeats, with their keys (gatusKey: their URL keeps working) and, when
  * asked (import --keep-tokens), their tokens; suites as http checks with steps (gatus-suites.ts). `${VAR}`
@@ -13,6 +13,7 @@
 import { parse } from "yaml";
 import { clamp, DocumentBuilder, durationSeconds, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 import { importSuites } from "./gatus-suites.ts";
+import { grpcFromGatus, websocketFromGatus } from "./gatus-net.ts";
 
 type Endpoint = Record<string, unknown> & {
   name?: unknown;
@@ -158,7 +159,9 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
     };
   }
   if (scheme === "udp") return udpCheck(e, url, parsed, base, skip, note);
-  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls, dns and icmp checks and heartbeats); not carried over`);
+  if (scheme === "ws" || scheme === "wss") return websocketFromGatus(e, url, parsed, base, { skip, note, latencyMs });
+  if (scheme === "grpc" || scheme === "grpcs") return grpcFromGatus(e, url, parsed, base, { skip, note, latencyMs });
+  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls, dns, icmp, websocket and grpc checks and heartbeats); not carried over`);
 }
 
 /** udp://host:port with the body Gatus sends: healthd's udp check, [BODY] == text as the whole answer. */

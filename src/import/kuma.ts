@@ -4,7 +4,7 @@
  * columns (accepted_statuscodes_json, ignore_tls...), the backup's monitorList camelCase fields for some.
  *
  * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns and push (heartbeat)
- * monitors; groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
+ * monitors, grpc-keyword ones of the standard health service and websocket-upgrade ones (kuma-net.ts); groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
  * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, a push
  * monitor's token (pushToken: its push URL keeps working), accepted status codes, redirects, TLS
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
@@ -13,6 +13,7 @@
 import { pushTokenPattern } from "../domain/schema/heartbeat.ts";
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 import { channelsFrom } from "./kuma-channels.ts";
+import { grpcFromKuma, kumaNetFrom, websocketFromKuma, type KumaNet } from "./kuma-net.ts";
 import { bool, num, str } from "./kuma-values.ts";
 
 /** Kuma's newest migration healthd was written against: a database with later ones is newer than it knows. */
@@ -58,6 +59,8 @@ interface Monitor {
   readonly pushToken: string | null;
   /** The ids of the notification settings it notifies through. */
   readonly notifications: readonly number[];
+  /** A grpc-keyword or websocket-upgrade monitor's own columns. */
+  readonly net: KumaNet;
 }
 
 /** A monitor from a row of Kuma's `monitor` table (`r`) or an entry of a backup's monitorList: both spellings. */
@@ -107,6 +110,7 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     expiryNotification: bool(pick("expiryNotification", "expiry_notification")),
     pushToken: str(pick("push_token", "pushToken")),
     // A backup lists them on the monitor ({"1": true}); kuma.db in monitor_notification (added by the caller).
+    net: kumaNetFrom(r),
     notifications: Object.entries((r.notificationIDList ?? {}) as Record<string, unknown>).filter(([, on]) => bool(on)).map(([id]) => Number(id)),
   };
 }
@@ -259,13 +263,22 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       const grace = clamp(1 + m.maxretries * retryEvery, 1, 31_536_000);
       return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, pushToken: kept ? m.pushToken! : true, ...alerting(m) };
     }
+    case "grpc-keyword": {
+      const grpc = grpcFromKuma(m, note);
+      return grpc && { ...grpc, ...active(m), ...retries(m, note), ...alerting(m) };
+    }
+    case "websocket-upgrade": {
+      if (!m.url) return void note("it has no URL");
+      const headers = headersOf(m, note);
+      return { type: "websocket", url: m.url, ...websocketFromKuma(m, note), ...(Object.keys(headers).length > 0 ? { headers } : {}), ...active(m), ...retries(m, note), ...alerting(m) };
+    }
     default:
-      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns, icmp and heartbeat); not carried over`);
+      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns, icmp, websocket, grpc and heartbeat); not carried over`);
   }
 }
 
-function httpCheck(m: Monitor, note: (why: string) => void): Check | undefined {
-  if (!m.url) return void note("it has no URL");
+/** A monitor's headers, with its basic authentication as one. */
+function headersOf(m: Monitor, note: (why: string) => void): Record<string, string> {
   const headers: Record<string, string> = {};
   if (m.headers) {
     try {
@@ -281,6 +294,12 @@ function httpCheck(m: Monitor, note: (why: string) => void): Check | undefined {
   } else if (m.authMethod !== null && m.authMethod !== "basic") {
     note(`its ${m.authMethod} authentication does not carry over; left out`);
   }
+  return headers;
+}
+
+function httpCheck(m: Monitor, note: (why: string) => void): Check | undefined {
+  if (!m.url) return void note("it has no URL");
+  const headers = headersOf(m, note);
   if (m.body && m.bodyEncoding === "json" && !("content-type" in headers)) headers["content-type"] = "application/json";
   const status = statusOf(m.acceptedStatuscodes, note);
   const alternative: Check = { status };

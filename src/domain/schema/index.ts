@@ -2,7 +2,7 @@
  * The documents healthd accepts from outside, as zod schemas. The HTTP API, `healthd apply` and the OpenAPI
  * document all come from these, so a rule is written once. Messages say what is wrong and what to write instead.
  *
- * A check is of a kind (`type`): http (the default when `type` is left out), tcp, udp, tls, dns, icmp or heartbeat. Each kind has its
+ * A check is of a kind (`type`): http (the default when `type` is left out), tcp, udp, tls, dns, icmp, websocket, grpc or heartbeat. Each kind has its
  * own fields (its file here) beside those every check has (common.ts); a field of another kind is refused
  * by name.
  */
@@ -17,6 +17,8 @@ import { udpFields, udpRules } from "./udp.ts";
 import { tlsFields } from "./tls.ts";
 import { icmpFields, icmpRules } from "./icmp.ts";
 import { stepsField, stepsRules } from "./steps.ts";
+import { websocketFields } from "./websocket.ts";
+import { grpcFields, grpcRules } from "./grpc.ts";
 
 export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
 
@@ -28,6 +30,8 @@ export const kinds = {
   tls: { ...tlsFields, ...alertingFields, ...activeFields },
   dns: { ...dnsFields, ...alertingFields, ...activeFields },
   icmp: { ...icmpFields, ...alertingFields, ...activeFields },
+  websocket: { ...websocketFields, ...alertingFields, ...activeFields },
+  grpc: { ...grpcFields, ...alertingFields, ...activeFields },
   heartbeat: { ...heartbeatFields, ...alertingFields },
 };
 export type CheckType = keyof typeof kinds;
@@ -81,12 +85,14 @@ const udpCheck = kind("udp", kinds.udp, (c, ctx) => (activeRules(c, ctx), udpRul
 const tlsCheck = kind("tls", kinds.tls, activeRules).transform((c) => activeSchedule(c));
 const dnsCheck = kind("dns", kinds.dns, activeRules).transform((c) => activeSchedule(c));
 const icmpCheck = kind("icmp", kinds.icmp, (c, ctx) => (activeRules(c, ctx), icmpRules(c, ctx))).transform((c) => activeSchedule(c));
+const websocketCheck = kind("websocket", kinds.websocket, activeRules).transform((c) => activeSchedule(c));
+const grpcCheck = kind("grpc", kinds.grpc, (c, ctx) => (activeRules(c, ctx), grpcRules(c, ctx))).transform((c) => activeSchedule(c));
 const heartbeatCheck = kind("heartbeat", kinds.heartbeat, heartbeatRules).transform((c) => heartbeatSchedule(c, (pattern) => cronGap(pattern, c.timezone)));
 
 /** A check as a document writes it: `type` left out is an HTTP check. */
 export const checkInput = z.preprocess(
   (value) => (typeof value === "object" && value !== null && !Array.isArray(value) && !("type" in value) ? { ...value, type: "http" } : value),
-  z.discriminatedUnion("type", [httpCheck, tcpCheck, udpCheck, tlsCheck, dnsCheck, icmpCheck, heartbeatCheck], {
+  z.discriminatedUnion("type", [httpCheck, tcpCheck, udpCheck, tlsCheck, dnsCheck, icmpCheck, websocketCheck, grpcCheck, heartbeatCheck], {
     error: (issue) => (issue.code === "invalid_union" ? `must be one of ${checkTypes.join(", ")}` : undefined),
   }),
 );
@@ -166,6 +172,8 @@ export type UdpCheck = Extract<Check, { type: "udp" }>;
 export type TlsCheck = Extract<Check, { type: "tls" }>;
 export type DnsCheck = Extract<Check, { type: "dns" }>;
 export type IcmpCheck = Extract<Check, { type: "icmp" }>;
+export type WebsocketCheck = Extract<Check, { type: "websocket" }>;
+export type GrpcCheck = Extract<Check, { type: "grpc" }>;
 export type HeartbeatCheck = Extract<Check, { type: "heartbeat" }>;
 export type ServiceDocument = z.output<typeof serviceDocument>;
 export type ServerDocument = z.output<typeof serverDocument>;

@@ -3,7 +3,7 @@
  * table's name is older than tcp, dns and heartbeats), its alerting settings beside them.
  */
 import type { Selectable } from "kysely";
-import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type IcmpCheck, type TcpCheck, type TlsCheck, type UdpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
+import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type IcmpCheck, type TcpCheck, type TlsCheck, type UdpCheck, type WebsocketCheck, type GrpcCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
 import type { HttpCheckConfigsTable } from "../tables.ts";
 
 export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
@@ -62,6 +62,15 @@ export function checkFromRow(row: CheckRow): StoredCheck {
   if (row.type === "udp") {
     const { host, port, send, sendHex } = JSON.parse(row.probe!) as Pick<UdpCheck, "host" | "port" | "send" | "sendHex">;
     return { type: "udp", host, port, send, sendHex, expect: JSON.parse(row.expect) as UdpCheck["expect"], ...active };
+  }
+  if (row.type === "websocket") {
+    const { protocols, send } = JSON.parse(row.probe!) as Pick<WebsocketCheck, "protocols" | "send">;
+    const headers = JSON.parse(row.headers) as Record<string, string>;
+    return { type: "websocket", url: row.url, headers, protocols, verifyTls: Boolean(row.verify_tls), send, expect: JSON.parse(row.expect) as WebsocketCheck["expect"], ...active };
+  }
+  if (row.type === "grpc") {
+    const { target, tls, service, maxLatencyMs } = JSON.parse(row.probe!) as Pick<GrpcCheck, "target" | "tls" | "service" | "maxLatencyMs">;
+    return { type: "grpc", target, tls, verifyTls: Boolean(row.verify_tls), service, maxLatencyMs, ...active };
   }
   if (row.type === "dns") {
     const { name, recordType, server } = JSON.parse(row.probe!) as Pick<DnsCheck, "name" | "recordType" | "server">;
@@ -163,6 +172,15 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
     domain_warn_days: check.domainWarnDays,
     domain: check.domainWarnDays === null ? null : registeredDomain(check),
   };
+  if (check.type === "websocket") {
+    // Its URL and headers have an http check's columns; what else it has, the probe.
+    const probe = { protocols: check.protocols, send: check.send };
+    return { ...active, probe: JSON.stringify(probe), url: check.url, method: "GET", headers: JSON.stringify(check.headers), body: null, follow_redirects: false, verify_tls: check.verifyTls, cert_warn_days: null };
+  }
+  if (check.type === "grpc") {
+    const probe = { target: check.target, tls: check.tls, service: check.service, maxLatencyMs: check.maxLatencyMs };
+    return { ...active, probe: JSON.stringify(probe), url: targetOf(check)!, method: "GET", headers: "{}", body: null, follow_redirects: false, verify_tls: check.verifyTls, cert_warn_days: null };
+  }
   if (check.type !== "http") {
     // The columns of an http check that the kind has no use for hold what means nothing; url holds its target.
     const probe =
