@@ -32,6 +32,8 @@ export interface ControllerOptions {
   readonly signal?: AbortSignal;
   /** Sent unless the check's headers set one. Default `healthd/<version>`. */
   readonly userAgent?: string;
+  /** Where a database check's `${NAME}` password is read from, when it runs. Default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** What the controller needs of a check (the schedule and notification settings are not its business). */

@@ -6,6 +6,7 @@ import { runTcpCheck } from "./tcp.ts";
 import { runIcmpCheck } from "./icmp.ts";
 import { runTlsCheck } from "./tls.ts";
 import { runUdpCheck } from "./udp.ts";
+import { runDatabaseCheck } from "./database.ts";
 
 /** A check healthd makes (every kind but heartbeat), as stored or as `healthd check --url` builds it. */
 export type Probed = Exclude<Check, { readonly type: "heartbeat" }>;
@@ -24,5 +25,9 @@ export function probe(check: Probed, options: ControllerOptions = {}): Promise<O
       return runDnsCheck(check, options);
     case "icmp":
       return runIcmpCheck(check, options);
+    case "postgres":
+    case "mysql":
+    case "redis":
+      return runDatabaseCheck(check, options);
   }
 }

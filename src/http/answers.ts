@@ -66,6 +66,9 @@ export const storedCheckAnswer = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("udp"), ...kinds.udp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("icmp"), ...kinds.icmp, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("dns"), ...kinds.dns, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("postgres"), ...kinds.postgres, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("mysql"), ...kinds.mysql, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("redis"), ...kinds.redis, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({
     type: z.literal("heartbeat"),
     ...kinds.heartbeat,

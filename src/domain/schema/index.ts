@@ -2,7 +2,7 @@
  * The documents healthd accepts from outside, as zod schemas. The HTTP API, `healthd apply` and the OpenAPI
  * document all come from these, so a rule is written once. Messages say what is wrong and what to write instead.
  *
- * A check is of a kind (`type`): http (the default when `type` is left out), tcp, udp, tls, dns, icmp or heartbeat. Each kind has its
+ * A check is of a kind (`type`): http (the default when `type` is left out), tcp, udp, tls, dns, icmp, postgres, mysql, redis or heartbeat. Each kind has its
  * own fields (its file here) beside those every check has (common.ts); a field of another kind is refused
  * by name.
  */
@@ -16,6 +16,7 @@ import { tcpFields, tcpRules } from "./tcp.ts";
 import { udpFields, udpRules } from "./udp.ts";
 import { tlsFields } from "./tls.ts";
 import { icmpFields, icmpRules } from "./icmp.ts";
+import { databaseFields } from "./database.ts";
 
 export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
 
@@ -27,6 +28,9 @@ export const kinds = {
   tls: { ...tlsFields, ...alertingFields, ...activeFields },
   dns: { ...dnsFields, ...alertingFields, ...activeFields },
   icmp: { ...icmpFields, ...alertingFields, ...activeFields },
+  postgres: { ...databaseFields("postgres"), ...alertingFields, ...activeFields },
+  mysql: { ...databaseFields("mysql"), ...alertingFields, ...activeFields },
+  redis: { ...databaseFields("redis"), ...alertingFields, ...activeFields },
   heartbeat: { ...heartbeatFields, ...alertingFields },
 };
 export type CheckType = keyof typeof kinds;
@@ -80,12 +84,15 @@ const udpCheck = kind("udp", kinds.udp, (c, ctx) => (activeRules(c, ctx), udpRul
 const tlsCheck = kind("tls", kinds.tls, activeRules).transform((c) => activeSchedule(c));
 const dnsCheck = kind("dns", kinds.dns, activeRules).transform((c) => activeSchedule(c));
 const icmpCheck = kind("icmp", kinds.icmp, (c, ctx) => (activeRules(c, ctx), icmpRules(c, ctx))).transform((c) => activeSchedule(c));
+const postgresCheck = kind("postgres", kinds.postgres, activeRules).transform((c) => activeSchedule(c));
+const mysqlCheck = kind("mysql", kinds.mysql, activeRules).transform((c) => activeSchedule(c));
+const redisCheck = kind("redis", kinds.redis, activeRules).transform((c) => activeSchedule(c));
 const heartbeatCheck = kind("heartbeat", kinds.heartbeat, heartbeatRules).transform((c) => heartbeatSchedule(c, (pattern) => cronGap(pattern, c.timezone)));
 
 /** A check as a document writes it: `type` left out is an HTTP check. */
 export const checkInput = z.preprocess(
   (value) => (typeof value === "object" && value !== null && !Array.isArray(value) && !("type" in value) ? { ...value, type: "http" } : value),
-  z.discriminatedUnion("type", [httpCheck, tcpCheck, udpCheck, tlsCheck, dnsCheck, icmpCheck, heartbeatCheck], {
+  z.discriminatedUnion("type", [httpCheck, tcpCheck, udpCheck, tlsCheck, dnsCheck, icmpCheck, postgresCheck, mysqlCheck, redisCheck, heartbeatCheck], {
     error: (issue) => (issue.code === "invalid_union" ? `must be one of ${checkTypes.join(", ")}` : undefined),
   }),
 );
@@ -160,6 +167,9 @@ export type UdpCheck = Extract<Check, { type: "udp" }>;
 export type TlsCheck = Extract<Check, { type: "tls" }>;
 export type DnsCheck = Extract<Check, { type: "dns" }>;
 export type IcmpCheck = Extract<Check, { type: "icmp" }>;
+export type PostgresCheck = Extract<Check, { type: "postgres" }>;
+export type MysqlCheck = Extract<Check, { type: "mysql" }>;
+export type RedisCheck = Extract<Check, { type: "redis" }>;
 export type HeartbeatCheck = Extract<Check, { type: "heartbeat" }>;
 export type ServiceDocument = z.output<typeof serviceDocument>;
 export type ServerDocument = z.output<typeof serverDocument>;

@@ -3,7 +3,7 @@
  * table's name is older than tcp, dns and heartbeats), its alerting settings beside them.
  */
 import type { Selectable } from "kysely";
-import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type IcmpCheck, type TcpCheck, type TlsCheck, type UdpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
+import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type IcmpCheck, type PostgresCheck, type TcpCheck, type TlsCheck, type UdpCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
 import type { HttpCheckConfigsTable } from "../tables.ts";
 
 export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
@@ -61,6 +61,11 @@ export function checkFromRow(row: CheckRow): StoredCheck {
   if (row.type === "udp") {
     const { host, port, send, sendHex } = JSON.parse(row.probe!) as Pick<UdpCheck, "host" | "port" | "send" | "sendHex">;
     return { type: "udp", host, port, send, sendHex, expect: JSON.parse(row.expect) as UdpCheck["expect"], ...active };
+  }
+  if (row.type === "postgres" || row.type === "mysql" || row.type === "redis") {
+    // The URL as written (its password a ${NAME}), not the target shown in `url`, which leaves even that out.
+    const { url, query } = JSON.parse(row.probe!) as Pick<PostgresCheck, "url" | "query">;
+    return { type: row.type, url, query, expect: JSON.parse(row.expect) as PostgresCheck["expect"], ...active };
   }
   if (row.type === "dns") {
     const { name, recordType, server } = JSON.parse(row.probe!) as Pick<DnsCheck, "name" | "recordType" | "server">;
@@ -170,7 +175,9 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
             ? { host: check.host, port: check.port, starttls: check.starttls, servername: check.servername, minVersion: check.minVersion }
             : check.type === "icmp"
               ? { host: check.host, count: check.count, maxLossPercent: check.maxLossPercent, maxLatencyMs: check.maxLatencyMs }
-              : { name: check.name, recordType: check.recordType, server: check.server };
+              : check.type === "postgres" || check.type === "mysql" || check.type === "redis"
+                ? { url: check.url, query: check.query }
+                : { name: check.name, recordType: check.recordType, server: check.server };
     return {
       ...active,
       probe: JSON.stringify(probe),

@@ -1,0 +1,73 @@
+/**
+ * A postgres check's exchange, on node-postgres (already healthd's store engine): connect, log in, run the
+ * query in the simple protocol, take its first row as the server's text (no type parsing: "t", not true), and
+ * hand it back. The runner (database.ts) holds the deadline and closes the connection.
+ */
+import { isIP, type Socket } from "node:net";
+import { failures, type Login, type Row, type Session } from "./db-session.ts";
+
+/** Every value as the server wrote it: the check judges text, and parsing a type could only differ from it. */
+const asText = { getTypeParser: () => (value: string) => value };
+
+let library: Promise<typeof import("pg")> | undefined;
+/** The client library, loaded once, when the first such check runs (healthd ping and the other commands never pay it). */
+export const loadPostgres = () => (library ??= import("pg"));
+
+export async function askPostgres(login: Login, query: string, session: Session): Promise<Row> {
+  const { default: pg } = await loadPostgres();
+  if (session.over()) return null; // loaded too late: the check is over, and a connection made now would outlive it
+  const where = `${login.host.includes(":") ? `[${login.host}]` : login.host}:${login.port}`;
+  const client = new pg.Client({
+    host: login.host,
+    port: login.port,
+    user: login.user ?? undefined,
+    password: login.password ?? undefined,
+    database: login.database ?? undefined,
+    ssl: login.tls === "none" ? false : { rejectUnauthorized: login.tls === "verified", servername: isIP(login.host) ? undefined : login.host },
+    types: asText,
+    application_name: "healthd",
+  });
+  let finished = false;
+  const connection = (client as unknown as { connection: { stream: Socket; once(event: string, listener: () => void): void } }).connection;
+  session.close = () => {
+    // A finished exchange says goodbye (Terminate: the server logs nothing); then the socket goes, so that a
+    // server that never closes its end holds nothing of ours.
+    if (finished) client.end().catch(() => {});
+    connection.stream.destroy();
+  };
+  // Errors after the answer say nothing about it; before it, connect() and the query reject with them.
+  client.on("error", () => {});
+  connection.once("connect", () => (session.stage = "logging in"));
+  try {
+    await client.connect();
+  } catch (error) {
+    throw fromServer(error, where, "login");
+  }
+  session.stage = "querying";
+  return new Promise<Row>((resolve, reject) => {
+    // rowMode is pg's (its types leave it out of QueryConfig): each row an array, in the columns' order.
+    const config = { text: query, rowMode: "array", types: asText };
+    const running = client.query(new pg.Query(config as typeof config & { text: string }));
+    running.on("row", (row: (string | null)[]) => resolve(row));
+    running.on("end", () => {
+      finished = true;
+      resolve(null);
+    });
+    running.on("error", (error: unknown) => reject(fromServer(error, where, "query")));
+  });
+}
+
+/** What the server (or its absence) said, as the check's failure: its SQLSTATE tells a login's from a query's. */
+function fromServer(error: unknown, where: string, during: "login" | "query"): unknown {
+  const e = error as { code?: string; severity?: string; message?: string };
+  if (e.severity !== undefined && typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) {
+    const said = `${e.message} (SQLSTATE ${e.code})`;
+    // Class 28 is a refused login; 3D000 a database that is not there; both come when logging in.
+    return during === "login" || e.code.startsWith("28") ? failures.auth(where, said) : failures.query(said);
+  }
+  if (e.severity !== undefined || /^received invalid response/.test(e.message ?? "")) return failures.protocol(where, "PostgreSQL", e.message ?? String(error));
+  if (e.code === undefined && /^Connection terminated/.test(e.message ?? "")) {
+    return Object.assign(new Error(`the server closed the connection`), { code: "ECONNRESET" });
+  }
+  return error;
+}
