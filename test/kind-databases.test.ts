@@ -14,9 +14,12 @@ import { createConnection } from "mysql2/promise";
 import pg from "pg";
 import { runDatabaseCheck, type DatabaseRequest } from "../src/checks/database.ts";
 import type { CheckDone } from "../src/daemon.ts";
+import { runHealthd } from "./support/cli.ts";
 import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
 import { nextEvent } from "./support/events.ts";
+import { kumaDatabase } from "./support/kuma.ts";
+import { tempDir } from "./support/temp.ts";
 
 /** The password of the users the tests make: given to checks only through the variable HEALTHD_TEST_DB_PASSWORD. */
 const secret = "probe s3cret/@:%";
@@ -200,4 +203,35 @@ for (const engine of engines) {
   });
 }
 
-void join;
+test("the command line: Kuma's postgres, mysql and redis monitors imported (a password becomes ${NAME}, the variable named), applied and checked", async (t) => {
+  const dir = tempDir(t);
+  const kuma = join(dir, "kuma.db");
+  const conditions = JSON.stringify([{ type: "expression", variable: "result", operator: "equals", value: "1", andOr: "and" }]);
+  kumaDatabase(kuma, [
+    { id: 1, name: "Main PG", type: "postgres", database_connection_string: "postgres://postgres:kuma-pw@127.0.0.1:5432/postgres?sslmode=disable&application_name=kuma", database_query: "SELECT pg_is_in_recovery()" },
+    { id: 2, name: "Maria", type: "mysql", database_connection_string: "mysql://healthd_probe@127.0.0.1:3306/", radius_password: secret, conditions },
+    { id: 3, name: "Cache", type: "redis", database_connection_string: "redis://healthd_probe:whatever@127.0.0.1:6379", database_query: "ignored by Kuma" },
+    { id: 4, name: "Broken", type: "mysql", database_connection_string: "mysql://127.0.0.1:3306/x" },
+  ]);
+  const db = join(dir, "databases.db");
+  const imported = await runHealthd(["import", "--from", "uptime-kuma", kuma, "--db", db, "--apply"]);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.match(imported.stderr, /Main PG.*its password is not written here: set POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432 to it in healthd's environment/);
+  assert.match(imported.stderr, /Main PG.*its connection string's application_name=kuma is not carried over \(a postgres check takes sslmode\)/);
+  assert.match(imported.stderr, /Maria.*set MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306/);
+  assert.match(imported.stderr, /Broken.*names no user/);
+  const exported = await runHealthd(["export", "--db", db, "--json"]);
+  assert.ok(!exported.stdout.includes(secret) && !exported.stdout.includes("kuma-pw"), "no password Kuma had is written anywhere");
+  const checks = Object.fromEntries(JSON.parse(exported.stdout.replaceAll("$$", "$"))["uptime-kuma"].services.map((s: { id: string; check: unknown }) => [s.id, s.check]));
+  assert.deepEqual([checks["main-pg"].url, checks["main-pg"].query], ["postgres://postgres:${POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432}@127.0.0.1:5432/postgres?sslmode=disable", "SELECT pg_is_in_recovery()"]);
+  assert.deepEqual([checks.maria.url, checks.maria.expect], ["mysql://healthd_probe:${MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306}@127.0.0.1:3306/", [{ equals: "1" }]]);
+  assert.deepEqual([checks.cache.url, checks.cache.query], ["redis://healthd_probe:${REDIS_PASSWORD_HEALTHD_PROBE_127_0_0_1_6379}@127.0.0.1:6379", undefined], "PING, the default, left out");
+  const env = { POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432: "trusted anyway", MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306: secret, REDIS_PASSWORD_HEALTHD_PROBE_127_0_0_1_6379: secret };
+  const checked = await runHealthd(["check", "--db", db], env);
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+  assert.match(checked.stdout, /^ok {3}uptime-kuma\/main-pg +\d+\.\d ms {2}f$/m);
+  assert.match(checked.stdout, /^ok {3}uptime-kuma\/cache +\d+\.\d ms {2}PONG$/m);
+  const without = await runHealthd(["check", "uptime-kuma/maria", "--db", db]);
+  assert.equal(without.code, 1);
+  assert.match(without.stdout, /FAIL uptime-kuma\/maria .* auth: no password to log in to 127\.0\.0\.1:3306 with: this node's environment has no MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306/);
+});

@@ -3,8 +3,8 @@
  * Kuma's own schema (db/kuma.sql, db/knex_migrations, server/model/monitor.js): a monitor row has snake_case
  * columns (accepted_statuscodes_json, ignore_tls...), the backup's monitorList camelCase fields for some.
  *
- * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns and push (heartbeat)
- * monitors; groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
+ * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns, ping (icmp), postgres,
+ * mysql, redis (kuma-databases.ts) and push (heartbeat) monitors; groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
  * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, a push
  * monitor's token (pushToken: its push URL keeps working), accepted status codes, redirects, TLS
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
@@ -14,6 +14,7 @@ import { pushTokenPattern } from "../domain/schema/heartbeat.ts";
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 import { channelsFrom } from "./kuma-channels.ts";
 import { bool, num, str } from "./kuma-values.ts";
+import { databaseCheck } from "./kuma-databases.ts";
 
 /** Kuma's newest migration healthd was written against: a database with later ones is newer than it knows. */
 export const newestKnownMigration = "2025-12-29-0000-remove-line-notify.js";
@@ -56,6 +57,11 @@ interface Monitor {
   readonly expiryNotification: boolean;
   /** A push monitor's token: its URL is /api/push/{pushToken}. */
   readonly pushToken: string | null;
+  /** A database monitor's (postgres, mysql, redis): its connection, query, mysql's password and conditions. */
+  readonly databaseConnectionString: string | null;
+  readonly databaseQuery: string | null;
+  readonly radiusPassword: string | null;
+  readonly conditions: string | null;
   /** The ids of the notification settings it notifies through. */
   readonly notifications: readonly number[];
 }
@@ -106,6 +112,10 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     dnsResolveServer: str(pick("dns_resolve_server", "dnsResolveServer")),
     expiryNotification: bool(pick("expiryNotification", "expiry_notification")),
     pushToken: str(pick("push_token", "pushToken")),
+    databaseConnectionString: str(pick("database_connection_string", "databaseConnectionString")),
+    databaseQuery: str(pick("database_query", "databaseQuery")),
+    radiusPassword: str(pick("radius_password", "radiusPassword")),
+    conditions: str(r.conditions),
     // A backup lists them on the monitor ({"1": true}); kuma.db in monitor_notification (added by the caller).
     notifications: Object.entries((r.notificationIDList ?? {}) as Record<string, unknown>).filter(([, on]) => bool(on)).map(([id]) => Number(id)),
   };
@@ -259,8 +269,14 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       const grace = clamp(1 + m.maxretries * retryEvery, 1, 31_536_000);
       return { type: "heartbeat", periodSeconds: period, graceSeconds: grace, pushToken: kept ? m.pushToken! : true, ...alerting(m) };
     }
+    case "postgres":
+    case "mysql":
+    case "redis": {
+      const own = databaseCheck({ ...m, type: m.type }, note);
+      return own && { ...own, ...active(m), ...retries(m, note), ...alerting(m) };
+    }
     default:
-      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns, icmp and heartbeat); not carried over`);
+      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns, icmp, postgres, mysql, redis and heartbeat); not carried over`);
   }
 }
 

@@ -72,7 +72,7 @@ export function readConnection(kind: DatabaseKind, url: string): { ok: true; con
   if (password !== null && password !== "") {
     if (!wholeVariable.test(password)) {
       return bad(
-        `holds a password: write it as \${NAME}, a variable of healthd's environment (${examples[kind]}), and set NAME where healthd runs (systemd: EnvironmentFile=); a password written here would be stored, shown by GET and written by export`,
+        `holds a password: write it as \${NAME}, a variable of healthd's environment (${examples[kind]}), and set NAME where healthd runs (systemd: EnvironmentFile=), in a file for healthd apply as $\${NAME}, which apply keeps as \${NAME}; a password written here would be stored, shown by GET and written by export`,
       );
     }
     if (password.includes(":-")) return bad("gives its password variable a default (${NAME:-...}), which is a password written here: write ${NAME} alone");
