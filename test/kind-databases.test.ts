@@ -234,4 +234,12 @@ test("the command line: Kuma's postgres, mysql and redis monitors imported (a pa
   const without = await runHealthd(["check", "uptime-kuma/maria", "--db", db]);
   assert.equal(without.code, 1);
   assert.match(without.stdout, /FAIL uptime-kuma\/maria .* auth: no password to log in to 127\.0\.0\.1:3306 with: this node's environment has no MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306/);
+
+  // Ad hoc, as check --url is: the password from the shell's environment, the URL's mistakes named by flag.
+  const adHoc = await runHealthd(["check", "--mysql", "mysql://healthd_probe:${PW}@127.0.0.1:3306", "--query", "SELECT 'up'", "--expect", '{"equals": "up"}'], { PW: secret });
+  assert.equal(adHoc.code, 0, adHoc.stdout + adHoc.stderr);
+  assert.match(adHoc.stdout, /^ok {3}mysql:\/\/healthd_probe:\$\{PW\}@127\.0\.0\.1:3306 +\d+\.\d ms {2}up\n$/);
+  const written = await runHealthd(["check", "--postgres", "postgres://postgres:hunter2@127.0.0.1/postgres"]);
+  assert.equal(written.code, 2);
+  assert.match(written.stderr, /^healthd: --postgres: holds a password: write it as \$\{NAME\}/);
 });

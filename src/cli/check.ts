@@ -12,8 +12,9 @@ import { openForReading } from "./database.ts";
 import { argument, dbOption } from "./options.ts";
 import { parseTarget, selectTarget } from "./target.ts";
 import { colourWanted, paint } from "./output.ts";
+import { databaseAdHoc, databaseFlag, type DatabaseFlags } from "./check-database.ts";
 
-interface CheckFlags {
+interface CheckFlags extends DatabaseFlags {
   readonly db: string;
   readonly url?: string;
   readonly method?: string;
@@ -48,6 +49,10 @@ export function checkCommand(): Command {
     .option("--body <text>", "ad-hoc: the request body (with --method POST, say)")
     .option("--insecure", "ad-hoc: accept any TLS certificate (verifyTls false)")
     .option("--no-follow", "ad-hoc: do not follow redirects (followRedirects false)")
+    .option("--postgres <url>", "run an ad-hoc postgres check instead: postgres://user:${NAME}@host:port/database (the password from the environment)")
+    .option("--mysql <url>", "run an ad-hoc mysql (or MariaDB) check instead: mysql://user:${NAME}@host:port/database")
+    .option("--redis <url>", "run an ad-hoc redis check instead: redis://user:${NAME}@host:port/number (rediss:// for TLS)")
+    .option("--query <text>", "ad-hoc with --postgres, --mysql, --redis: the query whose first row is judged (default SELECT 1, PING)")
     .option("--json", "one JSON object per result, one per line")
     .option("--record", "store the results as entries (stored checks only)")
     .addOption(
@@ -64,10 +69,23 @@ Examples:
   healthd check web-01/homepage --json | jq .latencyMs
   healthd check --url https://example.org/ --expect '[{"status": 200, "bodyContains": "Example"}]'
   healthd check --url https://self-signed.internal/ --insecure --no-follow
+  healthd check --postgres 'postgres://healthd:\${PGPASSWORD}@db:5432/app' --query 'SELECT pg_is_in_recovery()' --expect '{"equals": "f"}'
+  healthd check --redis redis://127.0.0.1:6379
   healthd check --url http://localhost:3000/api --method post --body '{"ping":1}' --header content-type:application/json
   if healthd check --url http://localhost:3000/health; then echo up; fi`,
     )
     .action(async (target: string | undefined, flags: CheckFlags) => {
+      const database = databaseFlag(flags);
+      if (database && (flags.url !== undefined || target)) throw new UsageError(`give either --${database.kind}, --url or a stored SERVER[/SERVICE], one of them`);
+      if (!database && flags.query !== undefined) throw new UsageError("--query goes with --postgres, --mysql or --redis");
+      if (database) {
+        const only = flags.header.length > 0 || !flags.follow || [flags.method, flags.body, flags.insecure].some((v) => v !== undefined);
+        if (only) throw new UsageError("--method, --header, --body, --insecure and --no-follow go with --url");
+        if (flags.record) throw new UsageError(`--record stores results of stored checks; an ad-hoc --${database.kind} check has nowhere to go`);
+        const subject = databaseAdHoc(database.kind, database.url, flags.query, expectOf(flags), flags.timeout);
+        process.exitCode = await runAll([subject], flags, async () => {});
+        return;
+      }
       const subjects = flags.url !== undefined ? [adHoc(flags)] : undefined;
       if (subjects && target) throw new UsageError("give either a stored SERVER[/SERVICE] or --url, not both");
       const adHocOnly =
@@ -123,16 +141,7 @@ function adHoc(flags: CheckFlags): Subject {
     if (colon < 1) throw new UsageError(`--header must be name:value (got ${JSON.stringify(header)})`);
     headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim();
   }
-  let expect: unknown;
-  if (flags.expect !== undefined) {
-    try {
-      expect = JSON.parse(flags.expect);
-    } catch (error) {
-      throw new UsageError(`--expect is not JSON: ${(error as Error).message}`);
-    }
-    // One alternative may be given alone: '{"status": 200}' is '[{"status": 200}]'.
-    if (typeof expect === "object" && expect !== null && !Array.isArray(expect)) expect = [expect];
-  }
+  const expect = expectOf(flags);
   const input = {
     url: flags.url,
     headers,
@@ -148,6 +157,18 @@ function adHoc(flags: CheckFlags): Subject {
   if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${flagOf(e.path)}: ${e.message}`).join("\n"));
   if (parsed.value.type !== "http") throw new UsageError("--url runs an http check");
   return { name: parsed.value.url, check: parsed.value };
+}
+
+/** --expect read: JSON, one alternative given alone ('{"status": 200}') being a list of one. */
+function expectOf(flags: CheckFlags): unknown {
+  if (flags.expect === undefined) return undefined;
+  let expect: unknown;
+  try {
+    expect = JSON.parse(flags.expect);
+  } catch (error) {
+    throw new UsageError(`--expect is not JSON: ${(error as Error).message}`);
+  }
+  return typeof expect === "object" && expect !== null && !Array.isArray(expect) ? [expect] : expect;
 }
 
 /** Which flag an error of the ad-hoc check document is about. */
