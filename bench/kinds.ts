@@ -4,6 +4,9 @@
  * settled (measured for SECONDS (60) once it has made WARMUP_CHECKS (2,400) checks, 48 s at 1,000 services),
  * the kinds alternating within each of RUNS (3) runs, a fresh daemon each. CPU from /proc, per check
  * the target received. Prints each kind's median and its ratio to http's. Load goes to 127.0.0.1 only.
+ * postgres, mysql and redis check this machine's servers (127.0.0.1:5432 as postgres, :3306 as root with
+ * database test, :6379; BENCH_POSTGRES_URL, BENCH_MYSQL_URL, BENCH_REDIS_URL for others), which count nothing
+ * for us: their checks are the daemon's own count of passing ones (/metrics). KINDS=http,redis picks kinds.
  */
 import { fork, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -20,12 +23,24 @@ const interval = Number(process.env.INTERVAL ?? 20);
 const warmupChecks = Number(process.env.WARMUP_CHECKS ?? 2400);
 const seconds = Number(process.env.SECONDS ?? 60);
 const bin = process.env.BIN ?? fileURLToPath(new URL("../bin/healthd", import.meta.url));
-const kinds = ["http", "tcp", "dns"] as const;
-type Kind = (typeof kinds)[number];
+const allKinds = ["http", "tcp", "dns", "postgres", "mysql", "redis"] as const;
+type Kind = (typeof allKinds)[number];
+const kinds = allKinds.filter((kind) => process.env.KINDS === undefined || process.env.KINDS.split(",").includes(kind));
+const databases: Partial<Record<Kind, string>> = {
+  postgres: process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  mysql: process.env.BENCH_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test",
+  redis: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+};
 
 const target = fork(new URL("./kind-target.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
 const [ports] = (await once(target, "message")) as [Record<Kind, number>];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A database kind's checks that passed, as the daemon at `url` counts them (its targets count nothing for us). */
+async function passed(url: string, kind: Kind): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = new RegExp(`^healthd_checks_total\\{type="${kind}",result="ok"[^}]*\\} (\\d+)$`, "m");
+  return Number(line.exec(text)?.[1] ?? 0);
+}
 async function received(kind: Kind): Promise<number> {
   target.send({ count: kind });
   const [message] = (await once(target, "message")) as [{ count: number }];
@@ -33,7 +48,9 @@ async function received(kind: Kind): Promise<number> {
 }
 
 const checkOf = (kind: Kind, i: number) =>
-  kind === "http"
+  databases[kind] !== undefined
+    ? { type: kind, url: databases[kind] }
+    : kind === "http"
     ? { url: `http://127.0.0.1:${ports.http}/svc-${i}` }
     : kind === "tcp"
       ? { type: "tcp", host: "127.0.0.1", port: ports.tcp, expect: [{ banner: { contains: "220 " } }] }
@@ -51,11 +68,12 @@ async function measure(kind: Kind): Promise<{ cpuMsPerCheck: number; rssMb: numb
       if (answer.status !== 201) throw new Error(`PUT failed: ${answer.status} ${await answer.text()}`);
     }
     await sleep((warmupChecks / (services / interval)) * 1000 + 2000);
-    await received(kind);
+    const count = databases[kind] !== undefined ? () => passed(url, kind) : () => received(kind);
+    const before = databases[kind] !== undefined ? await count() : (await count(), 0);
     const cpu0 = cpuSeconds(child.pid!);
     await sleep(seconds * 1000);
     const cpuMs = (cpuSeconds(child.pid!) - cpu0) * 1000;
-    const checks = await received(kind);
+    const checks = (await count()) - before;
     const expected = (seconds * services) / interval;
     if (checks < expected * 0.9) throw new Error(`${kind}: the target received ${checks} checks, fewer than the ${expected} planned`);
     return { cpuMsPerCheck: cpuMs / checks, rssMb: rssMb(child.pid!) };
@@ -66,7 +84,7 @@ async function measure(kind: Kind): Promise<{ cpuMsPerCheck: number; rssMb: numb
   }
 }
 
-const results: Record<Kind, number[]> = { http: [], tcp: [], dns: [] };
+const results = Object.fromEntries(allKinds.map((kind) => [kind, [] as number[]])) as Record<Kind, number[]>;
 for (let r = 0; r < runs; r++) {
   // The kinds alternate, starting from a different one each run.
   for (let k = 0; k < kinds.length; k++) {
