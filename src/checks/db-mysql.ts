@@ -4,7 +4,7 @@
  * first row as the server's text and hand it back; the runner (database.ts) holds the deadline and closes.
  */
 import type { Socket } from "node:net";
-import { failures, type Login, type Row, type Session } from "./db-session.ts";
+import { failures, sniffed, type Login, type Row, type Session } from "./db-session.ts";
 
 /** The server's codes for a refused login: access denied (1045, 1044, 1698), unknown database (1049), an auth plugin mysql2 lacks (1251). */
 const loginRefusals = new Set([1044, 1045, 1049, 1251, 1698]);
@@ -47,7 +47,11 @@ export async function askMysql(login: Login, query: string, session: Session): P
     loggedIn = true;
     session.stage = "querying";
   });
-  return new Promise<Row>((resolve, reject) => {
+  // The server speaks first: a packet of sequence 0 holding protocol version 10, or an error (0xff).
+  const stream = (connection as unknown as { stream: Socket }).stream;
+  const garbage = sniffed(stream, (first) => (first.length < 5 ? undefined : first[3] === 0 && (first[4] === 0x0a || first[4] === 0xff)), where, "MySQL");
+  garbage.catch(() => {});
+  const answer = new Promise<Row>((resolve, reject) => {
     failed = reject;
     // mysql2 queues the query until the login is done; a failed login fails it with the login's error.
     const running = connection.query(query);
@@ -58,6 +62,7 @@ export async function askMysql(login: Login, query: string, session: Session): P
     });
     running.on("error", (error: unknown) => reject(fromServer(error, where, loggedIn)));
   });
+  return Promise.race([answer, garbage]);
 }
 
 /** What the server (or its absence) said, as the check's failure: a server's error during login is a refusal. */

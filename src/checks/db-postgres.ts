@@ -4,7 +4,10 @@
  * hand it back. The runner (database.ts) holds the deadline and closes the connection.
  */
 import { isIP, type Socket } from "node:net";
-import { failures, type Login, type Row, type Session } from "./db-session.ts";
+import { failures, sniffed, type Login, type Row, type Session } from "./db-session.ts";
+
+/** What a server's first message after a startup may be: authentication, an error, a notice, a protocol version. */
+const firstMessages = new Set(["R", "E", "N", "v"].map((c) => c.charCodeAt(0)));
 
 /** Every value as the server wrote it: the check judges text, and parsing a type could only differ from it. */
 const asText = { getTypeParser: () => (value: string) => value };
@@ -35,13 +38,16 @@ export async function askPostgres(login: Login, query: string, session: Session)
   // Errors after the answer say nothing about it; before it, connect() and the query reject with them.
   client.on("error", () => {});
   connection.once("connect", () => (session.stage = "logging in"));
+  // Over TLS the first bytes answer the TLS request, then are TLS's: only a plain connection is sniffed.
+  const garbage = login.tls === "none" ? sniffed(connection.stream, (first) => firstMessages.has(first[0]!), where, "PostgreSQL") : new Promise<never>(() => {});
+  garbage.catch(() => {});
   try {
-    await client.connect();
+    await Promise.race([client.connect(), garbage]);
   } catch (error) {
     throw fromServer(error, where, "login");
   }
   session.stage = "querying";
-  return new Promise<Row>((resolve, reject) => {
+  const answer = new Promise<Row>((resolve, reject) => {
     // rowMode is pg's (its types leave it out of QueryConfig): each row an array, in the columns' order.
     const config = { text: query, rowMode: "array", types: asText };
     const running = client.query(new pg.Query(config as typeof config & { text: string }));
@@ -49,6 +55,7 @@ export async function askPostgres(login: Login, query: string, session: Session)
     running.on("end", () => resolve(null));
     running.on("error", (error: unknown) => reject(fromServer(error, where, "query")));
   });
+  return Promise.race([answer, garbage]);
 }
 
 /** What the server (or its absence) said, as the check's failure: its SQLSTATE tells a login's from a query's. */

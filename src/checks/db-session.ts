@@ -34,3 +34,18 @@ export const failures = {
   /** What came back was not the protocol (garbage, another service on the port). */
   protocol: (where: string, server: string, said: string) => new CheckFailure("protocol", `${where} did not answer as a ${server} server: ${said}`),
 };
+
+/**
+ * Rejects with a protocol failure when the first bytes the server sends cannot begin an answer of its
+ * protocol: garbage then fails at once, rather than at the deadline while the client waits for the rest of a
+ * message whose length was garbage too. Never resolves; a first chunk too short to judge is let through.
+ */
+export function sniffed(socket: { once(event: "data", listener: (chunk: Buffer) => void): unknown }, looksRight: (first: Buffer) => boolean | undefined, where: string, server: string): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    socket.once("data", (chunk) => {
+      if (looksRight(chunk) !== false) return;
+      const shown = chunk.subarray(0, 16).toString("hex").replace(/(..)/g, "$1 ").trim();
+      reject(failures.protocol(where, server, `its first bytes (${shown}) begin no ${server} message`));
+    });
+  });
+}
