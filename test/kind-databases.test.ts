@@ -36,7 +36,9 @@ const howToGet = {
 before(async () => {
   // PostgreSQL trusts every login here, so its refused login is a role that may not log in.
   const admin = new pg.Client({ host: "127.0.0.1", port: 5432, user: "postgres", database: "postgres" });
-  await admin.connect();
+  await admin.connect().catch((error: Error) => {
+    throw new Error(`these tests need PostgreSQL at 127.0.0.1:5432 (user postgres, trust): start it with pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start: ${error.message}`, { cause: error });
+  });
   await admin.query("DO $$ BEGIN CREATE ROLE healthd_test_nologin NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
   await admin.end();
   const root = await createConnection({ host: "127.0.0.1", port: 3306, user: "root", database: "test" }).catch((error: Error) => {
