@@ -55,7 +55,7 @@ export interface DaemonOptions {
   readonly publicUrl?: string;
   /** Peers whose X-Forwarded-For and X-Forwarded-Proto a ping's stored address and scheme come from (serve --trust-proxy), as CIDRs. Default none. */
   readonly trustProxy?: readonly string[];
-  /** The environment `${NAME}`s in channels are read from. Default process.env. */
+  /** The environment `${NAME}`s in channels and database checks' URLs are read from. Default process.env. */
   readonly env?: NodeJS.ProcessEnv;
 }
 

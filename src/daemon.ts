@@ -225,7 +225,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
       else events.emit("notify:failed", row, result, outcome);
     },
   });
-  const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight, tick }, version);
+  const checking = new Checking(store, cluster, { clock, log, maxInFlight: options.maxInFlight, tick, env: options.env }, version);
   const pingBuckets: PingBuckets = new Map();
   const metrics = createMetrics(
     {

@@ -336,13 +336,14 @@ test("GET /healthz and GET /openapi.json", async (t) => {
   assert.ok(doc.paths["/services/{serverId}"].put);
   // A check is one of its kinds, each with its own required fields and no others.
   const kinds = doc.components.schemas.ServerDocument.properties.services.items.properties.check.oneOf;
-  assert.deepEqual(kinds.map((k: { properties: { type: { const: string } } }) => k.properties.type.const), ["http", "tcp", "udp", "tls", "dns", "icmp", "websocket", "grpc", "heartbeat"]);
-  const [http, tcp, udp, tls, dns, icmp, websocket, grpc, heartbeat] = kinds;
+  assert.deepEqual(kinds.map((k: { properties: { type: { const: string } } }) => k.properties.type.const), ["http", "tcp", "udp", "tls", "dns", "icmp", "websocket", "grpc", "postgres", "mysql", "redis", "heartbeat"]);
+  const [http, tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql, redis, heartbeat] = kinds;
   assert.deepEqual([http.properties.type.const, http.required, http.additionalProperties], ["http", ["url"], false], "type may be left out: http");
   assert.deepEqual([tcp.properties.type.const, tcp.required], ["tcp", ["type", "host", "port"]]);
   assert.deepEqual([udp.required, tls.required, icmp.required], [["type", "host", "port"], ["type", "host", "port"], ["type", "host"]]);
   assert.deepEqual([dns.properties.type.const, dns.required], ["dns", ["type", "name"]]);
   assert.deepEqual([websocket.required, grpc.required], [["type", "url"], ["type", "target"]]);
+  assert.deepEqual([postgres.required, mysql.required, redis.required], [["type", "url"], ["type", "url"], ["type", "url"]]);
   assert.deepEqual([heartbeat.properties.type.const, heartbeat.required, heartbeat.additionalProperties], ["heartbeat", ["type"], false]);
 });
 

@@ -92,7 +92,8 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
   assert.equal(data.responses["200"].content["application/json"].schema.$ref, "#/components/schemas/EntryPage");
   assert.ok(data.responses["404"].content["application/problem+json"]);
   assert.deepEqual(doc.paths["/healthz"].get.security, []);
-  const [http, tcp, , , dns, , , , heartbeat] = doc.components.schemas.ServerDocument.properties.services.items.properties.check.oneOf;
+  const oneOf = doc.components.schemas.ServerDocument.properties.services.items.properties.check.oneOf;
+  const [http, tcp, dns, heartbeat] = ["http", "tcp", "dns", "heartbeat"].map((type) => oneOf.find((k: { properties: { type: { const: string } } }) => k.properties.type.const === type));
   assert.deepEqual([http.required, http.additionalProperties], [["url"], false]);
   assert.deepEqual([tcp.required, tcp.additionalProperties], [["type", "host", "port"], false]);
   assert.deepEqual([dns.required, dns.additionalProperties], [["type", "name"], false]);

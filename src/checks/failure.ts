@@ -1,6 +1,6 @@
 /**
  * How every kind of active check fails on the way to its target: an error kind and a sentence a sysadmin can
- * act on, from what the socket, the resolver or TLS threw. Shared by the http, tcp, udp, tls, dns, websocket and grpc controllers.
+ * act on, from what the socket, the resolver or TLS threw. Shared by the http, tcp, udp, tls, dns, websocket, grpc and database controllers.
  */
 import type { ErrorKind } from "../domain/model.ts";
 

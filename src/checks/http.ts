@@ -34,6 +34,8 @@ export interface ControllerOptions {
   readonly userAgent?: string;
   /** Told what the last hop answered, before it is judged: a check's steps extract their values from it. */
   readonly observe?: (answer: Observation) => void;
+  /** Where a database check's `${NAME}` password is read from, when it runs. Default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** What the controller needs of a check (the schedule and notification settings are not its business). */

@@ -9,6 +9,7 @@ import { runUdpCheck } from "./udp.ts";
 import { runSteps } from "./steps.ts";
 import { runWebsocketCheck } from "./websocket.ts";
 import { runGrpcCheck } from "./grpc.ts";
+import { runDatabaseCheck } from "./database.ts";
 
 /** A check healthd makes (every kind but heartbeat), as stored or as `healthd check --url` builds it. */
 export type Probed = Exclude<Check, { readonly type: "heartbeat" }>;
@@ -31,5 +32,9 @@ export function probe(check: Probed, options: ControllerOptions = {}): Promise<O
       return runWebsocketCheck(check, options);
     case "grpc":
       return runGrpcCheck(check, options);
+    case "postgres":
+    case "mysql":
+    case "redis":
+      return runDatabaseCheck(check, options);
   }
 }

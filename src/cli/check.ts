@@ -13,8 +13,9 @@ import { argument, dbOption } from "./options.ts";
 import { parseTarget, selectTarget } from "./target.ts";
 import { colourWanted, paint } from "./output.ts";
 import { adHocKind, askedKind, kindOptions, type KindFlags } from "./check-kinds.ts";
+import { databaseAdHoc, databaseFlag, type DatabaseFlags } from "./check-database.ts";
 
-interface CheckFlags extends KindFlags {
+interface CheckFlags extends KindFlags, DatabaseFlags {
   readonly db: string;
   readonly url?: string;
   readonly method?: string;
@@ -49,6 +50,10 @@ export function checkCommand(): Command {
     .option("--body <text>", "ad-hoc: the request body (with --method POST, say)")
     .option("--insecure", "ad-hoc: accept any TLS certificate (verifyTls false)")
     .option("--no-follow", "ad-hoc: do not follow redirects (followRedirects false)")
+    .option("--postgres <url>", "run an ad-hoc postgres check instead: postgres://user:${NAME}@host:port/database (the password from the environment)")
+    .option("--mysql <url>", "run an ad-hoc mysql (or MariaDB) check instead: mysql://user:${NAME}@host:port/database")
+    .option("--redis <url>", "run an ad-hoc redis check instead: redis://user:${NAME}@host:port/number (rediss:// for TLS)")
+    .option("--query <text>", "ad-hoc with --postgres, --mysql, --redis: the query whose first row is judged (default SELECT 1, PING)")
     .option("--json", "one JSON object per result, one per line")
     .option("--record", "store the results as entries (stored checks only)")
     .addOption(
@@ -66,11 +71,24 @@ Examples:
   healthd check --url https://example.org/ --expect '[{"status": 200, "bodyContains": "Example"}]'
   healthd check --url https://self-signed.internal/ --insecure --no-follow
   healthd check --url http://localhost:3000/api --method post --body '{"ping":1}' --header content-type:application/json
+  healthd check --postgres 'postgres://healthd:\${PGPASSWORD}@db:5432/app' --query 'SELECT pg_is_in_recovery()' --expect '{"equals": "f"}'
+  healthd check --redis redis://127.0.0.1:6379
   healthd check --websocket wss://example.org/socket --send ping --expect '{"contains": "pong"}'
   healthd check --grpc 127.0.0.1:50051 --service shop.Cart
   if healthd check --url http://localhost:3000/health; then echo up; fi`,
     )
     .action(async (target: string | undefined, flags: CheckFlags) => {
+      const database = databaseFlag(flags);
+      if (database && (flags.url !== undefined || flags.websocket !== undefined || flags.grpc !== undefined || target)) throw new UsageError(`give one of --${database.kind}, --url, --websocket, --grpc and a stored SERVER[/SERVICE]`);
+      if (!database && flags.query !== undefined) throw new UsageError("--query goes with --postgres, --mysql or --redis");
+      if (database) {
+        const only = flags.header.length > 0 || !flags.follow || [flags.method, flags.body, flags.insecure].some((v) => v !== undefined);
+        if (only) throw new UsageError("--method, --header, --body, --insecure and --no-follow go with --url");
+        if (flags.record) throw new UsageError(`--record stores results of stored checks; an ad-hoc --${database.kind} check has nowhere to go`);
+        const subject = databaseAdHoc(database.kind, database.url, flags.query, expectOf(flags), flags.timeout);
+        process.exitCode = await runAll([subject], flags, async () => {});
+        return;
+      }
       const kind = askedKind(flags);
       const subjects = flags.url !== undefined ? [adHoc(flags)] : kind ? [adHocKind(kind, flags, { headers: headersOf(flags), expect: expectOf(flags), timeoutMs: flags.timeout, insecure: flags.insecure })] : undefined;
       if (subjects && target) throw new UsageError(`give either a stored SERVER[/SERVICE] or --${kind ?? "url"}, not both`);

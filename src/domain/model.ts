@@ -15,8 +15,9 @@
  */
 import { createRequire } from "node:module";
 import type { Check, CheckType, MaintenanceWindow } from "./schema/index.ts";
+import { readConnection, shownUrl } from "./schema/database.ts";
 
-export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, IcmpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck, TlsCheck, UdpCheck, WebsocketCheck, GrpcCheck } from "./schema/index.ts";
+export type { Alternative, Check, CheckInput, CheckType, DnsCheck, HeartbeatCheck, HttpCheck, IcmpCheck, MaintenanceWindow, ServerDocument, ServiceDocument, TcpCheck, TlsCheck, UdpCheck, WebsocketCheck, GrpcCheck, MysqlCheck, PostgresCheck, RedisCheck } from "./schema/index.ts";
 
 /** Why a check failed. `null` on a passing check. */
 export const errorKinds = [
@@ -38,7 +39,11 @@ export const errorKinds = [
   "answer",
   // An icmp check's echoes that did not come back, more than maxLossPercent allows.
   "loss",
-  // A target that speaks another protocol (a WebSocket upgrade or a gRPC call answered by something else).
+  // A database check's: the server refused the login (user, password, database) or failed the query.
+  "auth",
+  "query",
+  // A target that speaks another protocol: a WebSocket upgrade, a gRPC call or a database login answered by
+  // something else (garbage, another service on the port).
   "protocol",
   // A heartbeat's: no ping by the deadline and its grace, the job's own failure or exit code, a run too long or
   // too short.
@@ -160,6 +165,10 @@ export function targetOf(check: Check): string | null {
       return check.url;
     case "grpc":
       return `${check.tls ? "grpcs" : "grpc"}://${check.target}${check.service ? `/${check.service}` : ""}`;
+    case "postgres":
+    case "mysql":
+    case "redis":
+      return shownUrl(check.type, check.url);
     case "heartbeat":
       return null;
   }
@@ -171,12 +180,19 @@ export function targetOf(check: Check): string | null {
  * every `healthd ping` from cron would pay: it is loaded when first needed, by a check with domainWarnDays.
  */
 export function registeredDomain(check: Check): string | null {
-  const host = check.type === "http" || check.type === "websocket" ? new URL(check.url).hostname : check.type === "grpc" ? check.target.replace(/:\d+$/, "").replace(/^\[|\]$/g, "") : check.type === "tcp" || check.type === "udp" || check.type === "tls" || check.type === "icmp" ? check.host : check.type === "dns" ? check.name : null;
+  const host = check.type === "http" || check.type === "websocket" ? new URL(check.url).hostname : check.type === "grpc" ? check.target.replace(/:\d+$/, "").replace(/^\[|\]$/g, "") : check.type === "tcp" || check.type === "udp" || check.type === "tls" || check.type === "icmp" ? check.host : check.type === "dns" ? check.name : databaseHost(check);
   if (host === null) return null;
   tldts ??= createRequire(import.meta.url)("tldts") as typeof import("tldts");
   return tldts.getDomain(host.replace(/\.$/, ""), { allowPrivateDomains: false })?.toLowerCase() ?? null;
 }
 let tldts: typeof import("tldts") | undefined;
+
+/** A database check's host, from its URL; null for other kinds. */
+function databaseHost(check: Check): string | null {
+  if (check.type !== "postgres" && check.type !== "mysql" && check.type !== "redis") return null;
+  const read = readConnection(check.type, check.url);
+  return read.ok ? read.connection.host : null;
+}
 
 /** Whether a check is one healthd makes on a schedule. */
 export const isActive = (check: StoredCheck): check is ActiveCheck => check.type !== "heartbeat";

@@ -68,6 +68,9 @@ export const storedCheckAnswer = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("dns"), ...kinds.dns, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("websocket"), ...kinds.websocket, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({ type: z.literal("grpc"), ...kinds.grpc, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("postgres"), ...kinds.postgres, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("mysql"), ...kinds.mysql, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
+  z.strictObject({ type: z.literal("redis"), ...kinds.redis, ...stored, intervalSeconds: z.int().nullable(), cron: z.string().nullable() }),
   z.strictObject({
     type: z.literal("heartbeat"),
     ...kinds.heartbeat,

@@ -161,7 +161,7 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
   if (scheme === "udp") return udpCheck(e, url, parsed, base, skip, note);
   if (scheme === "ws" || scheme === "wss") return websocketFromGatus(e, url, parsed, base, { skip, note, latencyMs });
   if (scheme === "grpc" || scheme === "grpcs") return grpcFromGatus(e, url, parsed, base, { skip, note, latencyMs });
-  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls, dns, icmp, websocket and grpc checks and heartbeats); not carried over`);
+  return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql and redis checks and heartbeats); not carried over`);
 }
 
 /** udp://host:port with the body Gatus sends: healthd's udp check, [BODY] == text as the whole answer. */

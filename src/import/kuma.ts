@@ -3,8 +3,9 @@
  * Kuma's own schema (db/kuma.sql, db/knex_migrations, server/model/monitor.js): a monitor row has snake_case
  * columns (accepted_statuscodes_json, ignore_tls...), the backup's monitorList camelCase fields for some.
  *
- * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns and push (heartbeat)
- * monitors, grpc-keyword ones of the standard health service and websocket-upgrade ones (kuma-net.ts); groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
+ * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns, ping (icmp), postgres,
+ * mysql, redis (kuma-databases.ts) and push (heartbeat) monitors, grpc-keyword ones of the standard health service
+ * and websocket-upgrade ones (kuma-net.ts); groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
  * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, a push
  * monitor's token (pushToken: its push URL keeps working), accepted status codes, redirects, TLS
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
@@ -15,6 +16,7 @@ import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported 
 import { channelsFrom } from "./kuma-channels.ts";
 import { grpcFromKuma, kumaNetFrom, websocketFromKuma, type KumaNet } from "./kuma-net.ts";
 import { bool, num, str } from "./kuma-values.ts";
+import { databaseCheck } from "./kuma-databases.ts";
 
 /** Kuma's newest migration healthd was written against: a database with later ones is newer than it knows. */
 export const newestKnownMigration = "2025-12-29-0000-remove-line-notify.js";
@@ -57,6 +59,11 @@ interface Monitor {
   readonly expiryNotification: boolean;
   /** A push monitor's token: its URL is /api/push/{pushToken}. */
   readonly pushToken: string | null;
+  /** A database monitor's (postgres, mysql, redis): its connection, query, mysql's password and conditions. */
+  readonly databaseConnectionString: string | null;
+  readonly databaseQuery: string | null;
+  readonly radiusPassword: string | null;
+  readonly conditions: string | null;
   /** The ids of the notification settings it notifies through. */
   readonly notifications: readonly number[];
   /** A grpc-keyword or websocket-upgrade monitor's own columns. */
@@ -109,6 +116,10 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     dnsResolveServer: str(pick("dns_resolve_server", "dnsResolveServer")),
     expiryNotification: bool(pick("expiryNotification", "expiry_notification")),
     pushToken: str(pick("push_token", "pushToken")),
+    databaseConnectionString: str(pick("database_connection_string", "databaseConnectionString")),
+    databaseQuery: str(pick("database_query", "databaseQuery")),
+    radiusPassword: str(pick("radius_password", "radiusPassword")),
+    conditions: str(r.conditions),
     // A backup lists them on the monitor ({"1": true}); kuma.db in monitor_notification (added by the caller).
     net: kumaNetFrom(r),
     notifications: Object.entries((r.notificationIDList ?? {}) as Record<string, unknown>).filter(([, on]) => bool(on)).map(([id]) => Number(id)),
@@ -272,8 +283,14 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       const headers = headersOf(m, note);
       return { type: "websocket", url: m.url, ...websocketFromKuma(m, note), ...(Object.keys(headers).length > 0 ? { headers } : {}), ...active(m), ...retries(m, note), ...alerting(m) };
     }
+    case "postgres":
+    case "mysql":
+    case "redis": {
+      const own = databaseCheck({ ...m, type: m.type }, note);
+      return own && { ...own, ...active(m), ...retries(m, note), ...alerting(m) };
+    }
     default:
-      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns, icmp, websocket, grpc and heartbeat); not carried over`);
+      return void note(`healthd has no ${m.type} check (it has http, tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql, redis and heartbeat); not carried over`);
   }
 }
 

@@ -64,6 +64,8 @@ export interface CheckingOptions {
   readonly maxInFlight?: number;
   /** The daemon's tick, ridden (Tick.ride): the scheduler's wake-ups share its ticks when it runs anyway. */
   readonly tick?: SharedTick;
+  /** Where database checks read their `${NAME}` passwords, as channels do. Default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export class Checking {
@@ -119,7 +121,7 @@ export class Checking {
       maxInFlight: options.maxInFlight,
       tick: options.tick,
       run: async (service, signal) => {
-        const outcome = await probe(service.check, { signal, userAgent, clock });
+        const outcome = await probe(service.check, { signal, userAgent, clock, env: options.env });
         if (signal.aborted) return; // stopping: an interrupted check says nothing about the service
         // Its check changed (or went) while it ran: the result is of a check no longer there, and the new one runs.
         if (!this.#scheduler.isCurrent(service)) return;

@@ -43,7 +43,7 @@ export function createMetrics(sources: MetricSources, version: string) {
 
   const checks = new Counter({
     name: "healthd_checks_total",
-    help: "Checks run, by kind of check (http, tcp, udp, tls, dns, icmp, websocket, grpc), result (ok, failed) and error kind (none when ok)",
+    help: "Checks run, by kind of check (http, tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql, redis), result (ok, failed) and error kind (none when ok)",
     labelNames: ["type", "result", "error_kind"] as const,
     registers,
   });

@@ -84,7 +84,7 @@ export interface HttpCheckConfigsTable {
   /** Locations that must see it failing; null: a majority. */
   quorum: number | null;
   /** The kind of check. */
-  type: Generated<"http" | "tcp" | "udp" | "tls" | "dns" | "icmp" | "websocket" | "grpc" | "heartbeat">;
+  type: Generated<"http" | "tcp" | "udp" | "tls" | "dns" | "icmp" | "websocket" | "grpc" | "postgres" | "mysql" | "redis" | "heartbeat">;
   /** JSON of a kind's own fields that have no column of their own (null for http, whose fields are the columns). */
   probe: string | null;
   /** A heartbeat's secret for its ping URLs (unique). */

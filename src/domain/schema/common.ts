@@ -194,7 +194,7 @@ export const alertingFields = {
     .default(null),
 };
 
-/** What every active check (one healthd makes: http, tcp, udp, tls, dns, icmp, websocket, grpc) has: its schedule, its timeout, where it runs. */
+/** What every active check (one healthd makes: http, tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql, redis) has: its schedule, its timeout, where it runs. */
 export const activeFields = {
   intervalSeconds: integer(1, 86400, 60).nullable().optional(),
   cron: cron.nullable().optional(),

@@ -2,7 +2,7 @@
  * The documents healthd accepts from outside, as zod schemas. The HTTP API, `healthd apply` and the OpenAPI
  * document all come from these, so a rule is written once. Messages say what is wrong and what to write instead.
  *
- * A check is of a kind (`type`): http (the default when `type` is left out), tcp, udp, tls, dns, icmp, websocket, grpc or heartbeat. Each kind has its
+ * A check is of a kind (`type`): http (the default when `type` is left out), tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql, redis or heartbeat. Each kind has its
  * own fields (its file here) beside those every check has (common.ts); a field of another kind is refused
  * by name.
  */
@@ -19,6 +19,7 @@ import { icmpFields, icmpRules } from "./icmp.ts";
 import { stepsField, stepsRules } from "./steps.ts";
 import { websocketFields } from "./websocket.ts";
 import { grpcFields, grpcRules } from "./grpc.ts";
+import { databaseFields } from "./database.ts";
 
 export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
 
@@ -32,6 +33,9 @@ export const kinds = {
   icmp: { ...icmpFields, ...alertingFields, ...activeFields },
   websocket: { ...websocketFields, ...alertingFields, ...activeFields },
   grpc: { ...grpcFields, ...alertingFields, ...activeFields },
+  postgres: { ...databaseFields("postgres"), ...alertingFields, ...activeFields },
+  mysql: { ...databaseFields("mysql"), ...alertingFields, ...activeFields },
+  redis: { ...databaseFields("redis"), ...alertingFields, ...activeFields },
   heartbeat: { ...heartbeatFields, ...alertingFields },
 };
 export type CheckType = keyof typeof kinds;
@@ -87,12 +91,15 @@ const dnsCheck = kind("dns", kinds.dns, activeRules).transform((c) => activeSche
 const icmpCheck = kind("icmp", kinds.icmp, (c, ctx) => (activeRules(c, ctx), icmpRules(c, ctx))).transform((c) => activeSchedule(c));
 const websocketCheck = kind("websocket", kinds.websocket, activeRules).transform((c) => activeSchedule(c));
 const grpcCheck = kind("grpc", kinds.grpc, (c, ctx) => (activeRules(c, ctx), grpcRules(c, ctx))).transform((c) => activeSchedule(c));
+const postgresCheck = kind("postgres", kinds.postgres, activeRules).transform((c) => activeSchedule(c));
+const mysqlCheck = kind("mysql", kinds.mysql, activeRules).transform((c) => activeSchedule(c));
+const redisCheck = kind("redis", kinds.redis, activeRules).transform((c) => activeSchedule(c));
 const heartbeatCheck = kind("heartbeat", kinds.heartbeat, heartbeatRules).transform((c) => heartbeatSchedule(c, (pattern) => cronGap(pattern, c.timezone)));
 
 /** A check as a document writes it: `type` left out is an HTTP check. */
 export const checkInput = z.preprocess(
   (value) => (typeof value === "object" && value !== null && !Array.isArray(value) && !("type" in value) ? { ...value, type: "http" } : value),
-  z.discriminatedUnion("type", [httpCheck, tcpCheck, udpCheck, tlsCheck, dnsCheck, icmpCheck, websocketCheck, grpcCheck, heartbeatCheck], {
+  z.discriminatedUnion("type", [httpCheck, tcpCheck, udpCheck, tlsCheck, dnsCheck, icmpCheck, websocketCheck, grpcCheck, postgresCheck, mysqlCheck, redisCheck, heartbeatCheck], {
     error: (issue) => (issue.code === "invalid_union" ? `must be one of ${checkTypes.join(", ")}` : undefined),
   }),
 );
@@ -174,6 +181,9 @@ export type DnsCheck = Extract<Check, { type: "dns" }>;
 export type IcmpCheck = Extract<Check, { type: "icmp" }>;
 export type WebsocketCheck = Extract<Check, { type: "websocket" }>;
 export type GrpcCheck = Extract<Check, { type: "grpc" }>;
+export type PostgresCheck = Extract<Check, { type: "postgres" }>;
+export type MysqlCheck = Extract<Check, { type: "mysql" }>;
+export type RedisCheck = Extract<Check, { type: "redis" }>;
 export type HeartbeatCheck = Extract<Check, { type: "heartbeat" }>;
 export type ServiceDocument = z.output<typeof serviceDocument>;
 export type ServerDocument = z.output<typeof serverDocument>;

@@ -3,7 +3,7 @@
  * table's name is older than tcp, dns and heartbeats), its alerting settings beside them.
  */
 import type { Selectable } from "kysely";
-import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type IcmpCheck, type TcpCheck, type TlsCheck, type UdpCheck, type WebsocketCheck, type GrpcCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
+import { type Check, type HeartbeatCheck, type HttpCheck, type DnsCheck, type IcmpCheck, type TcpCheck, type TlsCheck, type UdpCheck, type WebsocketCheck, type GrpcCheck, type PostgresCheck, registeredDomain, targetOf, type StoredCheck } from "../../domain/model.ts";
 import type { HttpCheckConfigsTable } from "../tables.ts";
 
 export type CheckRow = Omit<Selectable<HttpCheckConfigsTable>, "service_key">;
@@ -71,6 +71,11 @@ export function checkFromRow(row: CheckRow): StoredCheck {
   if (row.type === "grpc") {
     const { target, tls, service, maxLatencyMs } = JSON.parse(row.probe!) as Pick<GrpcCheck, "target" | "tls" | "service" | "maxLatencyMs">;
     return { type: "grpc", target, tls, verifyTls: Boolean(row.verify_tls), service, maxLatencyMs, ...active };
+  }
+  if (row.type === "postgres" || row.type === "mysql" || row.type === "redis") {
+    // The URL as written (its password a ${NAME}), not the target shown in `url`, which leaves even that out.
+    const { url, query } = JSON.parse(row.probe!) as Pick<PostgresCheck, "url" | "query">;
+    return { type: row.type, url, query, expect: JSON.parse(row.expect) as PostgresCheck["expect"], ...active };
   }
   if (row.type === "dns") {
     const { name, recordType, server } = JSON.parse(row.probe!) as Pick<DnsCheck, "name" | "recordType" | "server">;
@@ -192,7 +197,9 @@ export function checkToRow(key: number, check: Check, keys?: HeartbeatKeys) {
             ? { host: check.host, port: check.port, starttls: check.starttls, servername: check.servername, minVersion: check.minVersion }
             : check.type === "icmp"
               ? { host: check.host, count: check.count, maxLossPercent: check.maxLossPercent, maxLatencyMs: check.maxLatencyMs }
-              : { name: check.name, recordType: check.recordType, server: check.server };
+              : check.type === "postgres" || check.type === "mysql" || check.type === "redis"
+                ? { url: check.url, query: check.query }
+                : { name: check.name, recordType: check.recordType, server: check.server };
     return {
       ...active,
       probe: JSON.stringify(probe),

@@ -1,0 +1,251 @@
+/**
+ * Database checks (issue 84): postgres, mysql and redis against the real servers on this machine (PostgreSQL
+ * 127.0.0.1:5432, MariaDB 127.0.0.1:3306, Redis 127.0.0.1:6379), a user with a password read from ${NAME},
+ * hostile servers made here (one that accepts and stalls, one that sends garbage), then through the daemon on
+ * both engines, the API's validation, and Uptime Kuma's import from the command line.
+ */
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type Socket } from "node:net";
+import { join } from "node:path";
+import { before, test, type TestContext } from "node:test";
+import { createClient } from "@redis/client";
+import { createConnection } from "mysql2/promise";
+import pg from "pg";
+import { runDatabaseCheck, type DatabaseRequest } from "../src/checks/database.ts";
+import type { CheckDone } from "../src/daemon.ts";
+import { runHealthd } from "./support/cli.ts";
+import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
+import { engines } from "./support/databases.ts";
+import { nextEvent } from "./support/events.ts";
+import { kumaDatabase } from "./support/kuma.ts";
+import { tempDir } from "./support/temp.ts";
+
+/** The password of the users the tests make: given to checks only through the variable HEALTHD_TEST_DB_PASSWORD. */
+const secret = "probe s3cret/@:%";
+const env = { HEALTHD_TEST_DB_PASSWORD: secret };
+
+const howToGet = {
+  mysql:
+    "these tests need MariaDB at 127.0.0.1:3306 (root with an empty password, database test). Install it with " +
+    "apt-get install mariadb-server, start it with service mariadb start (or mysqld_safe &), then run: " +
+    "mysql -uroot -e \"CREATE DATABASE IF NOT EXISTS test; CREATE USER IF NOT EXISTS root@'127.0.0.1'; GRANT ALL ON *.* TO root@'127.0.0.1'\" (.ci/run does all of it)",
+  redis: "these tests need Redis at 127.0.0.1:6379. Install it with apt-get install redis-server and start it with redis-server --daemonize yes (.ci/run does both)",
+};
+
+before(async () => {
+  // PostgreSQL trusts every login here, so its refused login is a role that may not log in.
+  const admin = new pg.Client({ host: "127.0.0.1", port: 5432, user: "postgres", database: "postgres" });
+  await admin.connect().catch((error: Error) => {
+    throw new Error(`these tests need PostgreSQL at 127.0.0.1:5432 (user postgres, trust): start it with pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start: ${error.message}`, { cause: error });
+  });
+  await admin.query("DO $$ BEGIN CREATE ROLE healthd_test_nologin NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+  await admin.end();
+  const root = await createConnection({ host: "127.0.0.1", port: 3306, user: "root", database: "test" }).catch((error: Error) => {
+    throw new Error(`${howToGet.mysql}: ${error.message}`, { cause: error });
+  });
+  await root.query("CREATE USER IF NOT EXISTS 'healthd_probe'@'127.0.0.1' IDENTIFIED BY ?", [secret]);
+  await root.query("ALTER USER 'healthd_probe'@'127.0.0.1' IDENTIFIED BY ?", [secret]);
+  await root.end();
+  const redis = createClient({ socket: { host: "127.0.0.1", port: 6379, reconnectStrategy: false } });
+  redis.on("error", () => {});
+  await redis.connect().catch((error: Error) => {
+    throw new Error(`${howToGet.redis}: ${error.message}`, { cause: error });
+  });
+  await redis.sendCommand(["ACL", "SETUSER", "healthd_probe", "reset", "on", `>${secret}`, "+ping", "+get", "~healthd:*"]);
+  await redis.sendCommand(["SET", "healthd:test", "ready"]);
+  redis.destroy();
+});
+
+const check = (type: DatabaseRequest["type"], url: string, more: Partial<DatabaseRequest> = {}): DatabaseRequest => ({
+  type, url, query: type === "redis" ? "PING" : "SELECT 1", expect: [], timeoutMs: 3000, ...more,
+});
+const run = (c: DatabaseRequest, more: Record<string, string> = {}) => runDatabaseCheck(c, { env: { ...env, ...more } });
+const result = (o: Awaited<ReturnType<typeof run>>) => [o.ok, o.errorKind, o.error];
+
+test("postgres: the first row as the server wrote it is judged; no row, a failed query, a refused login and a closed port say so", async () => {
+  const url = "postgres://postgres@127.0.0.1:5432/postgres";
+  const one = await run(check("postgres", url));
+  assert.deepEqual([...result(one), one.answers], [true, null, null, ["1"]]);
+  const row = await run(check("postgres", url, { query: "SELECT 42, true, NULL, 'up' FROM generate_series(1, 100000)", expect: [{ equals: "42|t||up", maxLatencyMs: 3000 }] }));
+  assert.deepEqual(result(row), [true, null, null], "only the first row is read, its values as psql -At prints them");
+  const wrong = await run(check("postgres", url, { query: "SELECT 'replica'", expect: [{ equals: "primary" }, { matches: "^prim" }] }));
+  assert.deepEqual(result(wrong), [false, "answer", 'the first row "replica" is not "primary" (no alternative held; closest is #0)']);
+  const none = await run(check("postgres", url, { query: "SELECT 1 WHERE false", expect: [{ contains: "1" }] }));
+  assert.deepEqual(result(none), [false, "answer", "the answer (no row came) does not contain \"1\""]);
+  const failed = await run(check("postgres", url, { query: "SELECT nope FROM nowhere" }));
+  assert.deepEqual(result(failed), [false, "query", 'the query failed: relation "nowhere" does not exist (SQLSTATE 42P01)']);
+  const refused = await run(check("postgres", "postgres://healthd_test_nologin:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:5432/postgres"));
+  assert.deepEqual(result(refused), [false, "auth", '127.0.0.1:5432 refused the login: role "healthd_test_nologin" is not permitted to log in (SQLSTATE 28000)']);
+  const closed = await run(check("postgres", "postgres://postgres@127.0.0.1:1/postgres"));
+  assert.deepEqual(result(closed), [false, "connect", "connection refused by 127.0.0.1:1"]);
+});
+
+test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or missing one is auth, a bad query is query", async () => {
+  const url = "mysql://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:3306";
+  const one = await run(check("mysql", url, { query: "SELECT 1, NULL, 2.50, 'up'", expect: [{ equals: "1||2.50|up" }] }));
+  assert.deepEqual([...result(one), one.answers], [true, null, null, ["1||2.50|up"]]);
+  const mariadb = await run(check("mysql", url.replace("mysql:", "mariadb:"), { query: "SELECT VERSION()", expect: [{ contains: "MariaDB" }] }));
+  assert.deepEqual(result(mariadb), [true, null, null]);
+  const wrong = await run(check("mysql", url), { HEALTHD_TEST_DB_PASSWORD: "not it" });
+  assert.equal(wrong.errorKind, "auth");
+  assert.match(wrong.error!, /^127\.0\.0\.1:3306 refused the login: Access denied for user 'healthd_probe'@'127\.0\.0\.1' \(using password: YES\)/);
+  const missing = await runDatabaseCheck(check("mysql", url), { env: {} });
+  assert.deepEqual(result(missing), [false, "auth", "no password to log in to 127.0.0.1:3306 with: this node's environment has no HEALTHD_TEST_DB_PASSWORD: set it (systemd: EnvironmentFile=) and restart healthd"]);
+  const bad = await run(check("mysql", "mysql://root@127.0.0.1:3306/test", { query: "SELECT * FROM no_such_table" }));
+  assert.deepEqual(result(bad), [false, "query", "the query failed: Table 'test.no_such_table' doesn't exist (ER_NO_SUCH_TABLE)"]);
+  const noDatabase = await run(check("mysql", "mysql://root@127.0.0.1:3306/no_such_database"));
+  assert.deepEqual(result(noDatabase), [false, "auth", "127.0.0.1:3306 refused the login: Unknown database 'no_such_database' (ER_BAD_DB_ERROR)"]);
+});
+
+test("redis: PING, a command's answer, an ACL user whose password is read from ${NAME}; a wrong password is auth, a refused command query", async () => {
+  const pong = await run(check("redis", "redis://127.0.0.1:6379"));
+  assert.deepEqual([...result(pong), pong.answers], [true, null, null, ["PONG"]]);
+  const user = "redis://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:6379/0";
+  const got = await run(check("redis", user, { query: "GET healthd:test", expect: [{ equals: "ready" }] }));
+  assert.deepEqual(result(got), [true, null, null]);
+  const wrong = await run(check("redis", user), { HEALTHD_TEST_DB_PASSWORD: "not it" });
+  assert.deepEqual(result(wrong), [false, "auth", "127.0.0.1:6379 refused the login: WRONGPASS invalid username-password pair or user is disabled."]);
+  const denied = await run(check("redis", user, { query: "GET other:key" }));
+  assert.equal(denied.errorKind, "query");
+  assert.match(denied.error!, /^the query failed: NOPERM/);
+});
+
+/** A TCP server on 127.0.0.1 that does `onConnection` with each socket; `open` counts those not yet closed. */
+async function hostile(t: TestContext, onConnection: (socket: Socket) => void) {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.resume(); // read, so that the check closing its end is seen
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+    onConnection(socket);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const port = (server.address() as { port: number }).port;
+  /** Resolves once every connection made to it is closed (the check let go of it). */
+  const released = async () => {
+    while (sockets.size > 0) await once([...sockets][0]!, "close");
+  };
+  return { port, released };
+}
+
+test("hostile servers: one that accepts and stalls is a timeout, one that sends garbage (and stays) is protocol at once; each connection is closed", async (t) => {
+  const stall = await hostile(t, () => {});
+  const garbage = await hostile(t, (socket) => socket.write(Buffer.from("\xff\xfe garbage \x00\x01\x02 HTTP/1.1 400 Bad Request\r\n\r\n".repeat(50), "latin1")));
+  const urls = { postgres: "postgres://postgres@127.0.0.1:PORT/postgres", mysql: "mysql://root@127.0.0.1:PORT/test", redis: "redis://127.0.0.1:PORT" };
+  for (const type of ["postgres", "mysql", "redis"] as const) {
+    const stalled = await run(check(type, urls[type].replace("PORT", String(stall.port)), { timeoutMs: 300 }));
+    assert.equal(stalled.errorKind, "timeout", `${type}: ${stalled.error}`);
+    assert.match(stalled.error!, new RegExp(`^no answer from \\w+ at 127\\.0\\.0\\.1:${stall.port} within 300 ms \\(timed out (logging in|querying)\\)$`));
+    await stall.released();
+    // A deadline of a minute: garbage must fail on sight, not when the client has waited for a garbage length.
+    const spoken = await run(check(type, urls[type].replace("PORT", String(garbage.port)), { timeoutMs: 60_000 }));
+    assert.equal(spoken.errorKind, "protocol", `${type}: ${spoken.error}`);
+    assert.match(spoken.error!, new RegExp(`^127\\.0\\.0\\.1:${garbage.port} did not answer as a (PostgreSQL|MySQL|Redis) server: `));
+    await garbage.released();
+  }
+  // Another database on the port: MariaDB's greeting is no PostgreSQL message.
+  const crossed = await run(check("postgres", "postgres://postgres@127.0.0.1:3306/postgres"));
+  assert.deepEqual([crossed.errorKind, /did not answer as a PostgreSQL server: its first bytes \(([0-9a-f]{2} ){3}00 0a/.test(crossed.error!)], ["protocol", true], crossed.error!);
+});
+
+test("the API refuses database checks' mistakes, naming the field: a written password, another kind's scheme, a parameter, a redis command", async (t) => {
+  const d = await testDaemon(t);
+  await assertChecksRefused(d, [
+    [{ type: "postgres", url: "postgres://app:hunter2@db:5432/app" }, "/services/0/check/url", /holds a password: write it as \$\{NAME\}.*would be stored, shown by GET and written by export/],
+    [{ type: "postgres", url: "postgres://app:${PW:-hunter2}@db/app" }, "/services/0/check/url", /gives its password variable a default/],
+    [{ type: "postgres", url: "mysql://app@db/app" }, "/services/0/check/url", /is a mysql:\/\/ URL, which a mysql check takes: set type: mysql/],
+    [{ type: "mysql", url: "https://db/app" }, "/services/0/check/url", /must start with mysql:\/\/ or mariadb:\/\//],
+    [{ type: "mysql", url: "mysql://db:3306/app" }, "/services/0/check/url", /names no user/],
+    [{ type: "postgres", url: "postgres://app@db/app?sslkey=/etc/shadow" }, "/services/0/check/url", /has the parameter sslkey, which healthd does not take \(a postgres URL takes sslmode\)/],
+    [{ type: "postgres", url: "postgres://app@db/app?sslmode=prefer" }, "/services/0/check/url", /sslmode is one of disable, require, verify-full/],
+    [{ type: "redis", url: "redis://cache/app" }, "/services/0/check/url", /a redis URL's path is the database's number/],
+    [{ type: "redis", url: "redis://cache", query: "AUTH x" }, "/services/0/check/query", /sends AUTH, which the URL does/],
+    [{ type: "redis", url: "redis://cache", query: "SUBSCRIBE news" }, "/services/0/check/query", /never answers once/],
+    [{ type: "redis", url: "redis://cache", query: 'GET "open' }, "/services/0/check/query", /a quote that is not closed/],
+    [{ type: "mysql", url: "mysql://app@db/app", query: "" }, "/services/0/check/query", /must not be empty; leave it out for SELECT 1/],
+    [{ type: "mysql", url: "mysql://app@db/app", expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition \(contains, matches, equals, maxLatencyMs\)/],
+    [{ type: "redis", url: "redis://cache", host: "cache" }, "/services/0/check/host", /is a field of tcp and udp and tls and icmp checks, not of redis ones/],
+  ]);
+});
+
+for (const engine of engines) {
+  test(`${engine}: database services are checked, stored, shown with their targets (no password), exported with \${NAME} and taken back unchanged`, async (t) => {
+    const d = await testDaemon(t, { engine, env });
+    const done = (id: string) => nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === id).then(([r]) => r);
+    const waits = ["pg", "maria", "cache", "gone"].map(done);
+    const services = [
+      { id: "pg", check: { type: "postgres", url: "postgres://postgres@127.0.0.1:5432/postgres", query: "SELECT pg_is_in_recovery()", expect: [{ equals: "f" }] } },
+      { id: "maria", check: { type: "mysql", url: "mysql://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:3306" } },
+      { id: "cache", check: { type: "redis", url: "redis://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:6379", query: "GET healthd:test", expect: [{ equals: "ready" }] } },
+      { id: "gone", check: { type: "redis", url: "redis://127.0.0.1:1", notifyThreshold: 1 } },
+    ];
+    const put = await d.api("PUT", "/services/data", { services });
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+    const [pgDone, maria, cache, gone] = await Promise.all(waits);
+    assert.deepEqual([pgDone!.entry.type, pgDone!.entry.ok, pgDone!.entry.answers], ["postgres", true, ["f"]]);
+    assert.deepEqual([maria!.entry.type, maria!.entry.ok, maria!.entry.error], ["mysql", true, null]);
+    assert.deepEqual([cache!.entry.type, cache!.entry.ok, cache!.entry.error], ["redis", true, null]);
+    assert.deepEqual([gone!.entry.type, gone!.entry.errorKind], ["redis", "connect"]);
+
+    const metrics = (await d.api("GET", "/metrics")).body as string;
+    assert.match(metrics, /^healthd_service_up\{server="data",service="maria",type="mysql"\} 1$/m);
+    const stored = await d.api("GET", "/services/data");
+    const written = Object.fromEntries(stored.body.services.map((x: { id: string; check: unknown }) => [x.id, x.check]));
+    assert.equal(written.maria.url, "mysql://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:3306", "the variable, never what it holds");
+    assert.deepEqual([written.maria.query, written.cache.query], ["SELECT 1", "GET healthd:test"]);
+    assert.ok(!JSON.stringify(stored.body).includes(secret));
+    const one = await d.api("GET", "/services/data/cache");
+    assert.equal(one.body.state.lastEntry.answers[0], "ready");
+    const again = await d.api("PUT", "/services/data", { services: stored.body.services.map((x: { id: string; check: unknown }) => ({ id: x.id, check: x.check })) });
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body.services.map((x: { check: unknown }) => x.check), stored.body.services.map((x: { check: unknown }) => x.check));
+  });
+}
+
+test("the command line: Kuma's postgres, mysql and redis monitors imported (a password becomes ${NAME}, the variable named), applied and checked", async (t) => {
+  const dir = tempDir(t);
+  const kuma = join(dir, "kuma.db");
+  const conditions = JSON.stringify([{ type: "expression", variable: "result", operator: "equals", value: "1", andOr: "and" }]);
+  kumaDatabase(kuma, [
+    { id: 1, name: "Main PG", type: "postgres", database_connection_string: "postgres://postgres:kuma-pw@127.0.0.1:5432/postgres?sslmode=disable&application_name=kuma", database_query: "SELECT pg_is_in_recovery()" },
+    { id: 2, name: "Maria", type: "mysql", database_connection_string: "mysql://healthd_probe@127.0.0.1:3306/", radius_password: secret, conditions },
+    { id: 3, name: "Cache", type: "redis", database_connection_string: "redis://healthd_probe:whatever@127.0.0.1:6379", database_query: "ignored by Kuma" },
+    { id: 4, name: "Broken", type: "mysql", database_connection_string: "mysql://127.0.0.1:3306/x" },
+  ]);
+  const db = join(dir, "databases.db");
+  const imported = await runHealthd(["import", "--from", "uptime-kuma", kuma, "--db", db, "--apply"]);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.match(imported.stderr, /Main PG.*its password is not written here: set POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432 to it in healthd's environment/);
+  assert.match(imported.stderr, /Main PG.*its connection string's application_name=kuma is not carried over \(a postgres check takes sslmode\)/);
+  assert.match(imported.stderr, /Maria.*set MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306/);
+  assert.match(imported.stderr, /Broken.*names no user/);
+  const exported = await runHealthd(["export", "--db", db, "--json"]);
+  assert.ok(!exported.stdout.includes(secret) && !exported.stdout.includes("kuma-pw"), "no password Kuma had is written anywhere");
+  const checks = Object.fromEntries(JSON.parse(exported.stdout.replaceAll("$$", "$"))["uptime-kuma"].services.map((s: { id: string; check: unknown }) => [s.id, s.check]));
+  assert.deepEqual([checks["main-pg"].url, checks["main-pg"].query], ["postgres://postgres:${POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432}@127.0.0.1:5432/postgres?sslmode=disable", "SELECT pg_is_in_recovery()"]);
+  assert.deepEqual([checks.maria.url, checks.maria.expect], ["mysql://healthd_probe:${MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306}@127.0.0.1:3306/", [{ equals: "1" }]]);
+  assert.deepEqual([checks.cache.url, checks.cache.query], ["redis://healthd_probe:${REDIS_PASSWORD_HEALTHD_PROBE_127_0_0_1_6379}@127.0.0.1:6379", undefined], "PING, the default, left out");
+  const env = { POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432: "trusted anyway", MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306: secret, REDIS_PASSWORD_HEALTHD_PROBE_127_0_0_1_6379: secret };
+  const checked = await runHealthd(["check", "--db", db], env);
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+  assert.match(checked.stdout, /^ok {3}uptime-kuma\/main-pg +\d+\.\d ms {2}f$/m);
+  assert.match(checked.stdout, /^ok {3}uptime-kuma\/cache +\d+\.\d ms {2}PONG$/m);
+  const without = await runHealthd(["check", "uptime-kuma/maria", "--db", db]);
+  assert.equal(without.code, 1);
+  assert.match(without.stdout, /FAIL uptime-kuma\/maria .* auth: no password to log in to 127\.0\.0\.1:3306 with: this node's environment has no MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306/);
+
+  // Ad hoc, as check --url is: the password from the shell's environment, the URL's mistakes named by flag.
+  const adHoc = await runHealthd(["check", "--mysql", "mysql://healthd_probe:${PW}@127.0.0.1:3306", "--query", "SELECT 'up'", "--expect", '{"equals": "up"}'], { PW: secret });
+  assert.equal(adHoc.code, 0, adHoc.stdout + adHoc.stderr);
+  assert.match(adHoc.stdout, /^ok {3}mysql:\/\/healthd_probe:\$\{PW\}@127\.0\.0\.1:3306 +\d+\.\d ms {2}up\n$/);
+  const written = await runHealthd(["check", "--postgres", "postgres://postgres:hunter2@127.0.0.1/postgres"]);
+  assert.equal(written.code, 2);
+  assert.match(written.stderr, /^healthd: --postgres: holds a password: write it as \$\{NAME\}/);
+});
