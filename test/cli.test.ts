@@ -10,7 +10,7 @@ test("healthd --help lists the commands that work", async () => {
   const { code, stdout } = await runHealthd(["--help"]);
   assert.equal(code, 0);
   const commands = [...stdout.matchAll(/^  (\w+) /gm)].map((m) => m[1]);
-  assert.deepEqual(commands, ["serve", "check", "apply", "silence", "announce", "report", "export", "import", "tail", "migrate", "copy", "run", "ping", "token", "channel", "help"]);
+  assert.deepEqual(commands, ["serve", "check", "apply", "silence", "ack", "announce", "report", "export", "import", "tail", "migrate", "copy", "run", "ping", "token", "channel", "help"]);
   const serve = await runHealthd(["serve", "--help"]);
   assert.match(serve.stdout, /HEALTHD_PORT/);
   assert.match(serve.stdout, /Examples:/);

@@ -171,7 +171,7 @@ test("the API refuses database checks' mistakes, naming the field: a written pas
     [{ type: "redis", url: "redis://cache", query: 'GET "open' }, "/services/0/check/query", /a quote that is not closed/],
     [{ type: "mysql", url: "mysql://app@db/app", query: "" }, "/services/0/check/query", /must not be empty; leave it out for SELECT 1/],
     [{ type: "mysql", url: "mysql://app@db/app", expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition \(contains, matches, equals, maxLatencyMs\)/],
-    [{ type: "redis", url: "redis://cache", host: "cache" }, "/services/0/check/host", /is a field of tcp and udp and tls and icmp checks, not of redis ones/],
+    [{ type: "redis", url: "redis://cache", host: "cache" }, "/services/0/check/host", /is a field of tcp, udp, tls and icmp checks, not of redis ones/],
   ]);
 });
 

@@ -88,7 +88,7 @@ test("the API refuses what an icmp check cannot take, naming the field", async (
     [{ type: "icmp", host: "127.0.0.1", maxLossPercent: 101 }, "/services/0/check/maxLossPercent", /from 0 to 100/],
     [{ type: "icmp", host: "router one" }, "/services/0/check/host", /must be a host name/],
     [{ type: "icmp", host: "127.0.0.1", count: 10, timeoutMs: 2000 }, "/services/0/check/timeoutMs", /must be at least 2800 ms for 10 echoes 200 ms apart/],
-    [{ type: "icmp", host: "127.0.0.1", port: 22 }, "/services/0/check/port", /is a field of tcp and udp and tls checks, not of icmp ones/],
+    [{ type: "icmp", host: "127.0.0.1", port: 22 }, "/services/0/check/port", /is a field of tcp, udp and tls checks, not of icmp ones/],
   ]);
 });
 

@@ -237,7 +237,7 @@ test("the API refuses what a websocket or grpc check cannot be, naming the field
     [{ type: "grpc", target: "example.org" }, "/services/0/check/target", /must be host:port/],
     [{ type: "grpc", target: "example.org:70000" }, "/services/0/check/target", /must be host:port/],
     [{ type: "grpc", target: "example.org:443", verifyTls: false }, "/services/0/check/verifyTls", /needs tls: true/],
-    [{ type: "grpc", target: "example.org:443", url: "http://x/" }, "/services/0/check/url", /is a field of http and websocket checks, not of grpc ones/],
+    [{ type: "grpc", target: "example.org:443", url: "http://x/" }, "/services/0/check/url", /is a field of http, websocket, postgres, mysql and redis checks, not of grpc ones/],
   ]);
 });
 

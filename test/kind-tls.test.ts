@@ -148,7 +148,7 @@ test("the API refuses what a tls check cannot use, naming the field", async (t) 
     [{ type: "tls", host: "127.0.0.1", port: 443, servername: "127.0.0.1" }, "/services/0/check/servername", /must be a DNS name/],
     [{ type: "tls", host: "127.0.0.1", port: 443, minVersion: "TLSv1.0" }, "/services/0/check/minVersion", /TLSv1\.2/],
     [{ type: "tls", host: "127.0.0.1", port: 443, expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition \(certValidDays, maxLatencyMs\)/],
-    [{ type: "tls", host: "127.0.0.1", port: 443, send: "x" }, "/services/0/check/send", /is a field of tcp and udp and websocket checks, not of tls ones/],
+    [{ type: "tls", host: "127.0.0.1", port: 443, send: "x" }, "/services/0/check/send", /is a field of tcp, udp and websocket checks, not of tls ones/],
   ]);
 });
 

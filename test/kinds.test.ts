@@ -193,7 +193,7 @@ test("dns: a truncated answer is asked again over TCP; silence and garbage end a
 test("the API refuses what does not belong to a kind, naming the field and the fix", async (t) => {
   const d = await testDaemon(t);
   await assertChecksRefused(d, [
-    [{ type: "tcp", host: "db.internal", port: 5432, url: "http://x/" }, "/services/0/check/url", /is a field of http and websocket and postgres and mysql and redis checks, not of tcp ones/],
+    [{ type: "tcp", host: "db.internal", port: 5432, url: "http://x/" }, "/services/0/check/url", /is a field of http, websocket, postgres, mysql and redis checks, not of tcp ones/],
     [{ type: "tcp", host: "db.internal", port: 70000 }, "/services/0/check/port", /from 1 to 65535/],
     [{ type: "tcp", host: "db internal", port: 22 }, "/services/0/check/host", /must be a host name/],
     [{ type: "tcp", host: "db.internal", port: 22, certWarnDays: 14 }, "/services/0/check/certWarnDays", /needs tls: true/],
@@ -203,7 +203,7 @@ test("the API refuses what does not belong to a kind, naming the field and the f
     [{ type: "dns", name: "example.org", expect: [{}] }, "/services/0/check/expect/0", /needs at least one condition/],
     [{ url: "http://127.0.0.1:9/", notifySlow: true }, "/services/0/check/notifySlow", /needs slowMs/],
     [{ url: "http://127.0.0.1:9/", slowMs: 5000, timeoutMs: 2000 }, "/services/0/check/slowMs", /must be less than timeoutMs \(2000\)/],
-    [{ type: "heartbeat", periodSeconds: 60, slowMs: 100 }, "/services/0/check/slowMs", /is a field of http and tcp and udp and tls and dns and icmp and websocket and grpc and postgres and mysql and redis checks, not of heartbeat ones/],
+    [{ type: "heartbeat", periodSeconds: 60, slowMs: 100 }, "/services/0/check/slowMs", /is a field of http, tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql and redis checks, not of heartbeat ones/],
   ]);
 });
 

@@ -65,7 +65,7 @@ function kind<T extends CheckType, F extends z.ZodRawShape>(type: T, fields: F, 
           const owners = kindsWith(key);
           const message =
             owners.length > 0
-              ? `is a field of ${owners.join(" and ")} checks, not of ${type} ones; remove it, or set type`
+              ? `is a field of ${listed(owners)} checks, not of ${type} ones; remove it, or set type`
               : "is not a known field; remove it or check its spelling";
           ctx.addIssue({ code: "custom", path: [key], message });
         }
@@ -188,3 +188,8 @@ export type HeartbeatCheck = Extract<Check, { type: "heartbeat" }>;
 export type ServiceDocument = z.output<typeof serviceDocument>;
 export type ServerDocument = z.output<typeof serverDocument>;
 export type MaintenanceWindow = z.output<typeof maintenanceWindow>;
+
+/** "http", "http and tcp", "http, tcp and dns": the kinds a message names, as a sentence says them. */
+function listed(words: readonly string[]): string {
+  return words.length < 3 ? words.join(" and ") : `${words.slice(0, -1).join(", ")} and ${words.at(-1)}`;
+}
