@@ -4,7 +4,7 @@
  */
 import { makeBadge, type Format } from "badge-maker";
 import { z } from "zod";
-import { History, serviceStats, statusModel, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
+import { History, serviceStats, statusModel, type ServiceSource, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
 import { pagePolicy, policyWithAccent, renderStatusPage } from "../status/page.ts";
 import { mainSlug } from "../domain/schema/status-page.ts";
 import { announcementFeed } from "../status/feed.ts";
@@ -25,6 +25,8 @@ export interface StatusContext {
   readonly public: boolean;
   readonly now: () => number;
   readonly views: StatusViews;
+  /** Where the pages' services come from: the daemon's memory of them (status/memory.ts). Default: the store. */
+  readonly services?: ServiceSource;
   /** Where people reach the daemon (serve --public-url), for the feed's links; null: unknown. */
   readonly publicUrl: string | null;
 }
@@ -91,7 +93,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   const view = (serverId?: string, isPublic = ctx.public) => {
     const now = ctx.now();
     const key = `${isPublic ? "public" : "full"}:${serverId ?? ""}`;
-    return ctx.views.get(key, now, () => statusModel(store, history, now, { ...(serverId ? { serverId } : {}), public: isPublic }));
+    return ctx.views.get(key, now, () => statusModel(store, history, now, { ...(serverId ? { serverId } : {}), public: isPublic }, ctx.services));
   };
   const model = async (serverId?: string) => (await view(serverId)).model;
   const page = async (serverId?: string): Promise<Response> => {
@@ -120,7 +122,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     const now = ctx.now();
     const { page: p, isPublic } = named;
     return ctx.views.get(`page:${p.slug}:${p.updatedAt}`, now, () =>
-      statusModel(store, history, now, { servers: p.servers, ...(p.sections ? { sections: p.sections } : {}), public: isPublic }),
+      statusModel(store, history, now, { servers: p.servers, ...(p.sections ? { sections: p.sections } : {}), public: isPublic }, ctx.services),
     );
   };
   /** A named page as its readers see it, wherever they reach it (/status/p/{slug}, /status for main, `/` of a hostname). */

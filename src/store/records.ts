@@ -35,6 +35,8 @@ export interface ServerRecord {
 export interface ServiceFilter {
   readonly serverId?: string | undefined;
   readonly serviceId?: string | undefined;
+  /** Only these services, by key (those a committed batch touched: the status page's memory reads them again). */
+  readonly keys?: readonly number[] | undefined;
 }
 
 /** A service as stored: its check, its state (null before its first check) and its last entry. */

@@ -50,6 +50,7 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
     .select(["s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak"]);
   if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
   if (filter.serviceId !== undefined) query = query.where("s.id", "=", filter.serviceId);
+  if (filter.keys !== undefined) query = query.where(backend.keyIn("s.key", filter.keys));
   const rows = await query.orderBy("s.server_id").orderBy("s.key").execute();
   const ids = rows.flatMap((r) => (r.last_entry_id === null ? [] : [r.last_entry_id]));
   const entries = new Map<number, Entry>();
