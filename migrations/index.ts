@@ -35,6 +35,7 @@ import * as addOverdueRuns from "./20261205000200_add_overdue_runs.ts";
 import * as addPingCompat from "./20261205100000_add_ping_compat.ts";
 import * as addPushTokensAndGatusKeys from "./20261205200000_add_push_tokens_and_gatus_keys.ts";
 import * as addStatusPageSections from "./20261205230000_add_status_page_sections.ts";
+import * as addStatusPageTimeZone from "./20261206040000_add_status_page_time_zone.ts";
 import * as addStatusPageLogos from "./20261205230100_add_status_page_logos.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -71,4 +72,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261205200000_add_push_tokens_and_gatus_keys": addPushTokensAndGatusKeys,
   "20261205230000_add_status_page_sections": addStatusPageSections,
   "20261205230100_add_status_page_logos": addStatusPageLogos,
+  "20261206040000_add_status_page_time_zone": addStatusPageTimeZone,
 };

@@ -131,7 +131,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     const { page: p } = named;
     const links = `/status/p/${encodeURIComponent(p.slug)}`;
     const look = { ...p, logoSrc: p.logo && `${links}/logo?v=${p.logo.updatedAt}` };
-    v.page ??= new SharedBody(renderStatusPage(v.model, { title: p.title, version: ctx.version, links, description: p.description, named: true, look }));
+    v.page ??= new SharedBody(renderStatusPage(v.model, { title: p.title, version: ctx.version, links, description: p.description, named: true, look, timeZone: p.timeZone }));
     return { status: 200, shared: v.page, headers: p.accentColor ? { ...pageHeaders, "content-security-policy": policyWithAccent(p.accentColor) } : pageHeaders };
   };
   /** Every named page, read at most once a second (and again when one changes): /status and `/` ask on every request. */
@@ -156,7 +156,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
    * A service's own page, shared like the others: built from its server's view (as the daemon shows it, or
    * public), at `base`, leading `back` to the page it is part of.
    */
-  const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string }; feed?: string }, isPublic = ctx.public): Promise<Response> => {
+  const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string }; feed?: string; timeZone?: string }, isPublic = ctx.public): Promise<Response> => {
     const { range } = req.query as z.output<typeof rangeQuery>;
     const now = ctx.now();
     // Everything read inside the build: a reader of a page built less than a second ago asks the store nothing.
@@ -293,7 +293,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
             if (!named.page.servers.includes(serverId)) throw new HttpError(404, `status page ${JSON.stringify(slug)} does not show server ${JSON.stringify(serverId)}`);
             const page = `/status/p/${encodeURIComponent(slug)}`;
             const base = `${page}/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`;
-            return servicePage(req, serverId, serviceId, { base, back: { href: page, text: named.page.title } }, named.isPublic);
+            return servicePage(req, serverId, serviceId, { base, back: { href: page, text: named.page.title }, timeZone: named.page.timeZone }, named.isPublic);
           },
         },
       },

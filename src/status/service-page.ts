@@ -11,7 +11,8 @@ import { duration } from "../policy/message.ts";
 import type { AlertingStore, ReadModelStore } from "../store/store.ts";
 import { latencyChart, type LatencyPoint } from "./chart.ts";
 import { html, type Html } from "./html.ts";
-import { announcementsOf, at, barOf, latencyFact, layout, label, uptimeFacts } from "./page.ts";
+import { announcementsOf, barOf, latencyFact, layout, label, uptimeFacts } from "./page.ts";
+import { defaultTimeZone, moment, withDates, type Face } from "./when.ts";
 import { dayMs, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
 export const ranges = { "24h": { per: "hour", count: 24, words: "last 24 hours" }, "30d": { per: "day", count: 30, words: "last 30 days" }, "90d": { per: "day", count: 90, words: "last 90 days" } } as const;
@@ -87,18 +88,19 @@ export async function servicePageModel(store: AlertingStore & ReadModelStore, se
 }
 
 /** The page. `base`: the path of the service page (/status/web-01/home, or under a named page); `feed`: the announcements' feed to link to. */
-export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; feed?: string; version: string }): string {
+export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; feed?: string; version: string; timeZone?: string }): string {
   const s = model.service;
+  const face: Face = { now: Date.parse(model.generatedAt), timeZone: options.timeZone ?? defaultTimeZone };
   const { words, per } = ranges[model.range];
   const rangeLinks = (Object.keys(ranges) as Range[]).map(
     (r) => html`<li><a href="${options.base}?range=${r}"${r === model.range ? html` aria-current="page"` : ""}>${ranges[r].words}</a></li>`,
   );
   const main: Html = html`<div id="content"><p class="crumbs"><a href="${options.back.href}">${options.back.text}</a> / ${model.serverName}</p>
-${announcementsOf(model.announcements)}
-<p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${at(s.quiet.until)})`}</p>
-<p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time>${s.lastCheckedAt && html`; checked <time datetime="${s.lastCheckedAt}">${at(s.lastCheckedAt)}</time>`}</p>
+${announcementsOf(model.announcements, face)}
+<p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${moment(s.quiet.until, face, "date")})`}</p>
+<p class="updated">Updated ${moment(model.generatedAt, face)}${s.lastCheckedAt && html`; checked ${moment(s.lastCheckedAt, face)}`}</p>
 <dl class="facts">${uptimeFacts(s)}${latencyFact(s, "Last latency")}</dl>
-${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
+${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${withDates(s.error, face.timeZone)}</p>`}
 ${
   // A heartbeat is told, not checked: it has no latency to chart (only a heartbeat has lastRunMs).
   s.lastRunMs === undefined &&
@@ -115,7 +117,7 @@ ${
     : html`<table><caption class="when">The last 90 days, the latest first</caption><thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Lasted</th><th scope="col">Failed checks</th></tr></thead><tbody>
 ${model.incidents.map(
   (i) =>
-    html`<tr><td><time datetime="${i.startedAt}">${at(i.startedAt)}</time></td><td>${i.closedAt ? html`<time datetime="${i.closedAt}">${at(i.closedAt)}</time>` : "still open"}</td><td>${duration(i.durationMs)}</td><td>${i.failures}</td></tr>
+    html`<tr><td>${moment(i.startedAt, face, "date")}</td><td>${i.closedAt ? moment(i.closedAt, face, "date") : "still open"}</td><td>${duration(i.durationMs)}</td><td>${i.failures}</td></tr>
 `,
 )}</tbody></table>`
 }</section></div>`;
