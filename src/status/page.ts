@@ -10,7 +10,7 @@ import type { Severity } from "../domain/schema/announcement.ts";
 import { html, raw, type Html } from "./html.ts";
 import { markdown } from "./markdown.ts";
 import { css } from "./style.ts";
-import { defaultTimeZone, moment, withDates, type Face } from "./when.ts";
+import { defaultTimeZone, moment, spoken, withDates, type Face } from "./when.ts";
 import { pastDays, type AnnouncementView } from "./telling.ts";
 import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
@@ -95,6 +95,31 @@ interface Cards {
   readonly names: ReadonlyMap<string, string>;
 }
 
+/**
+ * Each card as last rendered, by page and service, with what it was rendered from: from one page to the next
+ * most cards read the same (a page is built again every second while read), and rendering 1,000 of them was
+ * most of a page's time. Bounded: cleared when it holds more cards than a few pages of the largest size.
+ */
+const renderedCards = new Map<string, { readonly from: string; readonly html: Html }>();
+
+function serviceCard(s: ServiceStatus, cards: Cards): Html {
+  const { face, show } = cards;
+  // Everything the card shows, as it shows it: the moments by their words (which move by the minute).
+  const said = (iso: string | null | undefined) => (iso ? `${iso}~${spoken(Date.parse(iso), face)}` : "");
+  const from = [
+    face.timeZone, cards.revision, show.showUptime, show.showLatency, show.showHistory, s.name, s.status, s.uptime24h, s.uptime30d,
+    s.latencyMs, s.lastRunMs, s.error, s.quiet?.kind, s.quiet?.until, s.quiet?.reason, s.blockedBy?.map((ref) => cards.names.get(ref)).join("\n"),
+    s.incident?.since, s.incident && duration(s.incident.durationMs), said(s.dueAt), said(s.lastCheckedAt), s.history.from, s.history.uptime.slice(s.history.settled).join(),
+  ].join("\u0000");
+  const id = `${cards.links}\u0000${s.serverId}/${s.id}`;
+  const kept = renderedCards.get(id);
+  if (kept?.from === from) return kept.html;
+  if (renderedCards.size >= 20_000) renderedCards.clear();
+  const made = raw(service(s, cards).text);
+  renderedCards.set(id, { from, html: made });
+  return made;
+}
+
 function service(s: ServiceStatus, cards: Cards): Html {
   const { face, dates, revision, links, show } = cards;
   const headingId = `s-${s.serverId}-${s.id}`;
@@ -141,7 +166,7 @@ export const announcementsOf = (list: readonly AnnouncementView[], face: Face) =
 function group(key: string, g: Pick<ServerStatus, "name" | "status" | "services">, cards: Cards): Html {
   return html`<section class="server" aria-labelledby="${key}"><h2 id="${key}">${g.name} <span class="badge ${g.status}">${label[g.status]}</span></h2>
 <ul class="services">
-${g.services.map((s) => service(s, cards))}</ul></section>
+${g.services.map((s) => serviceCard(s, cards))}</ul></section>
 `;
 }
 
