@@ -182,12 +182,14 @@ for (const engine of engines) {
     assert.match(text, /Checkout was down for 1m 30s, from \d+ \w{3} \d{4}, \d{2}:\d{2} UTC to \d+ \w{3} \d{4}, \d{2}:\d{2} UTC \(\s*[23] hours ago\s*\)/);
     assert.match(page, /<time datetime="\d{4}-\d{2}-\d{2}T[\d:.]+Z" title="\d+ \w{3} \d{4}, \d{2}:\d{2} UTC">[23] hours ago<\/time>/);
     assert.match(text, /Updated just now/);
+    // A service younger than the windows: its uptime is over its life, and says so, once.
+    assert.match(text, /Partner API Down Uptime, 1 min so far 0\.00 % Latency/);
     assert.doesNotMatch(text.slice(text.indexOf("Shopping"), text.indexOf("Partners")), /Latency|Last run/, "heartbeats have no latency");
     // A heartbeat's own page has no latency either; a check's has its chart. Each follows the reader's light or dark.
     const beat = await (await fetch(`${d.url}/status/p/acme/${ids.shop}/${ids.checkout}`)).text();
     assert.doesNotMatch(textOf(beat), /Latency/);
     const check = await (await fetch(`${d.url}/status/p/acme/${ids.ops}/${ids.api}`)).text();
-    assert.match(textOf(check), /Latency, last 24 hours/);
+    assert.match(textOf(check), /Latency, since it was created, 1 min ago/, "a service younger than the span is charted over its life");
     assert.equal([...check.matchAll(/<circle class="p(50|95)"/g)].length, 2, "its only hour so far is marked, not a lone dot of a line");
     for (const each of [page, beat]) assert.match(each, /<meta name="color-scheme" content="light dark">[\s\S]*@media \(prefers-color-scheme: dark\)/);
     // The accent colour is a style the page's policy allows by its hash; nothing else is added.

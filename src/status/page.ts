@@ -107,7 +107,7 @@ function serviceCard(s: ServiceStatus, cards: Cards): Html {
   // Everything the card shows, as it shows it: the moments by their words (which move by the minute).
   const said = (iso: string | null | undefined) => (iso ? `${iso}~${spoken(Date.parse(iso), face)}` : "");
   const from = [
-    face.timeZone, cards.revision, show.showUptime, show.showLatency, show.showHistory, s.name, s.status, s.uptime24h, s.uptime30d,
+    face.timeZone, cards.revision, show.showUptime, show.showLatency, show.showHistory, s.name, s.status, s.uptime24h, s.uptime30d, life(cards.now - Date.parse(s.createdAt)),
     s.latencyMs, s.lastRunMs, s.error, s.quiet?.kind, s.quiet?.until, s.quiet?.reason, s.blockedBy?.map((ref) => cards.names.get(ref)).join("\n"),
     s.incident?.since, s.incident && duration(s.incident.durationMs), said(s.dueAt), said(s.lastCheckedAt), s.history.from, s.history.uptime.slice(s.history.settled).join(),
   ].join("\u0000");
@@ -123,7 +123,7 @@ function serviceCard(s: ServiceStatus, cards: Cards): Html {
 function service(s: ServiceStatus, cards: Cards): Html {
   const { face, dates, revision, links, show } = cards;
   const headingId = `s-${s.serverId}-${s.id}`;
-  const uptime = show.showUptime && uptimeFacts(s);
+  const uptime = show.showUptime && uptimeFacts(s, cards.now);
   const timing = show.showLatency && latencyFact(s);
   const blockedBy = s.blockedBy?.flatMap((ref) => cards.names.get(ref) ?? []);
   return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}"><a href="${links}/${s.serverId}/${s.id}">${s.name}</a></h3>${badge(s)}</div>
@@ -138,10 +138,25 @@ ${s.lastCheckedAt && html`<p class="checked">Checked ${moment(s.lastCheckedAt, f
 `;
 }
 
-/** Its uptime over 24 hours and 30 days; said once, not "no data" twice, while nothing is measured yet. */
-export function uptimeFacts(s: ServiceStatus): Html {
+/**
+ * Its uptime over 24 hours and 30 days; said once, not "no data" twice, while nothing is measured yet. A
+ * service younger than a window has had only its life to be up in: the figure is labelled with that ("Uptime,
+ * 5 min so far"), and said once while it is younger than a day (both windows are its whole life).
+ */
+export function uptimeFacts(s: ServiceStatus, now: number): Html {
   if (s.uptime24h === null && s.uptime30d === null) return html`<div><dt>Uptime</dt><dd>not measured yet</dd></div>`;
-  return html`<div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>`;
+  const age = now - Date.parse(s.createdAt);
+  if (age < dayMs) return html`<div><dt>Uptime, ${life(age)} so far</dt><dd>${percent(s.uptime24h)}</dd></div>`;
+  const month = age < 30 * dayMs ? `Uptime, ${life(age)} so far` : "Uptime 30 d";
+  return html`<div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>${month}</dt><dd>${percent(s.uptime30d)}</dd></div>`;
+}
+
+/** A service's age as its uptime's label says it, to the minute, hour or day: "5 min", "3 h", "4 days". */
+export function life(ms: number): string {
+  if (ms < 3_600_000) return `${Math.max(1, Math.floor(ms / 60_000))} min`;
+  if (ms < dayMs) return `${Math.floor(ms / 3_600_000)} h`;
+  const days = Math.floor(ms / dayMs);
+  return `${days} day${days === 1 ? "" : "s"}`;
 }
 
 /**

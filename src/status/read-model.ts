@@ -42,6 +42,8 @@ export interface ServiceStatus {
   readonly quiet?: { readonly kind: "silence" | "maintenance"; readonly until: string; readonly reason: string | null };
   readonly uptime24h: number | null;
   readonly uptime30d: number | null;
+  /** When it was created: while younger than a window, its uptime over that window is over its life (page.ts says so). */
+  readonly createdAt: string;
   /** The last 90 days, oldest first, today last. */
   readonly history: History90;
   /** The last check's total response time; null for a heartbeat, which is told, not checked (see lastRunMs). */
@@ -199,6 +201,7 @@ function serviceStatus(
     ...(heartbeat ? { dueAt: iso(dueAt(s)!), lastRunMs: s.state?.lastDurationMs ?? null } : {}),
     uptime24h: round(ratio(last24h.checks, last24h.failures)),
     uptime30d: round(ratio(monthChecks, monthFailures)),
+    createdAt: iso(s.createdAt),
     history: { from: at.from, uptime, settled: at.settled },
     latencyMs: heartbeat ? null : (s.lastEntry?.latencyMs ?? null),
     lastCheckedAt: s.state?.lastCheckedAt == null ? null : iso(s.state.lastCheckedAt),

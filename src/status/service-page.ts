@@ -11,7 +11,7 @@ import { duration } from "../policy/message.ts";
 import type { AlertingStore, ReadModelStore } from "../store/store.ts";
 import { latencyChart, type LatencyPoint } from "./chart.ts";
 import { html, type Html } from "./html.ts";
-import { announcementsOf, barOf, latencyFact, layout, label, uptimeFacts } from "./page.ts";
+import { announcementsOf, barOf, latencyFact, layout, label, life, uptimeFacts } from "./page.ts";
 import { defaultTimeZone, moment, withDates, type Face } from "./when.ts";
 import { dayMs, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
@@ -50,13 +50,18 @@ export async function servicePageModel(store: AlertingStore & ReadModelStore, se
   const { per, count } = ranges[range];
   const size = per === "hour" ? hourMs : dayMs;
   const last = Math.floor(now / size) * size;
-  const since = last - (count - 1) * size;
+  const span = last - (count - 1) * size;
   const [sums, incidents] = await Promise.all([
-    store.rollupSums({ since, until: last + size, per, serviceKeys: [key] }),
+    store.rollupSums({ since: span, until: last + size, per, serviceKeys: [key] }),
     store.incidents({ serverId: service.serverId, serviceId, limit: 100, endedAfter: now - 90 * dayMs }),
   ]);
+  // A service younger than the span is charted over its life (or from its first figures, when it has older
+  // ones: copied or imported): a new one's first hour fills the chart, not one point after 23 empty hours.
+  const born = Math.floor(Date.parse(service.createdAt) / size) * size;
+  const since = Math.max(span, Math.min(born, ...sums.map((s) => s.at)));
+  const points = (last - since) / size + 1;
   const byTime = new Map(sums.map((s) => [s.at, s]));
-  const latency = Array.from({ length: count }, (_, i): LatencyPoint => {
+  const latency = Array.from({ length: points }, (_, i): LatencyPoint => {
     const start = since + i * size;
     const sum = byTime.get(start);
     const counted = sum ? sum.checks - sum.silencedChecks : 0;
@@ -91,7 +96,9 @@ export async function servicePageModel(store: AlertingStore & ReadModelStore, se
 export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; feed?: string; version: string; timeZone?: string }): string {
   const s = model.service;
   const face: Face = { now: Date.parse(model.generatedAt), timeZone: options.timeZone ?? defaultTimeZone };
-  const { words, per } = ranges[model.range];
+  const { per, count } = ranges[model.range];
+  // Fewer points than the span has: the service is younger, and the chart covers its life (servicePageModel).
+  const words = model.latency.length < count ? `since it was created, ${life(face.now - Date.parse(s.createdAt))} ago` : ranges[model.range].words;
   const rangeLinks = (Object.keys(ranges) as Range[]).map(
     (r) => html`<li><a href="${options.base}?range=${r}"${r === model.range ? html` aria-current="page"` : ""}>${ranges[r].words}</a></li>`,
   );
@@ -99,7 +106,7 @@ export function renderServicePage(model: ServicePageModel, options: { base: stri
 ${announcementsOf(model.announcements, face)}
 <p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${moment(s.quiet.until, face, "date")})`}</p>
 <p class="updated">Updated ${moment(model.generatedAt, face)}${s.lastCheckedAt && html`; checked ${moment(s.lastCheckedAt, face)}`}</p>
-<dl class="facts">${uptimeFacts(s)}${latencyFact(s, "Last latency")}</dl>
+<dl class="facts">${uptimeFacts(s, face.now)}${latencyFact(s, "Last latency")}</dl>
 ${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${withDates(s.error, face.timeZone)}</p>`}
 ${
   // A heartbeat is told, not checked: it has no latency to chart (only a heartbeat has lastRunMs).

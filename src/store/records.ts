@@ -66,6 +66,8 @@ export interface StoredService {
   } | null;
   /** When the service was created or last changed (a heartbeat's first due time counts from it). */
   readonly changedAt: number;
+  /** When the service was created: its life, which a status page's uptime covers while it is younger than the window. */
+  readonly createdAt: number;
   readonly lastEntry: Entry | null;
 }
 
