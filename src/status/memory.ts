@@ -34,6 +34,10 @@ export class ServiceMemory {
   #queue: Promise<void> = Promise.resolve();
   #lastWhole = -Infinity;
   #othersTimer: unknown;
+  /** A whole read is queued and not begun: readers meanwhile wait for it rather than queue one each. */
+  #wholeQueued = false;
+  /** Moves at each reload: a whole read begun before it says what the configuration was, and is not kept. */
+  #generation = 0;
 
   constructor(store: Pick<ConfigurationStore, "services">, options: ServiceMemoryOptions) {
     this.#store = store;
@@ -42,8 +46,12 @@ export class ServiceMemory {
 
   /** The services (of one server, or all), as of the last read queued before this call. */
   async services(filter: { readonly serverId?: string | undefined } = {}): Promise<StoredService[]> {
-    if (!this.#services) this.#enqueue(() => this.#readWhole());
+    if (!this.#services && !this.#wholeQueued) {
+      this.#wholeQueued = true;
+      this.#enqueue(() => this.#readWhole());
+    }
     await this.#queue;
+    // Reloaded meanwhile, or the read failed: this reader reads for itself (and says the failure).
     const all = this.#services ?? (await this.#readWholeNow());
     const list = [...all.values()];
     return filter.serverId === undefined ? list : list.filter((s) => s.serverId === filter.serverId);
@@ -52,6 +60,7 @@ export class ServiceMemory {
   /** The configuration changed (here or in another process): the next reader sees it whole, read again. */
   reload(): void {
     this.#services = undefined;
+    this.#generation++;
   }
 
   /** A batch holding results of these services committed: they are read again, before any later reader. */
@@ -90,20 +99,23 @@ export class ServiceMemory {
   }
 
   async #readWhole(): Promise<void> {
+    this.#wholeQueued = false;
     await this.#readWholeNow();
   }
 
   async #readWholeNow(): Promise<Map<number, StoredService>> {
+    const generation = this.#generation;
     this.#lastWhole = this.#options.clock.monotonic();
     const all = new Map((await this.#store.services()).map((s) => [s.key, s]));
-    this.#services = all;
+    if (generation === this.#generation) this.#services = all;
     return all;
   }
 
   async #readSome(keys: readonly number[]): Promise<void> {
-    const fresh = await this.#store.services({ keys });
     const all = this.#services;
-    if (!all) return; // a change of configuration came meanwhile: the next reader reads whole
+    if (!all) return; // read whole next anyway
+    const fresh = await this.#store.services({ keys });
+    if (this.#services !== all) return; // a change of configuration came meanwhile: the next reader reads whole
     for (const s of fresh) if (all.has(s.key)) all.set(s.key, s); // a new one comes with its configuration's reload
     const found = new Set(fresh.map((s) => s.key));
     for (const key of keys) if (!found.has(key)) all.delete(key); // deleted since its result
