@@ -100,7 +100,15 @@ interface Cards {
  * most cards read the same (a page is built again every second while read), and rendering 1,000 of them was
  * most of a page's time. Bounded: cleared when it holds more cards than a few pages of the largest size.
  */
-const renderedCards = new Map<string, { readonly from: string; readonly html: Html }>();
+const renderedCards = new Map<string, { readonly from: string; readonly before: string; readonly after: string }>();
+
+/**
+ * Where a card's open incident goes: its duration moves every second, so it is written into the kept card at
+ * each page rather than kept with it. A comment no escaped text can contain.
+ */
+const incidentSlot = "<!--incident-->";
+const incidentLine = (s: ServiceStatus, face: Face): Html =>
+  s.incident ? html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since ${moment(s.incident.since, face, "date")}</p>` : html``;
 
 function serviceCard(s: ServiceStatus, cards: Cards): Html {
   const { face, show } = cards;
@@ -109,15 +117,16 @@ function serviceCard(s: ServiceStatus, cards: Cards): Html {
   const from = [
     face.timeZone, cards.revision, show.showUptime, show.showLatency, show.showHistory, s.name, s.status, s.uptime24h, s.uptime30d, life(cards.now - Date.parse(s.createdAt)),
     s.latencyMs, s.lastRunMs, s.error, s.quiet?.kind, s.quiet?.until, s.quiet?.reason, s.blockedBy?.map((ref) => cards.names.get(ref)).join("\n"),
-    s.incident?.since, s.incident && duration(s.incident.durationMs), said(s.dueAt), said(s.lastCheckedAt), s.history.from, s.history.uptime.slice(s.history.settled).join(),
+    s.incident?.since, said(s.dueAt), said(s.lastCheckedAt), s.history.from, s.history.uptime.slice(s.history.settled).join(),
   ].join("\u0000");
   const id = `${cards.links}\u0000${s.serverId}/${s.id}`;
-  const kept = renderedCards.get(id);
-  if (kept?.from === from) return kept.html;
-  if (renderedCards.size >= 20_000) renderedCards.clear();
-  const made = raw(service(s, cards).text);
-  renderedCards.set(id, { from, html: made });
-  return made;
+  let kept = renderedCards.get(id);
+  if (kept?.from !== from) {
+    if (renderedCards.size >= 20_000) renderedCards.clear();
+    const [before = "", after = ""] = service(s, cards).text.split(incidentSlot);
+    renderedCards.set(id, (kept = { from, before, after }));
+  }
+  return s.incident ? raw(kept.before + incidentLine(s, face).text + kept.after) : raw(kept.before);
 }
 
 function service(s: ServiceStatus, cards: Cards): Html {
@@ -128,7 +137,7 @@ function service(s: ServiceStatus, cards: Cards): Html {
   const blockedBy = s.blockedBy?.flatMap((ref) => cards.names.get(ref) ?? []);
   return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}"><a href="${links}/${s.serverId}/${s.id}">${s.name}</a></h3>${badge(s)}</div>
 ${(uptime || timing) && html`<dl class="facts">${uptime}${timing}</dl>`}
-${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since ${moment(s.incident.since, face, "date")}</p>`}
+${s.incident && raw(incidentSlot)}
 ${s.quiet && html`<p class="waiting">${s.quiet.kind === "silence" ? "Silenced" : "In maintenance"} until ${moment(s.quiet.until, face, "date")}${s.quiet.reason ? html`: ${s.quiet.reason}` : ""}</p>`}
 ${blockedBy && html`<p class="waiting">${blockedBy.length === 0 ? "Waiting on a service it depends on, which is down" : html`Waiting on ${blockedBy.join(", ")}, which ${blockedBy.length === 1 ? "is" : "are"} down`}</p>`}
 ${s.status === "late" && s.dueAt && html`<p class="waiting">Its ping was due ${moment(s.dueAt, face)}</p>`}
