@@ -1,6 +1,7 @@
 /**
  * npm run screenshot — docs/status-page.png (and docs/status-page-phone.png): the status page of a small demo
- * with an announcement, and docs/service-page.png: one service's page with its latency chart; rendered by the
+ * with an announcement; docs/status-page-branded-light.png and -dark.png: a branded page of sections, as
+ * readers who prefer light and dark see it; and docs/service-page.png: one service's page with its latency chart; rendered by the
  * built executable and photographed in Chromium. The demo's 90 days of history are a fixture written in the
  * database; today's checks are real, against a local target (one service answers 503).
  */
@@ -39,7 +40,8 @@ try {
       { id: "auth", name: "Sign-in", check: check("/auth") },
     ] })],
   ]);
-  await store.applyServers(servers, { now: Date.now() });
+  // Made 90 days ago, as its history says (a service younger than a window shows its uptime over its life).
+  await store.applyServers(servers, { now: Date.now() - 90 * 86_400_000 });
   // 90 days of history: mostly whole days, a few with failures, for the bars to show what they can show.
   const hourMs = 3_600_000;
   const from = Math.floor(Date.now() / hourMs) * hourMs - 89 * 24 * hourMs;
@@ -87,6 +89,29 @@ try {
       for (const [file, viewport] of [["status-page.png", { width: 1100, height: 760 }], ["status-page-phone.png", { width: 375, height: 760 }]] as const) {
         const page = await browser.newPage({ viewport, colorScheme: "light" });
         await page.goto(url + "/status");
+        await page.screenshot({ path: join(root, "docs", file), fullPage: true });
+        console.log(`wrote docs/${file}`);
+        await page.close();
+      }
+      // A page to show customers: sections of chosen services, a logo, an accent colour, footer links and a
+      // time zone of its own; photographed as each reader's preference shows it, light and dark.
+      const put = (path: string, body: string, type: string) => fetch(url + path, { method: "PUT", headers: { "content-type": type }, body });
+      const made = await put("/status-pages/acme", JSON.stringify({
+        title: "Acme status",
+        description: "Live status of the **Acme** shop. Questions? Write to support.",
+        sections: [{ title: "Shopping", services: ["web-01/home", "web-01/checkout", "web-01/search"] }, { title: "For developers", services: ["api-01/*"] }],
+        public: true,
+        accentColor: "#0b5fff",
+        footerLinks: [{ label: "Help centre", url: "https://help.acme.example/" }, { label: "Contact", url: "https://acme.example/contact" }],
+        timeZone: "Europe/Paris",
+      }), "application/json");
+      if (made.status >= 300) throw new Error(`PUT /status-pages/acme: ${made.status} ${await made.text()}`);
+      const logo = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 48 48" width="40" height="40"><rect width="48" height="48" rx="10" fill="#0b5fff"/><path d="M12 34 24 12l12 22z" fill="#fff"/></svg>`;
+      await put("/status-pages/acme/logo", logo, "image/svg+xml");
+      for (const colorScheme of ["light", "dark"] as const) {
+        const file = `status-page-branded-${colorScheme}.png`;
+        const page = await browser.newPage({ viewport: { width: 900, height: 1000 }, colorScheme });
+        await page.goto(url + "/status/p/acme");
         await page.screenshot({ path: join(root, "docs", file), fullPage: true });
         console.log(`wrote docs/${file}`);
         await page.close();

@@ -26,6 +26,7 @@ import { pushRoutes } from "./http/push.ts";
 import { createListener, type Route } from "./http/router.ts";
 import { serviceRoutes } from "./http/services.ts";
 import { StatusViews, statusRoutes } from "./http/status.ts";
+import { ServiceMemory } from "./status/memory.ts";
 import { sessionRoutes, signInPage } from "./http/session.ts";
 import { tokenRoutes } from "./http/tokens.ts";
 import { listenFirst } from "./http/server.ts";
@@ -241,11 +242,13 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     version,
   );
   metrics.observe(checking.events);
-  // What the status page and its JSON show is built again when a service changes state.
+  // What the status page and its JSON show is built again when a service changes state, from services kept in memory.
   const views = new StatusViews();
+  const shown = new ServiceMemory(store, { clock, onError: (error) => log.error("cannot read the services for the status page", { error }) });
   const incidentLog = log.child({ part: "incidents" });
   checking.events.on("check:started", (service, lagMs) => events.emit("check:started", service, lagMs));
   checking.events.on("recorded", (batch, changed) => {
+    shown.committed(batch.map((r) => r.service.key));
     if (changed) views.changed();
     for (const recorded of batch) {
       if (recorded.incident) logIncident(incidentLog, recorded.service, recorded.incident, recorded.silenced);
@@ -280,6 +283,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
       "the configuration changed in the database (healthd apply, or another node's API); following it",
       change ? { started: change.started.length, stopped: change.stopped.length } : {},
     );
+    shown.reload();
     if (change) await checking.follow(change);
     else {
       await checking.reconcile(true);
@@ -295,6 +299,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     domains.soon(change?.started);
   }, (error) => log.error("cannot read the changed configuration; the schedule stays as it was", { error }));
   const stopWatching = store.watch(reload.run, { pulse: tick.on });
+  const stopWatchingResults = store.watch(() => shown.othersStored(), { of: "entries", pulse: tick.on });
   const stopProblemWatch = watchProblems(store, log, clock, tick);
 
   const retention = new Retention(store, {
@@ -313,6 +318,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
 
   /** A change made through this node's API: followed at once, before the answer is sent. */
   const scheduleChanged = async (change: ScheduleChange) => {
+    shown.reload();
     views.changed();
     await checking.follow(change);
     // Services created go round the nodes; those deleted leave holes in some nodes' shares.
@@ -358,7 +364,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     // Other tools' push URLs: the same pings, found by the address the other tool gave the heartbeat.
     ...kumaPushRoutes(compat, pingBuckets),
     ...gatusExternalRoutes(compat, pingBuckets),
-    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, publicUrl: options.publicUrl ?? null }),
+    ...statusRoutes({ store, version, public: options.publicStatus ?? false, now, views, services: shown, publicUrl: options.publicUrl ?? null }),
     ...[announcementRoutes, statusPageRoutes].flatMap((routes) => routes({ store, now, changed: () => views.changed() })),
     ...reportRoutes({ store, now }),
     ...clusterRoutes({ store, cluster, now }),
@@ -382,6 +388,8 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     // In the order data flows: nothing is written after its store closes.
     async stop() {
       stopWatching();
+      stopWatchingResults();
+      shown.stop();
       stopProblemWatch();
       await reload.settled();
       await retention.stop();

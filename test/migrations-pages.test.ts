@@ -31,7 +31,7 @@ for (const engine of engines) {
     assert.deepEqual(await store.statusPages(), [
       {
         slug: "shop", title: "Shop", description: "The *shop*", servers: ["web-01"], sections: null, logo: null, public: true,
-        accentColor: null, footerLinks: [], hostnames: [], showUptime: true, showLatency: true, showHistory: true, createdAt: 5, updatedAt: 6,
+        accentColor: null, footerLinks: [], hostnames: [], showUptime: true, showLatency: true, showHistory: true, timeZone: "UTC", createdAt: 5, updatedAt: 6,
       },
     ]);
 
@@ -39,6 +39,7 @@ for (const engine of engines) {
     await assert.rejects(rawQuery(store, `INSERT INTO status_page_hostnames (hostname, slug) VALUES ('status.shop.test', 'shop')`), "one page per host");
     await assert.rejects(rawQuery(store, `INSERT INTO status_page_hostnames (hostname, slug) VALUES ('other.shop.test', 'ghost')`), "only a page's");
     assert.deepEqual((await store.statusPages({ host: "status.shop.test" })).map((p) => [p.slug, p.hostnames]), [["shop", ["status.shop.test"]]]);
+    // 20261206040000_add_status_page_time_zone: an existing page tells its dates in UTC, as it did (above).
     // 20261205230100_add_status_page_logos: a logo is a page's, and goes with it.
     await assert.rejects(rawQuery(store, `INSERT INTO status_page_logos (slug, type, data, updated_at) VALUES ('ghost', 'image/png', 'iVBORw0KGgo=', 7)`), "only a page's");
     assert.equal(await store.putStatusPageLogo("shop", { type: "image/png", bytes: Buffer.from("iVBORw0KGgo=", "base64") }, 7), true);

@@ -29,10 +29,10 @@ test("silenced and in maintenance: state says until when and why; the page says 
     const page = await (await fetch(d.url + "/status")).text();
     const card = (name: string) => page.slice(page.indexOf(`<h3 id="s-${name}">`), page.indexOf("</li>", page.indexOf(`<h3 id="s-${name}">`)));
     assert.match(card("web-01-home"), /<span class="badge quiet">Silenced \(Down\)<\/span>/);
-    assert.match(card("web-01-home"), publicStatus ? /Silenced until <time datetime="[^"]+">[^<]+<\/time><\/p>/ : /Silenced until <time datetime="[^"]+">[^<]+<\/time>: backups<\/p>/);
+    assert.match(card("web-01-home"), publicStatus ? /Silenced until <time datetime="[^"]+" title="[^"]+">[^<]+<\/time><\/p>/ : /Silenced until <time datetime="[^"]+" title="[^"]+">[^<]+<\/time>: backups<\/p>/);
     assert.match(card("web-01-api"), /<span class="badge down">Down<\/span>/);
     assert.match(card("db-01-pg"), /<span class="badge quiet">Maintenance \(Down\)<\/span>/);
-    assert.match(card("db-01-pg"), publicStatus ? /In maintenance until <time datetime="[^"]+">[^<]+<\/time><\/p>/ : /In maintenance until <time datetime="[^"]+">[^<]+<\/time>: vacuum<\/p>/);
+    assert.match(card("db-01-pg"), publicStatus ? /In maintenance until <time datetime="[^"]+" title="[^"]+">[^<]+<\/time><\/p>/ : /In maintenance until <time datetime="[^"]+" title="[^"]+">[^<]+<\/time>: vacuum<\/p>/);
     if (publicStatus) assert.ok(!page.includes("backups") && !page.includes("vacuum"), "a public page shows no operator's note");
   }
 });

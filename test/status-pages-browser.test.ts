@@ -15,7 +15,7 @@ import { testDaemon } from "./support/daemon.ts";
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const host = "status.acme.test";
 
-test("in Chromium: a branded page of sections at its own host, light and dark, passes axe with no id in its text", async (t) => {
+test("in Chromium: a branded page of sections at its own host, light and dark, passes axe with no id in its text, its times in words", async (t) => {
   const d = await testDaemon(t);
   const beat = { type: "heartbeat", periodSeconds: 3600 };
   await d.api("PUT", "/services/srv-a1b2", { name: "Web shop", services: [{ id: "svc-checkout-x9", name: "Checkout", check: beat }, { id: "svc-backup-z7", name: "Nightly backup", check: beat }] });
@@ -55,6 +55,12 @@ test("in Chromium: a branded page of sections at its own host, light and dark, p
     const card = page.locator("li.service", { hasText: "Checkout" });
     assert.match(await card.innerText(), /Up/);
     assert.doesNotMatch(await card.innerText(), /Latency/, "a heartbeat has no latency");
+    assert.match(await card.innerText(), /Uptime, 1 min so far\s+100 %/, "a service minutes old: its uptime over its life, said so");
+    // Moments in the reader's words, the exact time on hover (title) and for machines (datetime).
+    const checked = card.locator(".checked time");
+    assert.equal(await checked.innerText(), "just now");
+    assert.match((await checked.getAttribute("title"))!, /^\d+ \w{3} \d{4}, \d{2}:\d{2} UTC$/);
+    assert.ok(Date.parse((await checked.getAttribute("datetime"))!) > 0);
     const text = await page.locator("body").innerText();
     assert.doesNotMatch(text, /Nightly backup/);
     for (const id of ["srv-a1b2", "svc-checkout-x9", "svc-backup-z7"]) assert.ok(!text.includes(id), `${colorScheme}: ${id} in the page's text`);

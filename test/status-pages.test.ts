@@ -111,6 +111,7 @@ for (const engine of engines) {
         showUptime: true,
         showLatency: true,
         showHistory: true,
+        timeZone: "UTC",
         logo: null,
         url: "/status/p/acme",
         createdAt: undefined,
@@ -121,11 +122,12 @@ for (const engine of engines) {
     const bad = await d.api(
       "PUT",
       "/status-pages/acme",
-      { title: "x", sections: [{ title: "", services: ["no-slash", `${ids.shop}/*/x`] }], accentColor: "blue", footerLinks: [{ label: "x", url: "javascript:alert(1)" }], hostnames: ["https://x.test/"], showUptime: "no" },
+      { title: "x", sections: [{ title: "", services: ["no-slash", `${ids.shop}/*/x`] }], accentColor: "blue", footerLinks: [{ label: "x", url: "javascript:alert(1)" }], hostnames: ["https://x.test/"], showUptime: "no", timeZone: "Mars/Olympus" },
       admin,
     );
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body.errors.map((e: { path: string }) => e.path).sort(), ["/accentColor", "/footerLinks/0/url", "/hostnames/0", "/sections/0/services/0", "/sections/0/services/1", "/sections/0/title", "/showUptime"]);
+    assert.deepEqual(bad.body.errors.map((e: { path: string }) => e.path).sort(), ["/accentColor", "/footerLinks/0/url", "/hostnames/0", "/sections/0/services/0", "/sections/0/services/1", "/sections/0/title", "/showUptime", "/timeZone"]);
+    assert.match(JSON.stringify(bad.body.errors), /must be an IANA time zone name such as Europe\/Paris/);
     assert.match(JSON.stringify(bad.body.errors), /must be a colour as #rrggbb/);
     assert.match(JSON.stringify(bad.body.errors), /must be an http:\/\/ or https:\/\/ URL/);
     const both = await d.api("PUT", "/status-pages/acme", { title: "x", servers: [ids.shop], sections: storefront.sections }, admin);
@@ -175,12 +177,19 @@ for (const engine of engines) {
     assert.match(text, /Past incidents Checkout was down for 1m 30s/);
     assert.match(text, /Open incidents Partner API down for/);
     for (const id of Object.values(ids)) assert.ok(!text.includes(id), `${id} in the page's text: ${text.slice(Math.max(0, text.indexOf(id) - 80), text.indexOf(id) + 80)}`);
+    // Times in the reader's words, dates in the page's zone (UTC by default), the exact time in <time>; no raw timestamp.
+    assert.doesNotMatch(text, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/, "no raw timestamp in the page's text");
+    assert.match(text, /Checkout was down for 1m 30s, from \d+ \w{3} \d{4}, \d{2}:\d{2} UTC to \d+ \w{3} \d{4}, \d{2}:\d{2} UTC \(\s*[23] hours ago\s*\)/);
+    assert.match(page, /<time datetime="\d{4}-\d{2}-\d{2}T[\d:.]+Z" title="\d+ \w{3} \d{4}, \d{2}:\d{2} UTC">[23] hours ago<\/time>/);
+    assert.match(text, /Updated just now/);
+    // A service younger than the windows: its uptime is over its life, and says so, once.
+    assert.match(text, /Partner API Down Uptime, 1 min so far 0\.00 % Latency/);
     assert.doesNotMatch(text.slice(text.indexOf("Shopping"), text.indexOf("Partners")), /Latency|Last run/, "heartbeats have no latency");
     // A heartbeat's own page has no latency either; a check's has its chart. Each follows the reader's light or dark.
     const beat = await (await fetch(`${d.url}/status/p/acme/${ids.shop}/${ids.checkout}`)).text();
     assert.doesNotMatch(textOf(beat), /Latency/);
     const check = await (await fetch(`${d.url}/status/p/acme/${ids.ops}/${ids.api}`)).text();
-    assert.match(textOf(check), /Latency, last 24 hours/);
+    assert.match(textOf(check), /Latency, since it was created, 1 min ago/, "a service younger than the span is charted over its life");
     assert.equal([...check.matchAll(/<circle class="p(50|95)"/g)].length, 2, "its only hour so far is marked, not a lone dot of a line");
     for (const each of [page, beat]) assert.match(each, /<meta name="color-scheme" content="light dark">[\s\S]*@media \(prefers-color-scheme: dark\)/);
     // The accent colour is a style the page's policy allows by its hash; nothing else is added.
@@ -191,8 +200,9 @@ for (const engine of engines) {
     assert.match(page, /<a href="https:\/\/help\.acme\.test\/" rel="nofollow noopener noreferrer">Help centre<\/a>/);
 
     // What the cards show follows the page's toggles.
-    await put(d, "/status-pages/acme", { ...storefront, showUptime: false, showHistory: false, showLatency: false });
+    await put(d, "/status-pages/acme", { ...storefront, showUptime: false, showHistory: false, showLatency: false, timeZone: "Asia/Kolkata" });
     const bare = await (await fetch(`${d.url}/status/p/acme`)).text();
+    assert.match(textOf(bare), /from \d+ \w{3} \d{4}, \d{2}:\d{2} GMT\+5:30 to/, "dates in the page's time zone");
     assert.doesNotMatch(textOf(bare), /Uptime 24 h|Uptime 30 d/);
     assert.doesNotMatch(bare, /class="bar"/);
 

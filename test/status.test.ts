@@ -59,7 +59,7 @@ test("--public-status: the page, its JSON and the badges answer without the toke
   assert.equal(answer.headers.get("cache-control"), "no-store", "as fresh as the page");
   const model = await answer.json();
   assert.equal(model.overall.summary, "1 of 2 down");
-  assert.deepEqual(Object.keys(model.servers[0].services[0]).sort(), ["history", "id", "incident", "lastCheckedAt", "latencyMs", "name", "serverId", "status", "uptime24h", "uptime30d"]);
+  assert.deepEqual(Object.keys(model.servers[0].services[0]).sort(), ["createdAt", "history", "id", "incident", "lastCheckedAt", "latencyMs", "name", "serverId", "status", "uptime24h", "uptime30d"]);
   // Everything else still needs the token.
   for (const path of ["/services", "/services/web-01", "/metrics", "/openapi.json", "/services/web-01/home/data"]) {
     assert.equal((await fetch(d.url + path)).status, 401, path);

@@ -102,7 +102,7 @@ test("in Chromium: announcements lead the page, Markdown stays text where it tri
     assert.ok(!hrefs.some((h) => /^\s*javascript:/i.test(h)), `${way}: ${hrefs.join(" ")}`);
     assert.equal(await page.locator("main img, main script").count(), 0, way);
     assert.equal(await slow.locator(".updates li").count(), 1, way);
-    assert.match(await page.locator(".scheduled").innerText(), /Database upgrade[\s\S]*Web shop: .*03:00:00 UTC to .*03:30:00 UTC: nightly backups/, way);
+    assert.match(await page.locator(".scheduled").innerText(), /Database upgrade[\s\S]*Web shop: .*03:00 UTC to .*03:30 UTC: nightly backups/, way);
     assert.match(await page.locator(".past").innerText(), /Payments were down[\s\S]*ended/, way);
     const long = await page.locator("article", { hasText: "A very long one" }).first().boundingBox();
     assert.ok(long && long.width <= page.viewportSize()!.width, way);

@@ -273,6 +273,7 @@ export const statusPageAnswer = z.strictObject({
   showUptime: z.boolean(),
   showLatency: z.boolean(),
   showHistory: z.boolean(),
+  timeZone: z.string().describe("The IANA time zone its dates are told in"),
   logo: z.string().nullable().describe("Where its logo is served (PUT /status-pages/{slug}/logo); null: none"),
   url: z.string().describe("Its path: /status/p/{slug}, or /status for the page main"),
   createdAt: time,

@@ -4,7 +4,7 @@
  */
 import { makeBadge, type Format } from "badge-maker";
 import { z } from "zod";
-import { History, serviceStats, statusModel, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
+import { History, serviceStats, statusModel, type ServiceSource, type ServiceStatusName, type StatusModel } from "../status/read-model.ts";
 import { pagePolicy, policyWithAccent, renderStatusPage } from "../status/page.ts";
 import { mainSlug } from "../domain/schema/status-page.ts";
 import { announcementFeed } from "../status/feed.ts";
@@ -25,6 +25,8 @@ export interface StatusContext {
   readonly public: boolean;
   readonly now: () => number;
   readonly views: StatusViews;
+  /** Where the pages' services come from: the daemon's memory of them (status/memory.ts). Default: the store. */
+  readonly services?: ServiceSource;
   /** Where people reach the daemon (serve --public-url), for the feed's links; null: unknown. */
   readonly publicUrl: string | null;
 }
@@ -91,7 +93,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
   const view = (serverId?: string, isPublic = ctx.public) => {
     const now = ctx.now();
     const key = `${isPublic ? "public" : "full"}:${serverId ?? ""}`;
-    return ctx.views.get(key, now, () => statusModel(store, history, now, { ...(serverId ? { serverId } : {}), public: isPublic }));
+    return ctx.views.get(key, now, () => statusModel(store, history, now, { ...(serverId ? { serverId } : {}), public: isPublic }, ctx.services));
   };
   const model = async (serverId?: string) => (await view(serverId)).model;
   const page = async (serverId?: string): Promise<Response> => {
@@ -120,7 +122,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     const now = ctx.now();
     const { page: p, isPublic } = named;
     return ctx.views.get(`page:${p.slug}:${p.updatedAt}`, now, () =>
-      statusModel(store, history, now, { servers: p.servers, ...(p.sections ? { sections: p.sections } : {}), public: isPublic }),
+      statusModel(store, history, now, { servers: p.servers, ...(p.sections ? { sections: p.sections } : {}), public: isPublic }, ctx.services),
     );
   };
   /** A named page as its readers see it, wherever they reach it (/status/p/{slug}, /status for main, `/` of a hostname). */
@@ -129,7 +131,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
     const { page: p } = named;
     const links = `/status/p/${encodeURIComponent(p.slug)}`;
     const look = { ...p, logoSrc: p.logo && `${links}/logo?v=${p.logo.updatedAt}` };
-    v.page ??= new SharedBody(renderStatusPage(v.model, { title: p.title, version: ctx.version, links, description: p.description, named: true, look }));
+    v.page ??= new SharedBody(renderStatusPage(v.model, { title: p.title, version: ctx.version, links, description: p.description, named: true, look, timeZone: p.timeZone }));
     return { status: 200, shared: v.page, headers: p.accentColor ? { ...pageHeaders, "content-security-policy": policyWithAccent(p.accentColor) } : pageHeaders };
   };
   /** Every named page, read at most once a second (and again when one changes): /status and `/` ask on every request. */
@@ -154,7 +156,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
    * A service's own page, shared like the others: built from its server's view (as the daemon shows it, or
    * public), at `base`, leading `back` to the page it is part of.
    */
-  const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string }; feed?: string }, isPublic = ctx.public): Promise<Response> => {
+  const servicePage = async (req: Request, serverId: string, serviceId: string, at: { base: string; back: { href: string; text: string }; feed?: string; timeZone?: string }, isPublic = ctx.public): Promise<Response> => {
     const { range } = req.query as z.output<typeof rangeQuery>;
     const now = ctx.now();
     // Everything read inside the build: a reader of a page built less than a second ago asks the store nothing.
@@ -291,7 +293,7 @@ export function statusRoutes(ctx: StatusContext): Route[] {
             if (!named.page.servers.includes(serverId)) throw new HttpError(404, `status page ${JSON.stringify(slug)} does not show server ${JSON.stringify(serverId)}`);
             const page = `/status/p/${encodeURIComponent(slug)}`;
             const base = `${page}/${encodeURIComponent(serverId)}/${encodeURIComponent(serviceId)}`;
-            return servicePage(req, serverId, serviceId, { base, back: { href: page, text: named.page.title } }, named.isPublic);
+            return servicePage(req, serverId, serviceId, { base, back: { href: page, text: named.page.title }, timeZone: named.page.timeZone }, named.isPublic);
           },
         },
       },

@@ -193,6 +193,7 @@ export function statusPageJson(p: StatusPage) {
     showUptime: p.showUptime,
     showLatency: p.showLatency,
     showHistory: p.showHistory,
+    timeZone: p.timeZone,
     logo: p.logo && `/status/p/${encodeURIComponent(p.slug)}/logo?v=${p.logo.updatedAt}`,
     url: p.slug === mainSlug ? "/status" : `/status/p/${encodeURIComponent(p.slug)}`,
     createdAt: iso(p.createdAt),

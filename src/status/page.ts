@@ -10,6 +10,7 @@ import type { Severity } from "../domain/schema/announcement.ts";
 import { html, raw, type Html } from "./html.ts";
 import { markdown } from "./markdown.ts";
 import { css } from "./style.ts";
+import { defaultTimeZone, moment, spoken, withDates, type Face } from "./when.ts";
 import { pastDays, type AnnouncementView } from "./telling.ts";
 import { dayMs, worst, type History90, type ServerStatus, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
@@ -83,6 +84,8 @@ function badge(s: ServiceStatus): Html {
 /** What a page's cards show (a named page's toggles), how to name a service, and what every card shares. */
 interface Cards {
   readonly now: number;
+  /** Moments are told against the page's build and in its time zone (when.ts). */
+  readonly face: Face;
   readonly dates: readonly string[];
   readonly revision: number;
   /** Where the services' own pages are (/status, or a named page's path). */
@@ -92,28 +95,77 @@ interface Cards {
   readonly names: ReadonlyMap<string, string>;
 }
 
+/**
+ * Each card as last rendered, by page and service, with what it was rendered from: from one page to the next
+ * most cards read the same (a page is built again every second while read), and rendering 1,000 of them was
+ * most of a page's time. Bounded: cleared when it holds more cards than a few pages of the largest size.
+ */
+const renderedCards = new Map<string, { readonly from: string; readonly before: string; readonly after: string }>();
+
+/**
+ * Where a card's open incident goes: its duration moves every second, so it is written into the kept card at
+ * each page rather than kept with it. A comment no escaped text can contain.
+ */
+const incidentSlot = "<!--incident-->";
+const incidentLine = (s: ServiceStatus, face: Face): Html =>
+  s.incident ? html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since ${moment(s.incident.since, face, "date")}</p>` : html``;
+
+function serviceCard(s: ServiceStatus, cards: Cards): Html {
+  const { face, show } = cards;
+  // Everything the card shows, as it shows it: the moments by their words (which move by the minute).
+  const said = (iso: string | null | undefined) => (iso ? `${iso}~${spoken(Date.parse(iso), face)}` : "");
+  const from = [
+    face.timeZone, cards.revision, show.showUptime, show.showLatency, show.showHistory, s.name, s.status, s.uptime24h, s.uptime30d, life(cards.now - Date.parse(s.createdAt)),
+    s.latencyMs, s.lastRunMs, s.error, s.quiet?.kind, s.quiet?.until, s.quiet?.reason, s.blockedBy?.map((ref) => cards.names.get(ref)).join("\n"),
+    s.incident?.since, said(s.dueAt), said(s.lastCheckedAt), s.history.from, s.history.uptime.slice(s.history.settled).join(),
+  ].join("\u0000");
+  const id = `${cards.links}\u0000${s.serverId}/${s.id}`;
+  let kept = renderedCards.get(id);
+  if (kept?.from !== from) {
+    if (renderedCards.size >= 20_000) renderedCards.clear();
+    const [before = "", after = ""] = service(s, cards).text.split(incidentSlot);
+    renderedCards.set(id, (kept = { from, before, after }));
+  }
+  return s.incident ? raw(kept.before + incidentLine(s, face).text + kept.after) : raw(kept.before);
+}
+
 function service(s: ServiceStatus, cards: Cards): Html {
-  const { now, dates, revision, links, show } = cards;
+  const { face, dates, revision, links, show } = cards;
   const headingId = `s-${s.serverId}-${s.id}`;
-  const uptime = show.showUptime && uptimeFacts(s);
+  const uptime = show.showUptime && uptimeFacts(s, cards.now);
   const timing = show.showLatency && latencyFact(s);
   const blockedBy = s.blockedBy?.flatMap((ref) => cards.names.get(ref) ?? []);
   return html`<li class="service ${s.quiet ? "quiet" : s.status}" aria-labelledby="${headingId}"><div class="head"><h3 id="${headingId}"><a href="${links}/${s.serverId}/${s.id}">${s.name}</a></h3>${badge(s)}</div>
 ${(uptime || timing) && html`<dl class="facts">${uptime}${timing}</dl>`}
-${s.incident && html`<p class="incident">Down for ${duration(s.incident.durationMs)}, since <time datetime="${s.incident.since}">${at(s.incident.since)}</time></p>`}
-${s.quiet && html`<p class="waiting">${s.quiet.kind === "silence" ? "Silenced" : "In maintenance"} until <time datetime="${s.quiet.until}">${at(s.quiet.until)}</time>${s.quiet.reason ? html`: ${s.quiet.reason}` : ""}</p>`}
+${s.incident && raw(incidentSlot)}
+${s.quiet && html`<p class="waiting">${s.quiet.kind === "silence" ? "Silenced" : "In maintenance"} until ${moment(s.quiet.until, face, "date")}${s.quiet.reason ? html`: ${s.quiet.reason}` : ""}</p>`}
 ${blockedBy && html`<p class="waiting">${blockedBy.length === 0 ? "Waiting on a service it depends on, which is down" : html`Waiting on ${blockedBy.join(", ")}, which ${blockedBy.length === 1 ? "is" : "are"} down`}</p>`}
-${s.status === "late" && s.dueAt && html`<p class="waiting">Its ping was due at <time datetime="${s.dueAt}">${at(s.dueAt)}</time></p>`}
-${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
+${s.status === "late" && s.dueAt && html`<p class="waiting">Its ping was due ${moment(s.dueAt, face)}</p>`}
+${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${withDates(s.error, face.timeZone)}</p>`}
 ${show.showHistory && barOf(s, revision, dates)}
-${s.lastCheckedAt && html`<p class="checked">Checked ${duration(now - Date.parse(s.lastCheckedAt))} ago</p>`}</li>
+${s.lastCheckedAt && html`<p class="checked">Checked ${moment(s.lastCheckedAt, face)}</p>`}</li>
 `;
 }
 
-/** Its uptime over 24 hours and 30 days; said once, not "no data" twice, while nothing is measured yet. */
-export function uptimeFacts(s: ServiceStatus): Html {
+/**
+ * Its uptime over 24 hours and 30 days; said once, not "no data" twice, while nothing is measured yet. A
+ * service younger than a window has had only its life to be up in: the figure is labelled with that ("Uptime,
+ * 5 min so far"), and said once while it is younger than a day (both windows are its whole life).
+ */
+export function uptimeFacts(s: ServiceStatus, now: number): Html {
   if (s.uptime24h === null && s.uptime30d === null) return html`<div><dt>Uptime</dt><dd>not measured yet</dd></div>`;
-  return html`<div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>Uptime 30 d</dt><dd>${percent(s.uptime30d)}</dd></div>`;
+  const age = now - Date.parse(s.createdAt);
+  if (age < dayMs) return html`<div><dt>Uptime, ${life(age)} so far</dt><dd>${percent(s.uptime24h)}</dd></div>`;
+  const month = age < 30 * dayMs ? `Uptime, ${life(age)} so far` : "Uptime 30 d";
+  return html`<div><dt>Uptime 24 h</dt><dd>${percent(s.uptime24h)}</dd></div><div><dt>${month}</dt><dd>${percent(s.uptime30d)}</dd></div>`;
+}
+
+/** A service's age as its uptime's label says it, to the minute, hour or day: "5 min", "3 h", "4 days". */
+export function life(ms: number): string {
+  if (ms < 3_600_000) return `${Math.max(1, Math.floor(ms / 60_000))} min`;
+  if (ms < dayMs) return `${Math.floor(ms / 3_600_000)} h`;
+  const days = Math.floor(ms / dayMs);
+  return `${days} day${days === 1 ? "" : "s"}`;
 }
 
 /**
@@ -132,13 +184,13 @@ export function barOf(s: ServiceStatus, revision: number, dates: readonly string
 }
 
 /** The announcements shown now, leading a page. */
-export const announcementsOf = (list: readonly AnnouncementView[]) => announcements(list, "Announcements", "now");
+export const announcementsOf = (list: readonly AnnouncementView[], face: Face) => announcements(list, "Announcements", "now", face);
 
 /** A server's services, or a section's (`key` tells their headings apart). */
 function group(key: string, g: Pick<ServerStatus, "name" | "status" | "services">, cards: Cards): Html {
   return html`<section class="server" aria-labelledby="${key}"><h2 id="${key}">${g.name} <span class="badge ${g.status}">${label[g.status]}</span></h2>
 <ul class="services">
-${g.services.map((s) => service(s, cards))}</ul></section>
+${g.services.map((s) => serviceCard(s, cards))}</ul></section>
 `;
 }
 
@@ -155,32 +207,33 @@ export interface PageLook {
 const plain: PageLook = { accentColor: null, footerLinks: [], showUptime: true, showLatency: true, showHistory: true };
 
 /** The part the refresh replaces. `links`: where the services' own pages are (/status, or a named page's path). */
-function content(model: StatusModel, links: string, description: string | null, look: PageLook): Html {
+function content(model: StatusModel, links: string, description: string | null, look: PageLook, timeZone: string): Html {
   const now = Date.parse(model.generatedAt);
+  const face: Face = { now, timeZone };
   const first = model.servers[0]?.services[0];
   const dates = first ? historyDates(first.history) : [];
   const { overall } = model;
   const state = worst(overall);
   const serverNames = new Map(model.servers.map((srv) => [srv.id, srv.name]));
   const names = new Map(model.servers.flatMap((srv) => srv.services.map((s) => [`${s.serverId}/${s.id}`, s.name] as const)));
-  const cards: Cards = { now, dates, revision: model.historyRevision, links, show: look, names };
+  const cards: Cards = { now, face, dates, revision: model.historyRevision, links, show: look, names };
   // On a page of sections the server is the operator's word, not the reader's: a service's name alone.
   const who = (serverId: string, name: string, serverName = serverNames.get(serverId)) => (model.sections || !serverName ? name : `${name} (${serverName})`);
   return html`<div id="content">${description && html`<div class="description">${markdown(description)}</div>`}
-${announcements(model.announcements, "Announcements", "now")}
+${announcements(model.announcements, "Announcements", "now", face)}
 <p class="overall ${state}" role="status">${overall.summary}</p>
-<p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time></p>
-${scheduled(model.scheduled, names)}
+<p class="updated">Updated ${moment(model.generatedAt, face)}</p>
+${scheduled(model.scheduled, names, face)}
 ${
   model.incidents.length > 0 &&
   html`<section class="incidents" aria-labelledby="incidents"><h2 id="incidents">Open incidents</h2><ul>
 ${model.incidents.map(
-  (s) => html`<li><strong>${who(s.serverId, s.name)}</strong> down for ${duration(s.incident!.durationMs)}, since <time datetime="${s.incident!.since}">${at(s.incident!.since)}</time></li>
+  (s) => html`<li><strong>${who(s.serverId, s.name)}</strong> down for ${duration(s.incident!.durationMs)}, since ${moment(s.incident!.since, face, "date")}</li>
 `,
 )}</ul></section>`
 }
 ${model.sections ? model.sections.map((g, i) => group(`section-${i}`, { ...g, name: g.title }, cards)) : model.servers.map((srv) => group(`server-${srv.id}`, srv, cards))}${model.servers.length === 0 && html`<p>No services are monitored yet.</p>`}
-${past(model.past, (i) => who(i.serverId, i.name, i.serverName))}</div>`;
+${past(model.past, (i) => who(i.serverId, i.name, i.serverName), face)}</div>`;
 }
 
 /**
@@ -188,11 +241,14 @@ ${past(model.past, (i) => who(i.serverId, i.name, i.serverName))}</div>`;
  * React's render alone took 63 ms (median) of the page's 50 ms budget, the templates a few; what React gave,
  * escaping by default, html.ts gives too.
  */
-export function renderStatusPage(model: StatusModel, options: { title: string; version: string; links?: string; description?: string | null; named?: boolean; look?: PageLook }): string {
+export function renderStatusPage(
+  model: StatusModel,
+  options: { title: string; version: string; links?: string; description?: string | null; named?: boolean; look?: PageLook; timeZone?: string },
+): string {
   // A named page is for its own readers: the daemon's JSON and feed cover every server, and may need a token.
   const look = options.look ?? plain;
   const also = { ...(options.named ? {} : { json: "/status.json", feed: "/status.atom" }), look };
-  return layout(`${options.title}: ${model.overall.summary}`, options.title, content(model, options.links ?? "/status", options.description ?? null, look), options.version, also);
+  return layout(`${options.title}: ${model.overall.summary}`, options.title, content(model, options.links ?? "/status", options.description ?? null, look, options.timeZone ?? defaultTimeZone), options.version, also);
 }
 
 /**
@@ -225,47 +281,44 @@ function message(key: string, text: string): Html {
   return done;
 }
 
-function announcement(a: AnnouncementView, when: "now" | "ahead" | "past"): Html {
+function announcement(a: AnnouncementView, when: "now" | "ahead" | "past", face: Face): Html {
   const id = `announcement-${a.id}-${when}`;
-  const span =
-    when === "ahead"
-      ? html`From <time datetime="${a.startsAt}">${at(a.startsAt)}</time>`
-      : html`Since <time datetime="${a.startsAt}">${at(a.startsAt)}</time>`;
-  const end = a.endsAt && html`, ${when === "past" ? "ended" : "until"} <time datetime="${a.endsAt}">${at(a.endsAt)}</time>`;
+  const span = html`${when === "ahead" ? "Begins" : "Began"} ${moment(a.startsAt, face)}`;
+  const end = a.endsAt && html`, ${when === "past" ? "ended" : "ends"} ${moment(a.endsAt, face)}`;
   return html`<article class="announcement ${a.severity}" aria-labelledby="${id}"><h3 id="${id}"><span class="badge ${a.severity}">${severityLabel[a.severity]}</span> ${a.title}</h3>
 <p class="when">${span}${end}</p>
 <div class="md">${message(`${a.id}:${a.updatedAt}`, a.message)}</div>
 ${
   a.updates.length > 0 &&
   html`<ol class="updates" aria-label="Updates, newest first">${a.updates.map(
-    (u, i) => html`<li><p class="when"><time datetime="${u.at}">${at(u.at)}</time>${u.severity && html` &middot; ${severityLabel[u.severity]}`}</p><div class="md">${message(`${a.id}:${a.updatedAt}:${i}`, u.message)}</div></li>`,
+    (u, i) => html`<li><p class="when">${moment(u.at, face)}${u.severity && html` &middot; ${severityLabel[u.severity]}`}</p><div class="md">${message(`${a.id}:${a.updatedAt}:${i}`, u.message)}</div></li>`,
   )}</ol>`
 }</article>
 `;
 }
 
-function announcements(list: readonly AnnouncementView[], heading: string, when: "now" | "ahead" | "past"): Html | false {
-  return list.length > 0 && html`<section class="announcements" aria-label="${heading}">${list.map((a) => announcement(a, when))}</section>`;
+function announcements(list: readonly AnnouncementView[], heading: string, when: "now" | "ahead" | "past", face: Face): Html | false {
+  return list.length > 0 && html`<section class="announcements" aria-label="${heading}">${list.map((a) => announcement(a, when, face))}</section>`;
 }
 
-function scheduled(model: StatusModel["scheduled"], names: ReadonlyMap<string, string>): Html | false {
+function scheduled(model: StatusModel["scheduled"], names: ReadonlyMap<string, string>, face: Face): Html | false {
   if (model.announcements.length === 0 && model.maintenance.length === 0) return false;
   return html`<section class="scheduled" aria-labelledby="scheduled"><h2 id="scheduled">Scheduled maintenance</h2>
-${announcements(model.announcements, "Scheduled announcements", "ahead")}${
+${announcements(model.announcements, "Scheduled announcements", "ahead", face)}${
     model.maintenance.length > 0 &&
     html`<ul>${model.maintenance.map(
-      (m) => html`<li><strong>${m.serverName}</strong>${m.services && html` (${m.services.flatMap((id) => names.get(`${m.serverId}/${id}`) ?? []).join(", ")})`}: <time datetime="${m.startsAt}">${at(m.startsAt)}</time> to <time datetime="${m.endsAt}">${at(m.endsAt)}</time>${m.reason && html`: ${m.reason}`} <span class="when">(repeats: <code>${m.repeats}</code> ${m.timezone})</span></li>
+      (m) => html`<li><strong>${m.serverName}</strong>${m.services && html` (${m.services.flatMap((id) => names.get(`${m.serverId}/${id}`) ?? []).join(", ")})`}: ${moment(m.startsAt, face, "date")} to ${moment(m.endsAt, face, "date")}${m.reason && html`: ${m.reason}`} <span class="when">(repeats: <code>${m.repeats}</code> ${m.timezone})</span></li>
 `,
     )}</ul>`
   }</section>`;
 }
 
-function past(model: StatusModel["past"], who: (i: StatusModel["past"]["incidents"][number]) => string): Html {
+function past(model: StatusModel["past"], who: (i: StatusModel["past"]["incidents"][number]) => string, face: Face): Html {
   const items = [
-    ...model.announcements.map((a) => ({ at: a.endsAt!, html: announcement(a, "past") })),
+    ...model.announcements.map((a) => ({ at: a.endsAt!, html: announcement(a, "past", face) })),
     ...model.incidents.map((i) => ({
       at: i.closedAt,
-      html: html`<p class="past-incident"><strong>${who(i)}</strong> was down for ${duration(i.durationMs)}, from <time datetime="${i.startedAt}">${at(i.startedAt)}</time> to <time datetime="${i.closedAt}">${at(i.closedAt)}</time></p>
+      html: html`<p class="past-incident"><strong>${who(i)}</strong> was down for ${duration(i.durationMs)}, from ${moment(i.startedAt, face, "date")} to ${moment(i.closedAt, face, "date")} (${moment(i.closedAt, face)})</p>
 `,
     })),
   ].sort((a, b) => b.at.localeCompare(a.at));

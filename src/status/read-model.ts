@@ -1,20 +1,20 @@
 /**
  * The one read model of what healthd shows about services: the status page and its JSON, the badges, and
  * GET …/stats all come from here, so they never disagree. Built from the store (states, last entries,
- * rollups); the page's 90 days of history keep the days that are over in memory, since they no longer change.
+ * rollups) or the daemon's memory of it (memory.ts); the days and hours that are over are kept in memory
+ * (history.ts), since they no longer change.
  */
 import { targetOf, type Sketch } from "../domain/model.ts";
 import { outageMs } from "../policy/outage.ts";
-import { dayMs, hourMs, settleMs } from "../policy/rollup.ts";
+import { dayMs, hourMs } from "../policy/rollup.ts";
 import { merge, quantile } from "../policy/sketch.ts";
 import type { ReadModelStore, Store, StoredService } from "../store/store.ts";
+import { History, historyDays, ratio, round, type Snapshot } from "./history.ts";
 import { telling, type Telling } from "./telling.ts";
 import { countShown, dueAt, quieting, shown, upstreamRefs, type Quieting, type Shown, type ShownStatus } from "./shown.ts";
 import { pickSections } from "./sections.ts";
 
-export { dayMs };
-/** Days in a service's history bar, today included. */
-export const historyDays = 90;
+export { dayMs, History, historyDays };
 
 /** Stats windows, in hours. */
 export const windows = { "24h": 24, "7d": 168, "30d": 720, "365d": 8760 } as const;
@@ -42,6 +42,8 @@ export interface ServiceStatus {
   readonly quiet?: { readonly kind: "silence" | "maintenance"; readonly until: string; readonly reason: string | null };
   readonly uptime24h: number | null;
   readonly uptime30d: number | null;
+  /** When it was created: while younger than a window, its uptime over that window is over its life (page.ts says so). */
+  readonly createdAt: string;
   /** The last 90 days, oldest first, today last. */
   readonly history: History90;
   /** The last check's total response time; null for a heartbeat, which is told, not checked (see lastRunMs). */
@@ -117,119 +119,16 @@ export interface StatusOptions {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const dayOf = (ms: number) => Math.floor(ms / dayMs) * dayMs;
-const ratio = (checks: number, failures: number) => (checks === 0 ? null : (checks - failures) / checks);
 
-type Counts = { checks: number; failures: number };
-
-/** What the page needs of every service's rollups at one moment: per-day and per-hour counts. */
-interface Snapshot {
-  /** Moves whenever the settled days change. */
-  readonly revision: number;
-  /** Days before this one (a day's start) are settled. */
-  readonly settledUntil: number;
-  /** Checks and failures of a service on a day (its start, Unix ms), or undefined when it had none. */
-  day(serviceKey: number, day: number): Counts | undefined;
-  /** Checks and failures of a service from `since` (an hour's start) until now. */
-  since(serviceKey: number, since: number): Counts;
-}
-
-/**
- * The rollups of settled hours and days, per service, kept in memory: a page of 1,000 services then reads
- * only the last hour or two from the store. An hour is settled two minutes after it ends; results stored
- * later than that move the store's rollup revision, and then everything is read again, so the store stays
- * the authority and this only a cache of what it said.
- */
-export class History {
-  #revision: number | undefined;
-  readonly #days = new Map<number, Map<number, Counts>>();
-  /** Days before this one (a day's start) are loaded. */
-  #daysUntil = 0;
-  readonly #hours = new Map<number, Map<number, Counts>>();
-  /** Settled hours from `#hoursFrom` to before `#hoursUntil` are loaded. */
-  #hoursFrom = 0;
-  #hoursUntil = 0;
-  #updating: Promise<void> | undefined;
-  /** Moves whenever #days changes. */
-  #version = 0;
-
-  /** The counts as of `now`: the settled past from memory (read when it grows), the rest from the store. */
-  async snapshot(store: ReadModelStore, now: number): Promise<Snapshot> {
-    const hourNow = Math.floor(now / hourMs) * hourMs;
-    const settled = Math.floor((now - settleMs) / hourMs) * hourMs;
-    const [fresh] = await Promise.all([store.uptimeCounts(settled, hourNow + hourMs, "hour"), this.#update(store, now, settled)]);
-    const recent = new Map<number, Map<number, Counts>>();
-    for (const c of fresh) add(recent, c.serviceKey, c.at, c);
-    const daysUntil = this.#daysUntil;
-    return {
-      revision: this.#version,
-      settledUntil: daysUntil,
-      day: (key, day) => {
-        if (day < daysUntil) return this.#days.get(key)?.get(day);
-        const counts = { checks: 0, failures: 0 };
-        for (const hours of [this.#hours.get(key), recent.get(key)]) {
-          for (const [hour, c] of hours ?? []) if (hour >= day && hour < day + dayMs) (counts.checks += c.checks), (counts.failures += c.failures);
-        }
-        return counts.checks === 0 ? undefined : counts;
-      },
-      since: (key, since) => {
-        const counts = { checks: 0, failures: 0 };
-        for (const hours of [this.#hours.get(key), recent.get(key)]) {
-          for (const [hour, c] of hours ?? []) if (hour >= since) (counts.checks += c.checks), (counts.failures += c.failures);
-        }
-        return counts;
-      },
-    };
-  }
-
-  /** One update at a time: concurrent requests wait for the same one. */
-  #update(store: ReadModelStore, now: number, settled: number): Promise<void> {
-    this.#updating ??= this.#load(store, now, settled).finally(() => (this.#updating = undefined));
-    return this.#updating;
-  }
-
-  async #load(store: ReadModelStore, now: number, settled: number): Promise<void> {
-    const revision = await store.rollupRevision();
-    if (revision !== this.#revision) {
-      this.#version++;
-      this.#days.clear();
-      this.#hours.clear();
-      this.#daysUntil = this.#hoursFrom = this.#hoursUntil = 0;
-      this.#revision = revision;
-    }
-    // Days whose every hour is settled; the rest of the window comes from hours.
-    const daysUntil = Math.floor(settled / dayMs) * dayMs;
-    const oldestDay = Math.floor(now / dayMs) * dayMs - (historyDays - 1) * dayMs;
-    if (this.#daysUntil < daysUntil) {
-      for (const c of await store.uptimeCounts(Math.max(this.#daysUntil, oldestDay), daysUntil, "day")) add(this.#days, c.serviceKey, c.at, c);
-      this.#daysUntil = daysUntil;
-      this.#version++;
-      for (const days of this.#days.values()) for (const day of days.keys()) if (day < oldestDay) days.delete(day);
-    }
-    // Settled hours of the last 24 and of the days not yet settled as a whole.
-    const hoursFrom = Math.min(daysUntil, Math.floor(now / hourMs) * hourMs - 23 * hourMs);
-    if (this.#hoursUntil < settled) {
-      for (const c of await store.uptimeCounts(Math.max(this.#hoursUntil, hoursFrom), settled, "hour")) add(this.#hours, c.serviceKey, c.at, c);
-      this.#hoursUntil = settled;
-    }
-    if (this.#hoursFrom < hoursFrom) {
-      for (const hours of this.#hours.values()) for (const hour of hours.keys()) if (hour < hoursFrom) hours.delete(hour);
-      this.#hoursFrom = hoursFrom;
-    }
-  }
-}
-
-function add(map: Map<number, Map<number, Counts>>, key: number, at: number, counts: Counts): void {
-  let inner = map.get(key);
-  if (!inner) map.set(key, (inner = new Map()));
-  inner.set(at, { checks: counts.checks, failures: counts.failures });
-}
+/** Where a model's services come from: the store, or the daemon's memory of it (memory.ts). */
+export type ServiceSource = { services(filter: { readonly serverId?: string | undefined }): Promise<StoredService[]> };
 
 /** The status of every service (of one server, or all), as of `now`. */
-export async function statusModel(store: Store, history: History, now: number, options: StatusOptions): Promise<StatusModel> {
+export async function statusModel(store: Store, history: History, now: number, options: StatusOptions, source: ServiceSource = store): Promise<StatusModel> {
   const today = dayOf(now);
   const since24h = Math.floor(now / hourMs) * hourMs - 23 * hourMs;
   const chosen = options.servers && new Map(options.servers.map((id, i) => [id, i]));
-  const [all, snapshot] = await Promise.all([store.services({ serverId: options.serverId }), history.snapshot(store, now)]);
+  const [all, snapshot] = await Promise.all([source.services({ serverId: options.serverId }), history.snapshot(store, now)]);
   const picked = options.sections && pickSections(options.sections, all);
   const services = picked ? picked.services : chosen ? all.filter((s) => chosen.has(s.serverId)).sort((a, b) => chosen.get(a.serverId)! - chosen.get(b.serverId)!) : all;
   const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now, options.serverId)]);
@@ -281,14 +180,16 @@ function serviceStatus(
   at: { now: number; since24h: number; dates: readonly number[]; from: string; settled: number },
   isPublic: boolean,
 ): ServiceStatus {
-  const uptime: (number | null)[] = [];
-  let monthChecks = 0;
-  let monthFailures = 0;
-  at.dates.forEach((day, i) => {
-    const counts = snapshot.day(s.key, day);
+  const monthFrom = at.dates[at.dates.length - 30]!;
+  const settled = snapshot.settledDays(s.key, at.dates, at.settled, monthFrom);
+  const uptime = [...settled.uptime];
+  let monthChecks = settled.month.checks;
+  let monthFailures = settled.month.failures;
+  for (let i = at.settled; i < at.dates.length; i++) {
+    const counts = snapshot.day(s.key, at.dates[i]!);
     uptime.push(counts ? round(ratio(counts.checks, counts.failures)) : null);
-    if (counts && i >= at.dates.length - 30) (monthChecks += counts.checks), (monthFailures += counts.failures);
-  });
+    if (counts && at.dates[i]! >= monthFrom) (monthChecks += counts.checks), (monthFailures += counts.failures);
+  }
   const last24h = snapshot.since(s.key, at.since24h);
   const startedAt = s.state?.incidentStartedAt ?? null;
   const heartbeat = s.check.type === "heartbeat";
@@ -300,6 +201,7 @@ function serviceStatus(
     ...(heartbeat ? { dueAt: iso(dueAt(s)!), lastRunMs: s.state?.lastDurationMs ?? null } : {}),
     uptime24h: round(ratio(last24h.checks, last24h.failures)),
     uptime30d: round(ratio(monthChecks, monthFailures)),
+    createdAt: iso(s.createdAt),
     history: { from: at.from, uptime, settled: at.settled },
     latencyMs: heartbeat ? null : (s.lastEntry?.latencyMs ?? null),
     lastCheckedAt: s.state?.lastCheckedAt == null ? null : iso(s.state.lastCheckedAt),
@@ -313,8 +215,6 @@ function shownStatus({ quiet, ...status }: Shown, isPublic: boolean): Pick<Servi
   return quiet ? { ...status, quiet: { kind: quiet.kind, until: iso(quiet.until), reason: isPublic ? null : quiet.reason } } : status;
 }
 
-/** Uptime to five places (99.999 %): enough to tell any two pages apart, short enough to send 90 of. */
-const round = (value: number | null) => (value === null ? null : Math.round(value * 100_000) / 100_000);
 
 /** Most in need of attention first: down, blocked, late or slow, not checked yet, paused, up; in the order they were created within each. */
 const rank: Record<ServiceStatusName, number> = { down: 0, blocked: 1, late: 2, degraded: 2, unknown: 3, new: 3, paused: 4, up: 5 };

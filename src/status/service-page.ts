@@ -11,7 +11,8 @@ import { duration } from "../policy/message.ts";
 import type { AlertingStore, ReadModelStore } from "../store/store.ts";
 import { latencyChart, type LatencyPoint } from "./chart.ts";
 import { html, type Html } from "./html.ts";
-import { announcementsOf, at, barOf, latencyFact, layout, label, uptimeFacts } from "./page.ts";
+import { announcementsOf, barOf, latencyFact, layout, label, life, uptimeFacts } from "./page.ts";
+import { defaultTimeZone, moment, withDates, type Face } from "./when.ts";
 import { dayMs, type ServiceStatus, type StatusModel } from "./read-model.ts";
 
 export const ranges = { "24h": { per: "hour", count: 24, words: "last 24 hours" }, "30d": { per: "day", count: 30, words: "last 30 days" }, "90d": { per: "day", count: 90, words: "last 90 days" } } as const;
@@ -49,13 +50,18 @@ export async function servicePageModel(store: AlertingStore & ReadModelStore, se
   const { per, count } = ranges[range];
   const size = per === "hour" ? hourMs : dayMs;
   const last = Math.floor(now / size) * size;
-  const since = last - (count - 1) * size;
+  const span = last - (count - 1) * size;
   const [sums, incidents] = await Promise.all([
-    store.rollupSums({ since, until: last + size, per, serviceKeys: [key] }),
+    store.rollupSums({ since: span, until: last + size, per, serviceKeys: [key] }),
     store.incidents({ serverId: service.serverId, serviceId, limit: 100, endedAfter: now - 90 * dayMs }),
   ]);
+  // A service younger than the span is charted over its life (or from its first figures, when it has older
+  // ones: copied or imported): a new one's first hour fills the chart, not one point after 23 empty hours.
+  const born = Math.floor(Date.parse(service.createdAt) / size) * size;
+  const since = Math.max(span, Math.min(born, ...sums.map((s) => s.at)));
+  const points = (last - since) / size + 1;
   const byTime = new Map(sums.map((s) => [s.at, s]));
-  const latency = Array.from({ length: count }, (_, i): LatencyPoint => {
+  const latency = Array.from({ length: points }, (_, i): LatencyPoint => {
     const start = since + i * size;
     const sum = byTime.get(start);
     const counted = sum ? sum.checks - sum.silencedChecks : 0;
@@ -87,18 +93,21 @@ export async function servicePageModel(store: AlertingStore & ReadModelStore, se
 }
 
 /** The page. `base`: the path of the service page (/status/web-01/home, or under a named page); `feed`: the announcements' feed to link to. */
-export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; feed?: string; version: string }): string {
+export function renderServicePage(model: ServicePageModel, options: { base: string; back: { href: string; text: string }; feed?: string; version: string; timeZone?: string }): string {
   const s = model.service;
-  const { words, per } = ranges[model.range];
+  const face: Face = { now: Date.parse(model.generatedAt), timeZone: options.timeZone ?? defaultTimeZone };
+  const { per, count } = ranges[model.range];
+  // Fewer points than the span has: the service is younger, and the chart covers its life (servicePageModel).
+  const words = model.latency.length < count ? `since it was created, ${life(face.now - Date.parse(s.createdAt))} ago` : ranges[model.range].words;
   const rangeLinks = (Object.keys(ranges) as Range[]).map(
     (r) => html`<li><a href="${options.base}?range=${r}"${r === model.range ? html` aria-current="page"` : ""}>${ranges[r].words}</a></li>`,
   );
   const main: Html = html`<div id="content"><p class="crumbs"><a href="${options.back.href}">${options.back.text}</a> / ${model.serverName}</p>
-${announcementsOf(model.announcements)}
-<p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${at(s.quiet.until)})`}</p>
-<p class="updated">Updated <time datetime="${model.generatedAt}">${at(model.generatedAt)}</time>${s.lastCheckedAt && html`; checked <time datetime="${s.lastCheckedAt}">${at(s.lastCheckedAt)}</time>`}</p>
-<dl class="facts">${uptimeFacts(s)}${latencyFact(s, "Last latency")}</dl>
-${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${s.error}</p>`}
+${announcementsOf(model.announcements, face)}
+<p class="overall ${s.quiet ? "unknown" : s.status}" role="status">${label[s.status]}${s.quiet && html` (${s.quiet.kind === "silence" ? "silenced" : "in maintenance"} until ${moment(s.quiet.until, face, "date")})`}</p>
+<p class="updated">Updated ${moment(model.generatedAt, face)}${s.lastCheckedAt && html`; checked ${moment(s.lastCheckedAt, face)}`}</p>
+<dl class="facts">${uptimeFacts(s, face.now)}${latencyFact(s, "Last latency")}</dl>
+${s.error && (s.status === "down" || s.status === "blocked") && html`<p class="error">${withDates(s.error, face.timeZone)}</p>`}
 ${
   // A heartbeat is told, not checked: it has no latency to chart (only a heartbeat has lastRunMs).
   s.lastRunMs === undefined &&
@@ -115,7 +124,7 @@ ${
     : html`<table><caption class="when">The last 90 days, the latest first</caption><thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Lasted</th><th scope="col">Failed checks</th></tr></thead><tbody>
 ${model.incidents.map(
   (i) =>
-    html`<tr><td><time datetime="${i.startedAt}">${at(i.startedAt)}</time></td><td>${i.closedAt ? html`<time datetime="${i.closedAt}">${at(i.closedAt)}</time>` : "still open"}</td><td>${duration(i.durationMs)}</td><td>${i.failures}</td></tr>
+    html`<tr><td>${moment(i.startedAt, face, "date")}</td><td>${i.closedAt ? moment(i.closedAt, face, "date") : "still open"}</td><td>${duration(i.durationMs)}</td><td>${i.failures}</td></tr>
 `,
 )}</tbody></table>`
 }</section></div>`;

@@ -168,6 +168,7 @@ const tables = [
     columns: [
       ["slug", "text"], ["title", "text"], ["description", "text"], ["servers", "text"], ["public", "boolean"], ["created_at", "bigint"], ["updated_at", "bigint"],
       ["sections", "text"], ["accent_color", "text"], ["footer_links", "text"], ["show_uptime", "boolean"], ["show_latency", "boolean"], ["show_history", "boolean"],
+      ["time_zone", "text"],
     ],
   }),
   table({

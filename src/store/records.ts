@@ -39,6 +39,8 @@ export interface ServerRecord {
 export interface ServiceFilter {
   readonly serverId?: string | undefined;
   readonly serviceId?: string | undefined;
+  /** Only these services, by key (those a committed batch touched: the status page's memory reads them again). */
+  readonly keys?: readonly number[] | undefined;
 }
 
 /** A service as stored: its check, its state (null before its first check) and its last entry. */
@@ -68,6 +70,8 @@ export interface StoredService {
   } | null;
   /** When the service was created or last changed (a heartbeat's first due time counts from it). */
   readonly changedAt: number;
+  /** When the service was created: its life, which a status page's uptime covers while it is younger than the window. */
+  readonly createdAt: number;
   readonly lastEntry: Entry | null;
 }
 

@@ -348,6 +348,8 @@ export interface StatusPagesTable {
   show_uptime: Bool;
   show_latency: Bool;
   show_history: Bool;
+  /** An IANA time zone name, checked by Intl when saved. */
+  time_zone: string;
 }
 
 /** A named page's logo: its type (sniffed from its bytes) and its bytes in base64. */

@@ -85,6 +85,12 @@ export const statusPageBody = z
     showUptime: z.boolean().default(true).describe("Show each service's uptime"),
     showLatency: z.boolean().default(true).describe("Show each check's last latency (heartbeats never have one)"),
     showHistory: z.boolean().default(true).describe("Show each service's 90-day history bar"),
+    timeZone: z
+      .string()
+      .max(100)
+      .refine(isTimeZone, "must be an IANA time zone name such as Europe/Paris, America/New_York or UTC")
+      .default("UTC")
+      .describe("The time zone its dates are told in (an IANA name); recent moments read as \"12 minutes ago\""),
   })
   .superRefine((p, ctx) => {
     if ((p.servers === undefined) === (p.sections === undefined)) {
@@ -92,6 +98,16 @@ export const statusPageBody = z
     }
   });
 export type StatusPageDocument = z.output<typeof statusPageBody>;
+
+/** Whether Intl knows the IANA time zone name (the runtime's own list, so nothing is kept here to go stale). */
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The servers a page shows anything of, in the order it names them. */
 export function pageServers(p: Pick<StatusPageDocument, "servers" | "sections">): string[] {

@@ -49,9 +49,10 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
     .selectAll("c")
     .select(["s.key", "s.server_id", "srv.name as server_name", "s.id as service_id", "s.name as service_name"])
     .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since", "i.started_at as incident_started_at", "st.last_entry_id"])
-    .select(["s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak"]);
+    .select(["s.created_at", "s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak"]);
   if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
   if (filter.serviceId !== undefined) query = query.where("s.id", "=", filter.serviceId);
+  if (filter.keys !== undefined) query = query.where(backend.keyIn("s.key", filter.keys));
   const rows = await query.orderBy("s.server_id").orderBy("s.key").execute();
   const ids = rows.flatMap((r) => (r.last_entry_id === null ? [] : [r.last_entry_id]));
   const entries = new Map<number, Entry>();
@@ -87,6 +88,7 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
               slowStreak: r.slow_streak ?? 0,
             },
       changedAt: r.updated_at,
+      createdAt: r.created_at,
       lastEntry: r.last_entry_id === null ? null : (entries.get(r.last_entry_id) ?? null),
     };
   });

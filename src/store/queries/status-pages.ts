@@ -26,6 +26,7 @@ function pageFromRow(r: PageRow, hostnames: readonly string[]): StatusPage {
     showUptime: Boolean(r.show_uptime),
     showLatency: Boolean(r.show_latency),
     showHistory: Boolean(r.show_history),
+    timeZone: r.time_zone,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -89,6 +90,7 @@ export async function putStatusPage(trx: Db, slug: string, doc: StatusPageDocume
     show_uptime: doc.showUptime,
     show_latency: doc.showLatency,
     show_history: doc.showHistory,
+    time_zone: doc.timeZone,
     updated_at: now,
   };
   const existing = await trx.selectFrom("status_pages").select("created_at").where("slug", "=", slug).executeTakeFirst();
