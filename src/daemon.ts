@@ -9,8 +9,8 @@ import { hostname } from "node:os";
 import { Checking } from "./runtime/checking.ts";
 import { systemClock, type Clock } from "./platform/clock.ts";
 import { ClusterNode } from "./runtime/cluster/node.ts";
-import { defaults, UsageError } from "./platform/config.ts";
-import { authenticator, describeAccess, isLoopback, type Access } from "./http/access.ts";
+import { defaults } from "./platform/config.ts";
+import { authenticator, describeAccess, type Access } from "./http/access.ts";
 import { alertingRoutes } from "./http/alerting.ts";
 import { acknowledgeRoutes } from "./http/acknowledge.ts";
 import { announcementRoutes } from "./http/announcements.ts";
@@ -31,20 +31,17 @@ import { sessionRoutes, signInPage } from "./http/session.ts";
 import { tokenRoutes } from "./http/tokens.ts";
 import { listenFirst } from "./http/server.ts";
 import { systemRoutes } from "./http/system.ts";
-import type { Logger } from "./platform/log.ts";
 import { createMetrics } from "./runtime/metrics.ts";
 import type { ScheduleChange } from "./domain/model.ts";
 import { Delivery } from "./notify/delivery.ts";
 import { ChannelDirectory } from "./notify/channels.ts";
 import { channelRoutes } from "./http/channels.ts";
 import { ntfyPublisher } from "./notify/ntfy.ts";
-import { policy } from "./policy/index.ts";
 import { Retention } from "./runtime/retention.ts";
 import { Escalator } from "./runtime/escalation.ts";
 import { shippedBootstrap } from "./runtime/domain-expiry/rdap.ts";
 import { DomainWatcher } from "./runtime/domain-expiry/watcher.ts";
 import { pingResuming, provision, trustedProxies } from "./runtime/pinging.ts";
-import { openStore } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
 import { Tick } from "./platform/tick.ts";
 import { coalesced } from "./runtime/coalesced.ts";
@@ -52,6 +49,7 @@ import { logIncident, watchProblems } from "./runtime/daemon-log.ts";
 import { version } from "./platform/version.ts";
 import type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts";
 
+import { openDatabase, refuseExposure } from "./daemon-setup.ts";
 export type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts";
 
 
@@ -120,36 +118,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         options.log.info("stopped");
       })()),
   };
-}
-
-/** Anyone who reaches a non-loopback address could change the checks: a token is needed, unless waived. */
-function refuseExposure(options: DaemonOptions): void {
-  if (options.token !== undefined || isLoopback(options.host)) return;
-  if (!options.allowNoToken) {
-    throw new UsageError(
-      `refusing to listen on ${options.host} without a token: anyone who could reach it could change your checks. ` +
-        "Set one with --token, --token-file or HEALTHD_TOKEN (clients send Authorization: Bearer <token>), " +
-        "or pass --allow-no-token if something in front of healthd already guards it",
-    );
-  }
-  options.log.warn(`LISTENING ON ${options.host} WITHOUT A TOKEN: anyone who can reach this port can change and delete checks`);
-}
-
-/** Open (and create, and migrate) the database, saying in one line what the migrations did. */
-async function openDatabase(options: DaemonOptions): Promise<Store> {
-  const { log } = options;
-  try {
-    return await openStore(options.db, {
-      mode: "serve",
-      log: log.child({ part: "store" }),
-      policy,
-      onMigrated: (applied) => {
-        if (applied.length > 0) log.info(`applied ${applied.length} migration${applied.length === 1 ? "" : "s"}`, { last: applied.at(-1) });
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message, { cause: error });
-  }
 }
 
 interface Running {
