@@ -14,6 +14,7 @@ import { authenticator, describeAccess, isLoopback, type Access } from "./http/a
 import { alertingRoutes } from "./http/alerting.ts";
 import { announcementRoutes } from "./http/announcements.ts";
 import { statusPageRoutes } from "./http/status-pages.ts";
+import { consoleRoutes } from "./http/console.ts";
 import { reportRoutes } from "./http/reports.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
@@ -34,7 +35,7 @@ import { createMetrics } from "./runtime/metrics.ts";
 import type { ScheduleChange } from "./domain/model.ts";
 import { Delivery } from "./notify/delivery.ts";
 import { ChannelDirectory } from "./notify/channels.ts";
-import { channelRoutes } from "./http/channels.ts";
+import { channelRoutes, sendTest } from "./http/channels.ts";
 import { ntfyPublisher } from "./notify/ntfy.ts";
 import { policy } from "./policy/index.ts";
 import { Retention } from "./runtime/retention.ts";
@@ -50,7 +51,6 @@ import { version } from "./platform/version.ts";
 import type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts";
 
 export type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts";
-
 
 export interface Daemon {
   /** The API's base URL, e.g. http://127.0.0.1:8080. */
@@ -109,6 +109,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     cluster: running.cluster,
     stop: () =>
       (stopping ??= (async () => {
+        running.closeStreams();
         await http.close();
         await running.stop();
         options.log.info("stopped");
@@ -153,6 +154,8 @@ interface Running {
   readonly retention: Retention;
   readonly domains: DomainWatcher;
   readonly cluster: ClusterNode;
+  /** End the responses that stay open (the console's events), so that the server can close. */
+  closeStreams(): void;
   stop(): Promise<void>;
 }
 
@@ -233,10 +236,12 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
   metrics.observe(checking.events);
   // What the status page and its JSON show is built again when a service changes state.
   const views = new StatusViews();
+  // The console's live overview hears which servers' services changed state or configuration (null: any).
+  const consoleFeed = new EventEmitter<{ changed: [readonly string[] | null] }>();
   const incidentLog = log.child({ part: "incidents" });
   checking.events.on("check:started", (service, lagMs) => events.emit("check:started", service, lagMs));
   checking.events.on("recorded", (batch, changed) => {
-    if (changed) views.changed();
+    if (changed) (views.changed(), consoleFeed.emit("changed", batch.map((r) => r.service.serverId)));
     for (const recorded of batch) {
       if (recorded.incident) logIncident(incidentLog, recorded.service, recorded.incident, recorded.silenced);
       if (recorded.entry) events.emit("check:done", recorded as CheckDone);
@@ -278,6 +283,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
       defaultTopic = topic;
     }
     views.changed();
+    consoleFeed.emit("changed", null);
     await access.refresh(); // a token made or revoked by another process (healthd token) is said in the log now
     if (!change || change.stopped.length > 0) cluster.rebalanceSoon();
     await requeue();
@@ -307,6 +313,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
     if (change.started.length > 0) domains.soon(change.started); // a domainWarnDays may have been given
     events.emit("schedule:changed", change);
+    consoleFeed.emit("changed", null);
   };
   const problems = () => {
     const error = checking.writeError;
@@ -324,6 +331,11 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
     clock,
   };
+  const console = consoleRoutes({
+    store, access, version, clock, log: log.child({ part: "console" }), scheduleChanged, runSoon: (key) => checking.runSoon(key), publicUrl: options.publicUrl ?? null, testChannel: (name) => sendTest({ store, channels, now, statusPage }, name),
+    changed: (servers) => (views.changed(), consoleFeed.emit("changed", servers)),
+    onChange: (listener) => (consoleFeed.on("changed", listener), () => consoleFeed.off("changed", listener)),
+  });
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
@@ -354,6 +366,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
       ntfy: { url: options.ntfy.url, topic: () => defaultTopic, token: Boolean(options.ntfy.token ?? options.ntfy.password) },
     }),
     ...sessionRoutes({ store, access, now }),
+    ...console.routes,
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];
@@ -364,6 +377,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     retention,
     domains,
     cluster,
+    closeStreams: console.close,
     // In the order data flows: nothing is written after its store closes.
     async stop() {
       stopWatching();

@@ -1,0 +1,131 @@
+/**
+ * The console over HTTP: signed in as a token, it shows what that token may see (a token limited to a server sees
+ * only that server's services), filters by plain GET parameters, refuses a form without the session's CSRF token
+ * or from another origin, lets a read token see but not act (403), and tells its page of changes as
+ * Server-Sent Events. One daemon (SQLite) for the whole file.
+ */
+import assert from "node:assert/strict";
+import { request } from "node:http";
+import { test } from "node:test";
+import { testDaemon, type TestDaemon } from "./support/daemon.ts";
+
+const admin = "console-admin-token";
+const auth = { authorization: `Bearer ${admin}` };
+
+/** Signs a browser in with `token`: its session cookie. */
+async function signIn(d: TestDaemon, token: string): Promise<string> {
+  const answer = await fetch(`${d.url}/login`, { method: "POST", redirect: "manual", body: new URLSearchParams({ token, next: "/console" }) });
+  assert.equal(answer.status, 303);
+  return answer.headers.get("set-cookie")!.split(";")[0]!;
+}
+
+const page = async (d: TestDaemon, path: string, cookie: string) => {
+  const answer = await fetch(d.url + path, { headers: { cookie, accept: "text/html" } });
+  return { status: answer.status, text: await answer.text() };
+};
+
+const csrfOf = (text: string) => /name="csrf" value="([^"]+)"/.exec(text)?.[1];
+
+const post = (d: TestDaemon, path: string, cookie: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+  fetch(d.url + path, { method: "POST", redirect: "manual", headers: { cookie, ...headers }, body: new URLSearchParams(fields) });
+
+const rowsOf = (text: string) => [...text.matchAll(/<tr id="row-([^"]+)"/g)].map((m) => m[1]);
+
+test("the console: scope, filters, CSRF and live events", async (t) => {
+  const d = await testDaemon(t, { token: admin });
+  const beat = { type: "heartbeat", periodSeconds: 3600 };
+  for (const [server, services] of [
+    ["shop", [{ id: "checkout", name: "Checkout", check: beat }, { id: "web", name: "Web front", check: { url: "http://127.0.0.1:9/", paused: true } }]],
+    ["office", [{ id: "printer", name: "Printer", check: beat }]],
+  ] as const) {
+    assert.equal((await d.api("PUT", `/services/${server}`, { services }, auth)).status, 201);
+  }
+  const token = async (name: string, scope: string, servers?: string[]) => (await d.api("POST", "/tokens", { name, scope, ...(servers ? { servers } : {}) }, auth)).body.token as string;
+  const reader = await signIn(d, await token("reader", "read"));
+  const writer = await signIn(d, await token("writer", "write"));
+  const shopOnly = await signIn(d, await token("shop-only", "write", ["shop"]));
+
+  await t.test("without a session, a browser gets the sign-in page, leading back to the console", async () => {
+    const answer = await page(d, "/console", "");
+    assert.equal(answer.status, 401);
+    assert.match(answer.text, /name="next" value="\/console"/);
+  });
+
+  await t.test("a token limited to a server sees only that server's services", async () => {
+    assert.deepEqual(rowsOf((await page(d, "/console", shopOnly)).text).sort(), ["shop--checkout", "shop--web"]);
+    assert.deepEqual(rowsOf((await page(d, "/console", writer)).text).sort(), ["office--printer", "shop--checkout", "shop--web"]);
+    assert.equal((await page(d, "/console/services/office/printer", shopOnly)).status, 404, "as if it did not exist");
+  });
+
+  await t.test("filters are plain GET parameters: state, server, kind, text; a bad one is 400", async () => {
+    assert.deepEqual(rowsOf((await page(d, "/console?state=paused", writer)).text), ["shop--web"]);
+    assert.deepEqual(rowsOf((await page(d, "/console?server=office", writer)).text), ["office--printer"]);
+    assert.deepEqual(rowsOf((await page(d, "/console?kind=heartbeat&server=shop", writer)).text), ["shop--checkout"]);
+    assert.deepEqual(rowsOf((await page(d, "/console?q=FRONT", writer)).text), ["shop--web"]);
+    const counts = (await page(d, "/console?q=nothing-matches", writer)).text;
+    assert.match(counts, /Paused: 1</, "counts are of every service, whatever the filters");
+    assert.equal((await page(d, "/console?state=on-fire", writer)).status, 400);
+  });
+
+  await t.test("a read token sees no button, and its posts are refused 403", async () => {
+    const seen = await page(d, "/console/services/shop/checkout", reader);
+    assert.equal(seen.status, 200);
+    assert.doesNotMatch(seen.text, /<form class="act"/);
+    assert.doesNotMatch(seen.text, /ping\/[0-9a-f-]{36}/, "nor the heartbeat's ping key");
+    const refused = await post(d, "/console/actions/pause", reader, { server: "shop", service: "checkout" });
+    assert.equal(refused.status, 403);
+    assert.match((await refused.json()).detail, /scope write/);
+  });
+
+  await t.test("a form without the session's CSRF token, or from another origin, is refused and changes nothing", async () => {
+    const csrf = csrfOf((await page(d, "/console/services/shop/checkout", writer)).text)!;
+    const fields = { server: "shop", service: "checkout", minutes: "60" };
+    assert.equal((await post(d, "/console/actions/silence", writer, fields)).status, 403);
+    assert.equal((await post(d, "/console/actions/silence", writer, { ...fields, csrf: csrfOf((await page(d, "/console/services/shop/web", shopOnly)).text)! })).status, 403, "another session's");
+    assert.equal((await post(d, "/console/actions/silence", writer, { ...fields, csrf }, { origin: "http://evil.example" })).status, 403);
+    assert.deepEqual((await d.api("GET", "/silences", undefined, auth)).body.silences, []);
+    const done = await post(d, "/console/actions/silence", writer, { ...fields, csrf, reason: "deploy" });
+    assert.equal(done.status, 303);
+    assert.equal(done.headers.get("location"), "/console/services/shop/checkout?done=silenced");
+    const [silence] = (await d.api("GET", "/silences", undefined, auth)).body.silences;
+    assert.equal(silence.service, "checkout");
+    assert.equal(silence.reason, "deploy");
+    assert.deepEqual(rowsOf((await page(d, "/console?state=silenced", writer)).text), ["shop--checkout"]);
+    const outside = await post(d, "/console/actions/pause", shopOnly, { csrf: csrfOf((await page(d, "/console/services/shop/web", shopOnly)).text)!, server: "office", service: "printer" });
+    assert.equal(outside.status, 403, "a server outside the token's");
+  });
+
+  await t.test("pause, resume and rotate through the same writes as the API", async () => {
+    const csrf = csrfOf((await page(d, "/console/services/shop/web", writer)).text)!;
+    const before = (await d.api("GET", "/services/shop/checkout", undefined, auth)).body.check.pingKey;
+    assert.equal((await post(d, "/console/actions/pause", writer, { csrf, server: "shop", service: "checkout" })).status, 303);
+    assert.equal((await d.api("GET", "/services/shop/checkout", undefined, auth)).body.check.paused, true);
+    assert.equal((await post(d, "/console/actions/resume", writer, { csrf, server: "shop", service: "checkout" })).status, 303);
+    assert.equal((await post(d, "/console/actions/ping-key", writer, { csrf, server: "shop", service: "checkout" })).status, 303);
+    const after = (await d.api("GET", "/services/shop/checkout", undefined, auth)).body.check;
+    assert.equal(after.paused, false);
+    assert.notEqual(after.pingKey, before);
+    const run = await post(d, "/console/actions/run", writer, { csrf, server: "shop", service: "checkout" });
+    assert.equal(run.status, 409, "a heartbeat runs when its job pings");
+  });
+
+  await t.test("/console/events tells the page when services change", async () => {
+    const changed = new Promise<string>((resolve, reject) => {
+      const req = request(`${d.url}/console/events`, { headers: { cookie: writer } }, (res) => {
+        assert.equal(res.headers["content-type"], "text/event-stream; charset=utf-8");
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          text += chunk;
+          if (text.includes("retry:") && !text.includes("event: changed")) {
+            void d.api("PUT", "/services/office", { services: [{ id: "printer", name: "Printer", check: { type: "heartbeat", periodSeconds: 600 } }] }, auth).then((a) => a.status >= 300 && reject(new Error(JSON.stringify(a.body))));
+          }
+          if (text.includes("event: changed")) (resolve(text), req.destroy());
+        });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    assert.match(await changed, /event: changed\ndata: \{"servers":null\}/);
+  });
+});
