@@ -332,7 +332,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     clock,
   };
   const console = consoleRoutes({
-    store, access, version, clock, log: log.child({ part: "console" }), scheduleChanged, runSoon: (key) => checking.runSoon(key), publicUrl: options.publicUrl ?? null, testChannel: (name) => sendTest({ store, channels, now, statusPage }, name),
+    store, views, access, version, clock, log: log.child({ part: "console" }), scheduleChanged, runSoon: (key) => checking.runSoon(key), publicUrl: options.publicUrl ?? null, testChannel: (name) => sendTest({ store, channels, now, statusPage }, name),
     changed: (servers) => (views.changed(), consoleFeed.emit("changed", servers)),
     onChange: (listener) => (consoleFeed.on("changed", listener), () => consoleFeed.off("changed", listener)),
   });

@@ -98,16 +98,21 @@ export function matches(row: ConsoleRow, f: ConsoleFilters): boolean {
   return true;
 }
 
-/** The overview as of `now`, of the servers `mayUse` allows. */
-export async function consoleModel(store: Store, now: number, mayUse: (serverId: string) => boolean, filters: ConsoleFilters): Promise<ConsoleModel> {
-  const services = (await store.services()).filter((s) => mayUse(s.serverId));
+/** Every service's row as of `now`, most urgent first: built once and shared by every reader for up to a second (http/console.ts). */
+export async function loadRows(store: Store, now: number): Promise<{ readonly at: number; readonly rows: readonly ConsoleRow[] }> {
+  const services = await store.services();
   const [upstream, quiet] = await Promise.all([store.upstream(upstreamRefs(services)), quieting(store, now)]);
-  const all = consoleRows(services, (s) => shown(s, upstream, now, quiet));
+  return { at: now, rows: consoleRows(services, (s) => shown(s, upstream, now, quiet)) };
+}
+
+/** The overview of the rows of the servers `mayUse` allows, with the filters applied. Pure. */
+export function consoleModel(loaded: { readonly at: number; readonly rows: readonly ConsoleRow[] }, mayUse: (serverId: string) => boolean, filters: ConsoleFilters): ConsoleModel {
+  const all = loaded.rows.filter((r) => mayUse(r.serverId));
   const counts = Object.fromEntries(consoleStates.map((s) => [s, 0])) as Record<ConsoleState, number>;
   for (const row of all) counts[row.state]++;
   const servers = new Map(all.map((r) => [r.serverId, r.serverName]));
   return {
-    generatedAt: now,
+    generatedAt: loaded.at,
     counts: { ...counts, all: all.length },
     rows: all.filter((r) => matches(r, filters)),
     servers: [...servers].sort(([a], [b]) => a.localeCompare(b)).map(([id, name]) => ({ id, name })),

@@ -11,9 +11,12 @@ import { consoleCookie, csrfMatches, csrfToken, newConsoleSecret } from "../cons
 import { bearer, cookie, sessionCookie, type Access, type Principal } from "./access.ts";
 import { HttpError } from "./problem.ts";
 import type { Request } from "./router.ts";
+import type { StatusViews } from "./status.ts";
 
 export interface ConsoleContext {
   readonly store: Store;
+  /** The views the status pages share, built again when what they show changes: the overview's rows are one. */
+  readonly views: StatusViews;
   readonly access: Access;
   readonly version: string;
   readonly clock: Clock;

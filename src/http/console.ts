@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { z } from "zod";
-import { consoleModel, consoleStates } from "../console/model.ts";
+import { consoleModel, consoleStates, loadRows } from "../console/model.ts";
 import { renderOverview } from "../console/overview.ts";
 import { consoleHeaders } from "../console/look.ts";
 import { serviceModel } from "../console/service-model.ts";
@@ -72,7 +72,10 @@ export function consoleRoutes(ctx: ConsoleContext): { routes: Route[]; close(): 
             const l = await looking(req, ctx.access);
             const q = req.query as z.output<typeof filterQuery>;
             const filters = { state: q.state || undefined, server: q.server || undefined, kind: q.kind || undefined, q: q.q?.trim() || undefined };
-            const model = await consoleModel(ctx.store, ctx.clock.now(), (s) => mayUse(l.who, s), filters);
+            const now = ctx.clock.now();
+            // Every service's row, shared by every reader for up to a second and built again on a change (as the status page's views).
+            const loaded = await ctx.views.get("console", now, () => loadRows(ctx.store, now));
+            const model = consoleModel(loaded.model, (s) => mayUse(l.who, s), filters);
             return answer(l, renderOverview(model, viewerOf(l), ctx.version));
           },
         },
