@@ -107,6 +107,14 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     assert.notEqual(after.pingKey, before);
     const run = await post(d, "/console/actions/run", writer, { csrf, server: "shop", service: "checkout" });
     assert.equal(run.status, 409, "a heartbeat runs when its job pings");
+    const announced = await d.api("POST", "/announcements", { title: "Printer jam", message: "We are on it." }, auth);
+    assert.equal(announced.status, 201, JSON.stringify(announced.body));
+    const overview = (await page(d, "/console", writer)).text;
+    assert.match(overview, /End Printer jam/);
+    const ended = await post(d, "/console/actions/end-announcement", writer, { csrf: csrfOf(overview)!, announcement: String(announced.body.id) });
+    assert.equal(ended.headers.get("location"), "/console?done=announcement-ended");
+    assert.notEqual((await d.api("GET", `/announcements/${announced.body.id}`, undefined, auth)).body.endsAt, null);
+    assert.doesNotMatch((await page(d, "/console", writer)).text, /End Printer jam/);
   });
 
   await t.test("/console/events tells the page when services change", async () => {

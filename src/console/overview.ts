@@ -3,7 +3,9 @@
  * JavaScript), and one row per service, most urgent first. A component: the read model in, markup out.
  */
 import { html, type Html } from "../status/html.ts";
-import { consolePage, type Viewer } from "./layout.ts";
+import type { Announcement } from "../store/store.ts";
+import { actionForm, consolePage, type Viewer } from "./layout.ts";
+import { notices } from "./service-page.ts";
 import { consoleStates, type ConsoleFilters, type ConsoleModel, type ConsoleRow, type ConsoleState } from "./model.ts";
 
 const words: Record<ConsoleState, string> = { failing: "Failing", late: "Late", degraded: "Degraded", silenced: "Silenced", paused: "Paused", pending: "Not checked yet", up: "Up" };
@@ -11,7 +13,7 @@ const words: Record<ConsoleState, string> = { failing: "Failing", late: "Late", 
 /** The query string of the filters with `change` applied (an undefined value drops the filter). */
 function query(filters: ConsoleFilters, change: Partial<ConsoleFilters>): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries({ ...filters, ...change })) if (value) params.set(name, value);
+  for (const [name, value] of Object.entries({ ...filters, ...change })) if (typeof value === "string" && value) params.set(name, value);
   const text = params.toString();
   return text ? `?${text}` : "";
 }
@@ -35,7 +37,15 @@ function row(r: ConsoleRow, now: number): Html {
 
 const option = (value: string, label: string, chosen: string | undefined) => html`<option value="${value}"${chosen === value ? html` selected` : ""}>${label}</option>`;
 
-export function renderOverview(model: ConsoleModel, viewer: Viewer, version: string): string {
+/** The announcements shown now, each with its End button for those who may act. */
+function announcements(shown: readonly Announcement[], viewer: Viewer): Html {
+  if (shown.length === 0) return html``;
+  return html`<section aria-labelledby="announcements-title"><h2 id="announcements-title">Announcements shown now</h2><ul>
+${shown.map((a) => html`<li>${a.title} (${a.severity})${viewer.mayWrite ? actionForm(viewer, "end-announcement", `End ${a.title}`, { announcement: String(a.id) }) : ""}</li>`)}
+</ul></section>`;
+}
+
+export function renderOverview(model: ConsoleModel, viewer: Viewer, options: { version: string; announcements: readonly Announcement[]; done?: string | undefined }): string {
   const f = model.filters;
   const counts = html`<ul class="counts" id="counts" aria-label="Services by state">
 <li><a href="/console${query(f, { state: undefined })}"${f.state ? "" : html` aria-current="true"`}>All: ${model.counts.all}</a></li>
@@ -53,5 +63,6 @@ ${consoleStates.map((s) => html`<li><a href="/console${query(f, { state: s })}"$
 <thead><tr><th scope="col">State</th><th scope="col">Service</th><th scope="col">Server</th><th scope="col">Kind</th><th scope="col">Last check</th><th scope="col">Latency</th><th scope="col">Note</th></tr></thead>
 <tbody>
 ${model.rows.length === 0 ? html`<tr><td colspan="7">No service matches these filters.</td></tr>` : model.rows.map((r) => row(r, model.generatedAt))}</tbody></table>`;
-  return consolePage({ title: "Overview", viewer, version }, html`<h1>Console</h1>${counts}${filters}${table}`);
+  const notice = options.done !== undefined && notices[options.done] !== undefined ? { text: notices[options.done]!, bad: false } : undefined;
+  return consolePage({ title: "Overview", viewer, version: options.version, notice }, html`<h1>Console</h1>${counts}${announcements(options.announcements, viewer)}${filters}${table}`);
 }

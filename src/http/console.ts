@@ -12,7 +12,7 @@ import { renderOverview } from "../console/overview.ts";
 import { consoleHeaders } from "../console/look.ts";
 import { serviceModel } from "../console/service-model.ts";
 import { renderService } from "../console/service-page.ts";
-import { mayUse, type Principal } from "./access.ts";
+import { mayUse, mayUseAll, type Principal } from "./access.ts";
 import { consoleActions } from "./console-actions.ts";
 import { looking, viewerOf, type ConsoleContext, type Looking } from "./console-access.ts";
 import { noService } from "./services.ts";
@@ -23,6 +23,7 @@ const filterQuery = z.strictObject({
   server: z.string().max(64).optional().describe("Only services of this server"),
   kind: z.string().max(32).optional().describe("Only checks of this kind (http, heartbeat, ...)"),
   q: z.string().max(200).optional().describe("Only services whose id, name, server or target contains this text"),
+  done: z.string().max(100).optional().describe("What the last action did, said at the top of the page"),
 });
 
 const noticeQuery = z.strictObject({ done: z.string().max(100).optional().describe("What the last action did, said at the top of the page") });
@@ -76,7 +77,9 @@ export function consoleRoutes(ctx: ConsoleContext): { routes: Route[]; close(): 
             // Every service's row, shared by every reader for up to a second and built again on a change (as the status page's views).
             const loaded = await ctx.views.get("console", now, () => loadRows(ctx.store, now));
             const model = consoleModel(loaded.model, (s) => mayUse(l.who, s), filters);
-            return answer(l, renderOverview(model, viewerOf(l), ctx.version));
+            const shownNow = (await ctx.store.announcements({ now, active: true, limit: 50 })).filter((a) => mayUseAll(l.who, a.servers));
+            const { done } = req.query as z.output<typeof filterQuery>;
+            return answer(l, renderOverview(model, viewerOf(l), { version: ctx.version, announcements: shownNow, done }));
           },
         },
       },
