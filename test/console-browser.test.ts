@@ -108,6 +108,28 @@ test("in Chromium: the console for a read token and a write token, live, passing
   assert.match(await service.page.locator("h1 + p").innerText(), /^silenced/);
   assert.match(await service.page.locator("#ping-title + p").innerText(), /\/ping\//, "a write token sees the ping URL");
   await axe(service.page, "a heartbeat's page, for a write token");
+
+  // Edit the server's YAML: a deliberate error, shown at its line; fixed, previewed, saved; the new heartbeat's crontab line.
+  await service.page.getByRole("link", { name: "Edit server Shop" }).click();
+  const area = service.page.getByLabel(/The server's document/);
+  const yaml = await area.inputValue();
+  const broken = yaml.replace("  services:\n", "  services:\n    - id: report\n      check:\n        type: heartbeat\n        periodSeconds: soon\n");
+  await area.fill(broken);
+  await service.page.getByRole("button", { name: "Preview changes" }).click();
+  const problem = service.page.locator("#errors a[data-line]").first();
+  const line = broken.split("\n").findIndex((l) => l.includes("periodSeconds: soon")) + 1;
+  assert.match(await problem.innerText(), new RegExp(`^Line ${line}, column \\d+$`));
+  assert.match(await service.page.locator("#errors li").first().innerText(), /\/shop\/services\/0\/check\/periodSeconds/);
+  await problem.click();
+  assert.equal(await area.evaluate((a) => { const t = a as HTMLTextAreaElement; return t.value.slice(t.selectionStart, t.selectionEnd); }), "        periodSeconds: soon", "the link selects the line");
+  await axe(service.page, "the editor with its problems");
+  await area.fill(broken.replace("periodSeconds: soon", "periodSeconds: 86400"));
+  await service.page.getByRole("button", { name: "Preview changes" }).click();
+  assert.match(await service.page.locator("ul.diff").innerText(), /\+ report \(new\)/);
+  await service.page.getByRole("button", { name: "Save" }).click();
+  await service.page.waitForURL(/saved=report$/);
+  const key = (await d.api("GET", "/services/shop/report", undefined, auth)).body.check.pingKey;
+  assert.match(await service.page.locator("#saved-title + h3 + p + pre + pre").innerText(), new RegExp(`healthd run ${d.url}/ping/${key} -- `));
   const [silence] = (await d.api("GET", "/silences", undefined, auth)).body.silences;
   assert.equal(silence.reason, "moving the backup disk");
   assert.deepEqual([...overview.problems, ...service.problems], []);

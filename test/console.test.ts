@@ -117,6 +117,36 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     assert.doesNotMatch((await page(d, "/console", writer)).text, /End Printer jam/);
   });
 
+  await t.test("editing a server's YAML: errors at their line, a preview of what changes, then saved as one PUT", async () => {
+    assert.equal((await page(d, "/console/servers/office/edit", reader)).status, 403, "a read token may not edit");
+    const edit = await page(d, "/console/servers/office/edit", writer);
+    assert.equal(edit.status, 200);
+    const yaml = /<textarea[^>]*>([^<]*)<\/textarea>/.exec(edit.text)![1]!.replaceAll("&#39;", "'").replaceAll("&quot;", '"').replaceAll("&amp;", "&");
+    assert.match(yaml, /^office:\n/);
+    const csrf = csrfOf(edit.text)!;
+    const form = async (text: string, step: string) => {
+      const answer = await post(d, "/console/servers/office/edit", writer, { csrf, yaml: text, step });
+      return { status: answer.status, location: answer.headers.get("location"), text: await answer.text() };
+    };
+    const broken = yaml.replace("  services:\n", "  services:\n    - id: scanner\n      check:\n        url: http://127.0.0.1:9/\n        intervalSeconds: -5\n");
+    const line = broken.split("\n").findIndex((l) => l.includes("intervalSeconds: -5")) + 1;
+    const refused = await form(broken, "preview");
+    assert.match(refused.text, new RegExp(`Line ${line}, column \\d+</a>: /office/services/0/check/intervalSeconds`));
+    assert.doesNotMatch(refused.text, /value="save"/, "no Save button while it has errors");
+    const good = yaml.replace("  services:\n", "  services:\n    - id: nightly\n      check:\n        type: heartbeat\n        periodSeconds: 86400\n");
+    const preview = await form(good, "preview");
+    assert.match(preview.text, /<li>\+ nightly \(new\)<\/li>/);
+    assert.equal((await d.api("GET", "/services/office/nightly", undefined, auth)).status, 404, "a preview saves nothing");
+    const saved = await form(good, "save");
+    assert.equal(saved.status, 303);
+    assert.equal(saved.location, "/console/servers/office/edit?saved=nightly");
+    const key = (await d.api("GET", "/services/office/nightly", undefined, auth)).body.check.pingKey;
+    const after = await page(d, saved.location!, writer);
+    assert.match(after.text, new RegExp(`healthd run http://[^ ]+/ping/${key} -- /path/to/job`), "the new heartbeat's crontab line");
+    assert.equal((await post(d, "/console/servers/shop/edit", shopOnly, { csrf, yaml, step: "save" })).status, 403, "another session's token");
+    assert.equal((await post(d, "/console/servers/office/edit", shopOnly, { csrf: csrfOf((await page(d, "/console/services/shop/web", shopOnly)).text)!, yaml, step: "save" })).status, 403, "a server outside the token's");
+  });
+
   await t.test("/console/events tells the page when services change", async () => {
     const changed = new Promise<string>((resolve, reject) => {
       const req = request(`${d.url}/console/events`, { headers: { cookie: writer } }, (res) => {

@@ -48,6 +48,7 @@ test("GET /openapi.json passes Redocly's lint with no error and describes every 
     "/console",
     "/console/actions/{action}",
     "/console/events",
+    "/console/servers/{serverId}/edit",
     "/console/services/{serverId}/{serviceId}",
     "/favicon.ico",
     "/healthz",

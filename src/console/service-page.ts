@@ -37,6 +37,7 @@ ${s.check.paused ? actionForm(viewer, "resume", "Resume", target) : actionForm(v
 ${heartbeat || s.check.paused ? "" : actionForm(viewer, "run", "Run now", target)}
 ${heartbeat ? actionForm(viewer, "ping-key", "Rotate ping key", target) : ""}
 ${channels.map((c) => actionForm(viewer, "test-channel", `Test channel ${c}`, { ...target, channel: c }))}
+<a href="/console/servers/${encodeURIComponent(s.serverId)}/edit">Edit server ${s.serverName}</a>
 </div></section>`;
 }
 

@@ -14,6 +14,7 @@ import { serviceModel } from "../console/service-model.ts";
 import { renderService } from "../console/service-page.ts";
 import { mayUse, mayUseAll, type Principal } from "./access.ts";
 import { consoleActions } from "./console-actions.ts";
+import { consoleEditRoutes } from "./console-edit.ts";
 import { looking, viewerOf, type ConsoleContext, type Looking } from "./console-access.ts";
 import { noService } from "./services.ts";
 import type { Response, Route } from "./router.ts";
@@ -120,6 +121,7 @@ export function consoleRoutes(ctx: ConsoleContext): { routes: Route[]; close(): 
       },
     },
     ...consoleActions(ctx),
+    ...consoleEditRoutes(ctx),
   ];
   return {
     routes,
