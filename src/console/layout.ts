@@ -27,7 +27,7 @@ export function consolePage(options: { title: string; viewer: Viewer; version: s
 <style>${raw(css)}</style></head>
 <body><a class="skip" href="#main">Skip to content</a>
 <nav class="top" aria-label="Console"><a href="/console">Overview</a><a href="/status">Status page</a>
-<span>Signed in as ${viewer.name}${viewer.mayWrite ? "" : " (read only)"}</span>
+<span>${viewer.name === "anyone" ? "Open to anyone: this daemon has no token" : html`Signed in as ${viewer.name}${viewer.mayWrite ? "" : " (read only)"}`}</span>
 <form method="post" action="/logout"><button type="submit">Sign out</button></form></nav>
 <main id="main">
 ${options.notice ? html`<p class="notice${options.notice.bad ? " bad" : ""}" role="status">${options.notice.text}</p>` : ""}

@@ -44,7 +44,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The timeline of an incident: its first failure, its opening (the DOWN), the silences that overlapped it, its close. */
 export function timeline(i: Incident, silences: readonly Silence[]): TimelineEvent[] {
   const events: TimelineEvent[] = [{ at: i.startedAt, kind: "started", text: `First failed check${i.firstError ? `: ${i.firstError}` : ""}` }];
-  events.push({ at: i.openedAt, kind: "opened", text: `Incident opened after failed checks; DOWN ${i.notified ? "published" : "not published (silenced, or notify off)"}` });
+  events.push({ at: i.openedAt, kind: "opened", text: `Incident opened after failed checks; ${i.notified ? "its DOWN notification queued for its channels" : "no DOWN sent (silenced, or notify off)"}` });
   for (const s of silences) {
     if (s.startsAt > (i.closedAt ?? Infinity) || s.endsAt < i.startedAt) continue;
     events.push({ at: s.startsAt, kind: "silence", text: `Silenced until ${iso(s.endsAt)}${s.reason ? ` (${s.reason})` : ""}${s.serviceId === null ? ", the whole server" : ""}` });

@@ -60,7 +60,7 @@ function incidents(m: ServiceModel, viewer: Viewer): Html {
   if (m.incidents.length === 0) return html`<section aria-labelledby="incidents-title"><h2 id="incidents-title">Incidents</h2><p>No incident.</p></section>`;
   return html`<section aria-labelledby="incidents-title"><h2 id="incidents-title">Incidents</h2>
 ${m.incidents.map(
-  (i) => html`<article class="incident"><h3>${i.incident.closedAt === null ? "Open" : "Closed"} incident from ${when(i.incident.startedAt)} (${duration(i.durationMs)})</h3>
+  (i) => html`<article class="incident-card"><h3>${i.incident.closedAt === null ? "Open" : "Closed"} incident from ${when(i.incident.startedAt)} (${duration(i.durationMs)})</h3>
 ${i.incident.closedAt === null ? acknowledge(i, viewer) : ""}
 <ol class="timeline">${i.timeline.map((e) => html`<li>${when(e.at)}: ${e.text}</li>`)}</ol></article>`,
 )}</section>`;
