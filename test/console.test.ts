@@ -5,7 +5,7 @@
  * Server-Sent Events. One daemon (SQLite) for the whole file.
  */
 import assert from "node:assert/strict";
-import { request } from "node:http";
+import { request, type IncomingMessage } from "node:http";
 import { test } from "node:test";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 
@@ -117,6 +117,23 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     assert.doesNotMatch((await page(d, "/console", writer)).text, /End Printer jam/);
   });
 
+  await t.test("/console/events tells the page when services change", async () => {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => request(`${d.url}/console/events`, { agent: false, headers: { cookie: writer } }, resolve).on("error", reject).end());
+    try {
+      assert.equal(res.headers["content-type"], "text/event-stream; charset=utf-8");
+      res.setEncoding("utf8");
+      const chunks = res[Symbol.asyncIterator]();
+      let text = String((await chunks.next()).value);
+      assert.match(text, /^retry: /);
+      const put = await d.api("PUT", "/services/office", { services: [{ id: "printer", name: "Printer", check: { type: "heartbeat", periodSeconds: 600 } }] }, auth);
+      assert.ok(put.status < 300, JSON.stringify(put.body));
+      while (!text.includes("event: changed")) text += String((await chunks.next()).value);
+      assert.match(text, /event: changed\ndata: \{"servers":null\}/);
+    } finally {
+      res.destroy();
+    }
+  });
+
   await t.test("editing a server's YAML: errors at their line, a preview of what changes, then saved as one PUT", async () => {
     assert.equal((await page(d, "/console/servers/office/edit", reader)).status, 403, "a read token may not edit");
     const edit = await page(d, "/console/servers/office/edit", writer);
@@ -145,25 +162,5 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     assert.match(after.text, new RegExp(`healthd run http://[^ ]+/ping/${key} -- /path/to/job`), "the new heartbeat's crontab line");
     assert.equal((await post(d, "/console/servers/shop/edit", shopOnly, { csrf, yaml, step: "save" })).status, 403, "another session's token");
     assert.equal((await post(d, "/console/servers/office/edit", shopOnly, { csrf: csrfOf((await page(d, "/console/services/shop/web", shopOnly)).text)!, yaml, step: "save" })).status, 403, "a server outside the token's");
-  });
-
-  await t.test("/console/events tells the page when services change", async () => {
-    const changed = new Promise<string>((resolve, reject) => {
-      const req = request(`${d.url}/console/events`, { headers: { cookie: writer } }, (res) => {
-        assert.equal(res.headers["content-type"], "text/event-stream; charset=utf-8");
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          text += chunk;
-          if (text.includes("retry:") && !text.includes("event: changed")) {
-            void d.api("PUT", "/services/office", { services: [{ id: "printer", name: "Printer", check: { type: "heartbeat", periodSeconds: 600 } }] }, auth).then((a) => a.status >= 300 && reject(new Error(JSON.stringify(a.body))));
-          }
-          if (text.includes("event: changed")) (resolve(text), req.destroy());
-        });
-      });
-      req.on("error", reject);
-      req.end();
-    });
-    assert.match(await changed, /event: changed\ndata: \{"servers":null\}/);
   });
 });

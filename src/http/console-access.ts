@@ -69,7 +69,15 @@ export const viewerOf = (l: Looking) => ({ name: l.who.name, mayWrite: mayWrite(
  */
 export function checkForm(req: Request, l: Looking, fields: URLSearchParams): void {
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== "null" && new URL(origin).host !== req.headers.host) {
+  const host = (() => {
+    try {
+      // "null": what a browser sends from a page with Referrer-Policy no-referrer, as the console's are (the CSRF token still decides).
+      return origin === undefined || origin === "null" ? undefined : new URL(origin).host;
+    } catch {
+      return ""; // not an origin at all: refused as another one is
+    }
+  })();
+  if (host !== undefined && host !== req.headers.host) {
     throw new HttpError(403, `the form was posted from ${origin}, not from this console; use the console at its own address`);
   }
   if (l.secret === null) return;
