@@ -3,7 +3,8 @@
  * with an announcement; docs/status-page-branded-light.png and -dark.png: a branded page of sections, as
  * readers who prefer light and dark see it; and docs/service-page.png: one service's page with its latency chart; rendered by the
  * built executable and photographed in Chromium. The demo's 90 days of history are a fixture written in the
- * database; today's checks are real, against a local target (one service answers 503).
+ * database; today's checks are real, against a local target (one service answers 503). And the console's
+ * overview (docs/console.png) and a failing service's page in it (docs/console-service.png), a silence set.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -121,6 +122,15 @@ try {
       await page.screenshot({ path: join(root, "docs", "service-page.png"), fullPage: true });
       console.log("wrote docs/service-page.png");
       await page.close();
+      // The console (this demo has no token: it is open, as a daemon on loopback without tokens is).
+      await post("/silences", { server: "api-01", service: "auth", durationSeconds: 7200, reason: "moving the sign-in service" });
+      for (const [file, path] of [["console.png", "/console"], ["console-service.png", "/console/services/web-01/checkout"]] as const) {
+        const shot = await browser.newPage({ viewport: { width: 1100, height: 760 }, colorScheme: "light" });
+        await shot.goto(url + path);
+        await shot.screenshot({ path: join(root, "docs", file), fullPage: true });
+        console.log(`wrote docs/${file}`);
+        await shot.close();
+      }
     } finally {
       await browser.close();
     }

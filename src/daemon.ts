@@ -15,6 +15,7 @@ import { alertingRoutes } from "./http/alerting.ts";
 import { acknowledgeRoutes } from "./http/acknowledge.ts";
 import { announcementRoutes } from "./http/announcements.ts";
 import { statusPageRoutes } from "./http/status-pages.ts";
+import { consoleRoutes } from "./http/console.ts";
 import { reportRoutes } from "./http/reports.ts";
 import { clusterRoutes } from "./http/nodes.ts";
 import { openApiDocument } from "./http/openapi.ts";
@@ -35,7 +36,7 @@ import { createMetrics } from "./runtime/metrics.ts";
 import type { ScheduleChange } from "./domain/model.ts";
 import { Delivery } from "./notify/delivery.ts";
 import { ChannelDirectory } from "./notify/channels.ts";
-import { channelRoutes } from "./http/channels.ts";
+import { channelRoutes, sendTest } from "./http/channels.ts";
 import { ntfyPublisher } from "./notify/ntfy.ts";
 import { Retention } from "./runtime/retention.ts";
 import { Escalator } from "./runtime/escalation.ts";
@@ -51,7 +52,6 @@ import type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts
 
 import { openDatabase, refuseExposure } from "./daemon-setup.ts";
 export type { CheckDone, DaemonEvents, DaemonOptions } from "./daemon-options.ts";
-
 
 export interface Daemon {
   /** The API's base URL, e.g. http://127.0.0.1:8080. */
@@ -113,6 +113,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     cluster: running.cluster,
     stop: () =>
       (stopping ??= (async () => {
+        running.closeStreams();
         await http.close();
         await running.stop();
         options.log.info("stopped");
@@ -128,6 +129,8 @@ interface Running {
   readonly escalator: Escalator;
   readonly domains: DomainWatcher;
   readonly cluster: ClusterNode;
+  /** End the responses that stay open (the console's events), so that the server can close. */
+  closeStreams(): void;
   stop(): Promise<void>;
 }
 
@@ -212,12 +215,14 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
   metrics.observe(checking.events);
   // What the status page and its JSON show is built again when a service changes state, from services kept in memory.
   const views = new StatusViews();
+  // The console's live overview hears which servers' services changed state or configuration (null: any).
+  const consoleFeed = new EventEmitter<{ changed: [readonly string[] | null] }>();
   const shown = new ServiceMemory(store, { clock, onError: (error) => log.error("cannot read the services for the status page", { error }) });
   const incidentLog = log.child({ part: "incidents" });
   checking.events.on("check:started", (service, lagMs) => events.emit("check:started", service, lagMs));
   checking.events.on("recorded", (batch, changed) => {
     shown.committed(batch.map((r) => r.service.key));
-    if (changed) views.changed();
+    if (changed) (views.changed(), consoleFeed.emit("changed", batch.map((r) => r.service.serverId)));
     for (const recorded of batch) {
       if (recorded.incident) logIncident(incidentLog, recorded.service, recorded.incident, recorded.silenced);
       if (recorded.entry) events.emit("check:done", recorded as CheckDone);
@@ -260,6 +265,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
       defaultTopic = topic;
     }
     views.changed();
+    consoleFeed.emit("changed", null);
     await access.refresh(); // a token made or revoked by another process (healthd token) is said in the log now
     if (!change || change.stopped.length > 0) cluster.rebalanceSoon();
     await requeue();
@@ -294,6 +300,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     if (change.started.length > 0) await requeue(); // a notifyTopic may have been given
     if (change.started.length > 0) domains.soon(change.started); // a domainWarnDays may have been given
     events.emit("schedule:changed", change);
+    consoleFeed.emit("changed", null);
   };
   const problems = () => {
     const error = checking.writeError;
@@ -311,6 +318,11 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
     clock,
   };
+  const console = consoleRoutes({
+    store, views, access, version, clock, log: log.child({ part: "console" }), scheduleChanged, runSoon: (key) => checking.runSoon(key), publicUrl: options.publicUrl ?? null, testChannel: (name) => sendTest({ store, channels, now, statusPage }, name),
+    changed: (servers) => (views.changed(), consoleFeed.emit("changed", servers)),
+    onChange: (listener) => (consoleFeed.on("changed", listener), () => consoleFeed.off("changed", listener)),
+  });
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
@@ -342,6 +354,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
       ntfy: { url: options.ntfy.url, topic: () => defaultTopic, token: Boolean(options.ntfy.token ?? options.ntfy.password) },
     }),
     ...sessionRoutes({ store, access, now }),
+    ...console.routes,
     // The OpenAPI document describes the whole table, its own route included: made once, when first asked.
     ...systemRoutes(version, metrics, problems, () => (document ??= openApiDocument(version, routes))),
   ];
@@ -353,6 +366,7 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     escalator,
     domains,
     cluster,
+    closeStreams: console.close,
     // In the order data flows: nothing is written after its store closes.
     async stop() {
       stopWatching();

@@ -62,6 +62,11 @@ export interface Access {
    * of the token the session hangs on; undefined when it is no token of this daemon.
    */
   signIn(secret: string): Promise<{ readonly principal: Principal; readonly tokenHash: string } | undefined>;
+  /**
+   * The console's: who a browser session (its cookie's secret) is, with the scope of the token it signed in with
+   * (not reduced to read): the console's forms carry a CSRF token bound to that secret (console/csrf.ts).
+   */
+  sessionPrincipal(secret: string): Promise<Principal | undefined>;
 }
 
 export interface AccessOptions {
@@ -174,6 +179,11 @@ export function authenticator(adminToken: string | undefined, store: Pick<TokenS
       if (stored) return stored;
       if (!(await hasTokens(true))) return anyone;
       throw unauthorized("the token is not known (revoked, mistyped, or of another database); check --token or HEALTHD_TOKEN, or list tokens with healthd token list");
+    },
+    async sessionPrincipal(secret) {
+      const tokenHash = await store.sessionToken(hashToken(secret), options.now());
+      const principal = tokenHash === undefined ? undefined : await lookUp(tokenHash);
+      return principal && principal.scope !== "ping" ? { ...principal, name: `${principal.name} (signed in)` } : undefined;
     },
     async signIn(secret) {
       const tokenHash = hashToken(secret);

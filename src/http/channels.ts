@@ -47,6 +47,19 @@ export function testMessage(name: string, now: number, statusPage: string | null
   };
 }
 
+/** Send a channel its test message now (builtInChannel: the daemon's ntfy): 404, 409 or 502 when it cannot. The API's and the console's. */
+export async function sendTest(ctx: Pick<ChannelContext, "store" | "channels" | "now" | "statusPage">, name: string): Promise<SendResult> {
+  const doc = name === builtInChannel ? undefined : (await ctx.store.channels(name))[0]?.doc;
+  if (name !== builtInChannel && !doc) throw new HttpError(404, `no channel named ${name}; GET /channels lists them`);
+  try {
+    return await ctx.channels.sendNow(name, doc, testMessage(name, ctx.now(), ctx.statusPage));
+  } catch (error) {
+    if (!(error instanceof Unusable)) throw error;
+    if (error.why === "no topic") throw new HttpError(409, "the ntfy channel has no topic: start healthd with --ntfy-topic, or test a channel of your own");
+    throw new HttpError(502, `cannot send to ${name}: ${error.message}`);
+  }
+}
+
 export function channelRoutes(ctx: ChannelContext): Route[] {
   const { store } = ctx;
   const builtIn = () => ({
@@ -58,17 +71,7 @@ export function channelRoutes(ctx: ChannelContext): Route[] {
     if (!parsed.success) throw new HttpError(400, `channel name ${JSON.stringify(raw)} ${parsed.error.issues[0]!.message}`, [{ path: "/name", message: parsed.error.issues[0]!.message }]);
     return parsed.data;
   };
-  const send = async (name: string): Promise<SendResult> => {
-    const doc = name === builtInChannel ? undefined : (await store.channels(name))[0]?.doc;
-    if (name !== builtInChannel && !doc) throw new HttpError(404, `no channel named ${name}; GET /channels lists them`);
-    try {
-      return await ctx.channels.sendNow(name, doc, testMessage(name, ctx.now(), ctx.statusPage));
-    } catch (error) {
-      if (!(error instanceof Unusable)) throw error;
-      if (error.why === "no topic") throw new HttpError(409, "the ntfy channel has no topic: start healthd with --ntfy-topic, or test a channel of your own");
-      throw new HttpError(502, `cannot send to ${name}: ${error.message}`);
-    }
-  };
+  const send = (name: string) => sendTest(ctx, name);
   return [
     {
       path: "/channels",

@@ -45,6 +45,8 @@ export interface Response {
   /** A body made once and sent in many answers (a rendered page). */
   readonly shared?: SharedBody;
   readonly headers?: Readonly<Record<string, string>>;
+  /** An answer that stays open (the console's Server-Sent Events): handed the response once its head is sent. */
+  readonly stream?: (res: ServerResponse) => void;
 }
 
 type Encoding = "br" | "gzip";
@@ -269,6 +271,12 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
 
 function send(req: IncomingMessage, res: ServerResponse, answer: Response, clock: Clock): void {
   const headers: Record<string, string | number> = { ...answer.headers };
+  if (answer.stream) {
+    if (!req.complete) req.resume();
+    res.writeHead(answer.status, headers);
+    res.flushHeaders();
+    return answer.stream(res);
+  }
   let text: string | undefined;
   if (answer.text !== undefined) {
     text = answer.text;

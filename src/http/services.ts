@@ -310,7 +310,7 @@ const entriesQuery = z
  * refuses that service's DELETE). A reference the service already has is kept: the admin made it, and the token
  * sees it in what it GETs, so sending its own document back works.
  */
-async function permitDependencies(
+export async function permitDependencies(
   store: ConfigurationStore,
   who: Principal,
   serverId: string,

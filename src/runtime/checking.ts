@@ -253,6 +253,11 @@ export class Checking {
     });
   }
 
+  /** Run the check of `key` within a second, if this node runs it (false: it does not; see Scheduler.runSoon). */
+  runSoon(key: number): boolean {
+    return this.#scheduler.runSoon(key);
+  }
+
   /** Say in the log, at start or when the first one comes, what ICMP checks need and this machine lacks. */
   #askIcmp(services: readonly ScheduledService[]): void {
     if (this.#icmpAsked || !services.some((s) => s.check.type === "icmp")) return;

@@ -39,7 +39,7 @@ export function renderSignIn(options: { next: string; error?: string | undefined
 <style>${raw(css)}</style></head>
 <body><main>
 <h1>Sign in to healthd</h1>
-<p>This healthd needs a token to show its status. A token that may read (read, write or admin) signs this browser in for 30 days; changes still need the token in an Authorization header.</p>
+<p>This healthd needs a token to show its status. A token that may read (read, write or admin) signs this browser in for 30 days; a write token may then also act in the console (/console).</p>
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ""}
 <form method="post" action="/login">
 <input type="hidden" name="next" value="${options.next}">

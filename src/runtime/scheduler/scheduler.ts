@@ -157,6 +157,21 @@ export class Scheduler {
     this.#arm();
   }
 
+  /**
+   * Run a scheduled service within a second (the console's "run now"), then on its schedule again. False when
+   * this node does not schedule it (another node owns it, or it is paused or a heartbeat).
+   */
+  runSoon(key: number): boolean {
+    const old = this.#jobs.get(key);
+    if (!old || this.#stop.signal.aborted) return false;
+    const now = this.#clock.now();
+    const job: Job = { ...old, plannedAt: firstRun(`${old.service.serverId}/${old.service.serviceId}`, now), offGrid: true };
+    this.#jobs.set(key, job);
+    if (job.plannedAt !== undefined) this.#heap.push(job.plannedAt, job);
+    this.#arm();
+    return true;
+  }
+
   /** Stop scheduling these services at once. A run already going finishes; its result has nowhere to go. */
   remove(keys: readonly number[]): void {
     for (const key of keys) {
