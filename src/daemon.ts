@@ -43,7 +43,7 @@ import { Escalator } from "./runtime/escalation.ts";
 import { shippedBootstrap } from "./runtime/domain-expiry/rdap.ts";
 import { DomainWatcher } from "./runtime/domain-expiry/watcher.ts";
 import { pingResuming, provision, trustedProxies } from "./runtime/pinging.ts";
-import type { Store } from "./store/store.ts";
+import type { Incident, Store } from "./store/store.ts";
 import { Tick } from "./platform/tick.ts";
 import { coalesced } from "./runtime/coalesced.ts";
 import { logIncident, watchProblems } from "./runtime/daemon-log.ts";
@@ -318,15 +318,18 @@ async function startWork(store: Store, tick: Tick, clock: Clock, options: Daemon
     ping: (pingKey, ping, at) => checking.ping(pingKey, ping, at),
     clock,
   };
+  // An acknowledgement through the API, a link or the console: said in the log, and its notification sent now.
+  const acknowledged = (i: Incident) => (incidentLog.info("incident acknowledged", { server: i.serverId, service: i.serviceId, by: i.acknowledged?.by }), delivery.wake());
   const console = consoleRoutes({
     store, views, access, version, clock, log: log.child({ part: "console" }), scheduleChanged, runSoon: (key) => checking.runSoon(key), publicUrl: options.publicUrl ?? null, testChannel: (name) => sendTest({ store, channels, now, statusPage }, name),
+    acknowledged,
     changed: (servers) => (views.changed(), consoleFeed.emit("changed", servers)),
     onChange: (listener) => (consoleFeed.on("changed", listener), () => consoleFeed.off("changed", listener)),
   });
   const routes: Route[] = [
     ...serviceRoutes({ store, now, scheduleChanged }),
     ...alertingRoutes({ store, now }),
-    ...acknowledgeRoutes({ store, now, ackSecret, acknowledged: (i) => (incidentLog.info("incident acknowledged", { server: i.serverId, service: i.serviceId, by: i.acknowledged?.by }), delivery.wake()) }),
+    ...acknowledgeRoutes({ store, now, ackSecret, acknowledged }),
     ...pushRoutes(publisher, version),
     ...healthchecksRoutes({ store, now, scheduleChanged, authenticate: access.authenticate, publicUrl: options.publicUrl, log: log.child({ part: "http" }) }),
     ...pingRoutes(

@@ -117,6 +117,29 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     assert.doesNotMatch((await page(d, "/console", writer)).text, /End Printer jam/);
   });
 
+  await t.test("acknowledge: an open incident's button, for write tokens; who and note shown; a second one is 409", async () => {
+    const pingKey = (await d.api("GET", "/services/office/printer", undefined, auth)).body.check.pingKey as string;
+    assert.equal((await fetch(`${d.url}/ping/${pingKey}/fail`, { method: "POST" })).status, 200);
+    const [open] = (await d.api("GET", "/incidents?server=office&open=true", undefined, auth)).body.incidents;
+    assert.ok(open, "the failed run opened an incident");
+    const path = "/console/services/office/printer";
+    assert.doesNotMatch((await page(d, path, reader)).text, /Acknowledge/, "a read token has no button");
+    const seen = (await page(d, path, writer)).text;
+    assert.match(seen, /<button[^>]*>Acknowledge</);
+    const fields = { csrf: csrfOf(seen)!, server: "office", service: "printer", incident: String(open.id), note: "on it" };
+    const wrong = await post(d, "/console/actions/ack", writer, { ...fields, service: "other" });
+    assert.equal(wrong.status, 404, "an incident of another service");
+    const done = await post(d, "/console/actions/ack", writer, fields);
+    assert.equal(done.headers.get("location"), `${path}?done=acknowledged`);
+    assert.deepEqual(pick((await d.api("GET", `/incidents/${open.id}`, undefined, auth)).body.acknowledged), { by: "writer (signed in)", note: "on it" });
+    const after = (await page(d, path, writer)).text;
+    assert.match(after, /Acknowledged by writer \(signed in\): on it\./);
+    assert.match(after, /Acknowledged by writer \(signed in\): on it; its reminders and escalations stopped/, "in the timeline");
+    const again = await post(d, "/console/actions/ack", writer, fields);
+    assert.equal(again.status, 409);
+    assert.match((await again.json()).detail, /already acknowledged by writer \(signed in\)/);
+  });
+
   await t.test("/console/events tells the page when services change", async () => {
     const res = await new Promise<IncomingMessage>((resolve, reject) => request(`${d.url}/console/events`, { agent: false, headers: { cookie: writer } }, resolve).on("error", reject).end());
     try {
@@ -164,3 +187,5 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     assert.equal((await post(d, "/console/servers/office/edit", shopOnly, { csrf: csrfOf((await page(d, "/console/services/shop/web", shopOnly)).text)!, yaml, step: "save" })).status, 403, "a server outside the token's");
   });
 });
+
+const pick = (ack: { by: string; note: string | null } | null) => ack && { by: ack.by, note: ack.note };

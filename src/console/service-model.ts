@@ -12,10 +12,10 @@ import type { LatencyPoint } from "../status/chart.ts";
 import { quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
 import { consoleState, type ConsoleState } from "./model.ts";
 
-/** One line of an incident's timeline. Acknowledgements (branch r-ack) will be a kind of their own. */
+/** One line of an incident's timeline. */
 export interface TimelineEvent {
   readonly at: number;
-  readonly kind: "started" | "opened" | "silence" | "closed";
+  readonly kind: "started" | "opened" | "silence" | "acknowledged" | "closed";
   readonly text: string;
 }
 
@@ -49,6 +49,8 @@ export function timeline(i: Incident, silences: readonly Silence[]): TimelineEve
     if (s.startsAt > (i.closedAt ?? Infinity) || s.endsAt < i.startedAt) continue;
     events.push({ at: s.startsAt, kind: "silence", text: `Silenced until ${iso(s.endsAt)}${s.reason ? ` (${s.reason})` : ""}${s.serviceId === null ? ", the whole server" : ""}` });
   }
+  const ack = i.acknowledged;
+  if (ack) events.push({ at: ack.at, kind: "acknowledged", text: `Acknowledged by ${ack.by}${ack.note ? `: ${ack.note}` : ""}; its reminders and escalations stopped` });
   if (i.closedAt !== null) events.push({ at: i.closedAt, kind: "closed", text: `Closed by a passing check, after ${i.failures} failed check${i.failures === 1 ? "" : "s"}` });
   return events.sort((a, b) => a.at - b.at);
 }

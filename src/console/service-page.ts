@@ -22,6 +22,7 @@ export const notices: Readonly<Record<string, string>> = {
   "ping-key": "A new ping key: the old URL no longer works. Update the job's crontab line below.",
   tested: "The channel took the test message.",
   "announcement-ended": "The announcement has ended.",
+  acknowledged: "Acknowledged: its reminders and escalations stop, and its channels are told you are on it.",
 };
 
 function actions(m: ServiceModel, viewer: Viewer): Html {
@@ -53,8 +54,14 @@ function pinging(m: ServiceModel, viewer: Viewer, base: string): Html {
 <p>Or with <code>healthd run</code>, which also reports failures, durations and output:</p><pre>0 3 * * *  healthd run ${url} -- /path/to/job</pre></section>`;
 }
 
-/** Where an incident's acknowledge button goes once acknowledgements exist (POST /incidents/{id}/ack, branch r-ack). */
-const acknowledge = (_i: ConsoleIncident, _viewer: Viewer): Html => html``;
+/** An open incident's acknowledgement: who took it on (its timeline says when), or the button, for write tokens. */
+function acknowledge(i: ConsoleIncident, viewer: Viewer): Html {
+  const ack = i.incident.acknowledged;
+  if (ack) return html`<p>Acknowledged by ${ack.by}${ack.note ? html`: ${ack.note}` : ""}.</p>`;
+  if (!viewer.mayWrite) return html``;
+  const target = { server: i.incident.serverId, service: i.incident.serviceId, incident: String(i.incident.id) };
+  return actionForm(viewer, "ack", "Acknowledge", target, html`<label>Note <input name="note" maxlength="1000"></label>`);
+}
 
 function incidents(m: ServiceModel, viewer: Viewer): Html {
   if (m.incidents.length === 0) return html`<section aria-labelledby="incidents-title"><h2 id="incidents-title">Incidents</h2><p>No incident.</p></section>`;

@@ -80,7 +80,7 @@ export function acknowledgeRoutes(ctx: AcknowledgeContext): Route[] {
               ctx.acknowledged(done.incident);
               return { status: 200, body: incidentJson(done.incident, ctx.now()) };
             }
-            throw new HttpError(409, refusal(done));
+            throw new HttpError(409, ackRefusal(done));
           },
         },
       },
@@ -142,7 +142,8 @@ export function acknowledgeRoutes(ctx: AcknowledgeContext): Route[] {
 }
 
 /** Why an acknowledgement was not made, in a sentence. */
-function refusal(done: Exclude<AckOutcome, { outcome: "acknowledged" }>): string {
+/** Why an acknowledgement did nothing, in a sentence (the API's 409, the link's page, the console's form). */
+export function ackRefusal(done: Exclude<AckOutcome, { outcome: "acknowledged" }>): string {
   if (done.outcome === "unknown") return "the incident no longer exists";
   const name = `${done.incident.serverId}/${done.incident.serviceId}`;
   if (done.outcome === "closed") return `the incident of ${name} closed at ${iso(done.incident.closedAt!)}: there is nothing to acknowledge`;
@@ -151,9 +152,9 @@ function refusal(done: Exclude<AckOutcome, { outcome: "acknowledged" }>): string
 }
 
 function refusedPage(done: Exclude<AckOutcome, { outcome: "acknowledged" }>): Response {
-  if (done.outcome === "closed") return htmlAnswer(410, renderAckResult("This incident is over", `${capitalized(refusal(done))}. The link works only while the incident is open.`));
+  if (done.outcome === "closed") return htmlAnswer(410, renderAckResult("This incident is over", `${capitalized(ackRefusal(done))}. The link works only while the incident is open.`));
   if (done.outcome === "unknown") return htmlAnswer(410, renderAckResult("This incident is gone", "There is nothing left to acknowledge."));
-  return htmlAnswer(409, renderAckResult("Already acknowledged", `${capitalized(refusal(done))}.`));
+  return htmlAnswer(409, renderAckResult("Already acknowledged", `${capitalized(ackRefusal(done))}.`));
 }
 
 const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

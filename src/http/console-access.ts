@@ -5,7 +5,7 @@
 import type { ScheduleChange } from "../domain/model.ts";
 import type { Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
-import type { Store } from "../store/store.ts";
+import type { Incident, Store } from "../store/store.ts";
 import type { SendResult } from "../notify/outgoing.ts";
 import { consoleCookie, csrfMatches, csrfToken, newConsoleSecret } from "../console/csrf.ts";
 import { bearer, cookie, sessionCookie, type Access, type Principal } from "./access.ts";
@@ -28,6 +28,8 @@ export interface ConsoleContext {
   readonly runSoon: (key: number) => boolean;
   /** Send a channel its test message (the API's POST /channels/{name}/test). */
   readonly testChannel: (name: string) => Promise<SendResult>;
+  /** Told of each acknowledgement made (the log says who; delivery sends its notification), as the API tells it. */
+  readonly acknowledged: (incident: Incident) => void;
   /** What the status pages and the console show changed on these servers (a silence, an announcement ended). */
   readonly changed: (serverIds: readonly string[]) => void;
   /** Listen for services that changed state or configuration (the servers they are on; null: any); answers a function that stops. */

@@ -3,7 +3,7 @@
  * each needing a write token (testing a channel: admin, as the API's), each said in the log with who did it.
  * Each calls what the API's own endpoint calls (the store's addSilence, putService, renewPingKey,
  * patchAnnouncement; the channels' sendTest), so the console is no second implementation. The answer is a 303
- * back to the page, which says what was done. Acknowledging an incident comes with POST /incidents/{id}/ack.
+ * back to the page, which says what was done. Acknowledging is the store's acknowledge, as POST /incidents/{id}/ack.
  */
 import { z } from "zod";
 import { serviceDocument } from "../domain/schema/index.ts";
@@ -14,6 +14,7 @@ import { HttpError, invalid } from "./problem.ts";
 import { noService, refusable } from "./services.ts";
 import type { Request, Response, Route } from "./router.ts";
 import { servicePath } from "../console/overview.ts";
+import { ackRefusal } from "./acknowledge.ts";
 
 const target = { server: z.string().min(1).max(64), service: z.string().min(1).max(64), csrf: z.string().max(100).optional() };
 
@@ -24,6 +25,7 @@ const forms = {
   run: z.strictObject(target),
   "ping-key": z.strictObject(target),
   "test-channel": z.strictObject({ ...target, channel: z.string().min(1).max(64) }),
+  ack: z.strictObject({ ...target, incident: z.coerce.number().int().positive(), note: z.string().max(1000, "must be at most 1000 characters").optional() }),
   "end-announcement": z.strictObject({ announcement: z.coerce.number().int().positive(), csrf: z.string().max(100).optional() }),
 } as const;
 type Action = keyof typeof forms;
@@ -47,7 +49,7 @@ export function consoleActions(ctx: ConsoleContext): Route[] {
   };
 
   /** What each action does, given its validated form; answers where to go. */
-  const act = async (action: Action, f: Record<string, unknown>): Promise<Response> => {
+  const act = async (action: Action, f: Record<string, unknown>, who: string): Promise<Response> => {
     const now = ctx.clock.now();
     const server = f.server as string;
     const id = f.service as string;
@@ -81,6 +83,15 @@ export function consoleActions(ctx: ConsoleContext): Route[] {
         if (!result.ok) throw new HttpError(502, `${String(f.channel)} did not take the test message: ${result.error}`);
         return back(server, id, "tested");
       }
+      case "ack": {
+        const incident = await store.incident(f.incident as number);
+        // Another service's incident is one this form does not know: the server was permitted, not the incident.
+        if (!incident || incident.serverId !== server || incident.serviceId !== id) throw new HttpError(404, `no incident ${String(f.incident)} of ${server}/${id}`);
+        const done = await store.acknowledge(incident.id, { by: who, note: (f.note as string | undefined)?.trim() || null, at: now });
+        if (done.outcome !== "acknowledged") throw new HttpError(409, ackRefusal(done));
+        ctx.acknowledged(done.incident);
+        return back(server, id, "acknowledged");
+      }
       case "end-announcement": {
         const changed = await store.patchAnnouncement(f.announcement as number, { ended: true }, now);
         if (!changed || "unknownServers" in changed) throw new HttpError(404, `no announcement ${String(f.announcement)}`);
@@ -107,7 +118,7 @@ export function consoleActions(ctx: ConsoleContext): Route[] {
       const [found] = await store.announcements({ now: ctx.clock.now(), id: f.announcement as number, limit: 1 });
       if (!found || !mayUseAll(l.who, found.servers)) throw new HttpError(404, `no announcement ${String(f.announcement)}`);
     }
-    const answer = await act(action as Action, f);
+    const answer = await act(action as Action, f, l.who.name);
     const { csrf: _csrf, ...said } = f;
     ctx.log.info(`${what} by ${l.who.name}`, said);
     return answer;
@@ -118,7 +129,7 @@ export function consoleActions(ctx: ConsoleContext): Route[] {
       path: "/console/actions/:action",
       methods: {
         POST: {
-          summary: "A console action, as a form (csrf, server, service, ...): silence, pause, resume, run, ping-key, test-channel, end-announcement",
+          summary: "A console action, as a form (csrf, server, service, ...): silence, pause, resume, run, ping-key, test-channel, ack, end-announcement",
           operationId: "postConsoleAction",
           open: true,
           body: { schema: z.record(z.string(), z.string()), required: true, types: ["application/x-www-form-urlencoded"] },
@@ -127,8 +138,8 @@ export function consoleActions(ctx: ConsoleContext): Route[] {
             400: { description: "A field of the form is invalid" },
             401: { description: "No token or session" },
             403: { description: "No CSRF token of this session, another origin, or a token that may not do this" },
-            404: { description: "No such action, service or announcement" },
-            409: { description: "The service cannot do that (run a heartbeat, rotate the key of a check)" },
+            404: { description: "No such action, service, incident or announcement" },
+            409: { description: "The service cannot do that (run a heartbeat, rotate the key of a check, acknowledge an incident closed or already acknowledged)" },
           },
           handle,
         },
