@@ -35,7 +35,7 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
   const d = await testDaemon(t, { token: admin });
   const beat = { type: "heartbeat", periodSeconds: 3600 };
   for (const [server, services] of [
-    ["shop", [{ id: "checkout", name: "Checkout", check: beat }, { id: "web", name: "Web front", check: { url: "http://127.0.0.1:9/", paused: true } }]],
+    ["shop", [{ id: "checkout", name: "Checkout", check: beat }, { id: "web", name: "Web front", check: { url: "http://127.0.0.1:9/?api_key=s3cret", paused: true } }]],
     ["office", [{ id: "printer", name: "Printer", check: beat }]],
   ] as const) {
     assert.equal((await d.api("PUT", `/services/${server}`, { services }, auth)).status, 201);
@@ -62,6 +62,7 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     assert.deepEqual(rowsOf((await page(d, "/console?server=office", writer)).text), ["office--printer"]);
     assert.deepEqual(rowsOf((await page(d, "/console?kind=heartbeat&server=shop", writer)).text), ["shop--checkout"]);
     assert.deepEqual(rowsOf((await page(d, "/console?q=FRONT", writer)).text), ["shop--web"]);
+    assert.deepEqual(rowsOf((await page(d, "/console?q=api_key=s3c", reader)).text), [], "a secret in a URL cannot be guessed by searching");
     const counts = (await page(d, "/console?q=nothing-matches", writer)).text;
     assert.match(counts, /Paused: 1</, "counts are of every service, whatever the filters");
     assert.equal((await page(d, "/console?state=on-fire", writer)).status, 400);

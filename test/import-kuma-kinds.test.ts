@@ -51,16 +51,16 @@ test("a kuma.db with ping, keyword, gRPC, PostgreSQL, MySQL and Redis monitors i
   // gRPC: the health service's Check of the service Kuma asked about.
   assert.deepEqual(pick(byName.get("Orders gRPC")?.check, ["type", "target", "service"]), { type: "grpc", target: "127.0.0.1:50051", service: "orders.Orders" });
   // The databases: their connection and query, the password a variable the import names, never written out.
-  assert.deepEqual(pick(byName.get("Main database")?.check, ["type", "url", "query"]), { type: "postgres", url: "postgres://postgres:${POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432}@127.0.0.1:5432/postgres", query: "SELECT 1" });
+  assert.deepEqual(pick(byName.get("Main database")?.check, ["type", "url", "query"]), { type: "postgres", url: "postgres://postgres:${HEALTHD_SECRET_POSTGRES_POSTGRES_127_0_0_1_5432}@127.0.0.1:5432/postgres", query: "SELECT 1" });
   assert.deepEqual(pick(byName.get("Legacy MySQL")?.check, ["type", "url"]), { type: "mysql", url: "mysql://root@127.0.0.1:3306/test" });
   assert.deepEqual(pick(byName.get("Cache")?.check, ["type", "url"]), { type: "redis", url: "redis://127.0.0.1:6379" });
   assert.doesNotMatch(JSON.stringify(imported), /pg-secret/);
-  assert.ok(imported.notes.some((n) => n.includes("set POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432")), imported.notes.join("\n"));
+  assert.ok(imported.notes.some((n) => n.includes("set HEALTHD_SECRET_POSTGRES_POSTGRES_127_0_0_1_5432")), imported.notes.join("\n"));
   // Nothing is dropped: every monitor is a service.
   assert.deepEqual(monitors.filter((m) => m.type !== "group" && !byName.has(m.name)), []);
 
   // What was carried over applies as it is and runs against the same targets.
-  const env = { ...process.env, POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432: "pg-secret" };
+  const env = { ...process.env, HEALTHD_SECRET_POSTGRES_POSTGRES_127_0_0_1_5432: "pg-secret" };
   const d = await testDaemon(t, { env });
   const done = (id: string) => nextEvent<[CheckDone]>(d.events, "check:done", (r) => r.service.serviceId === id).then(([r]) => r.entry);
   const checked = ["gateway-ping", "shop-keyword", "no-errors", "main-database", "legacy-mysql", "cache"].map(done);
@@ -77,3 +77,12 @@ const healthProto = 'syntax = "proto3";\npackage grpc.health.v1;\nservice Health
 function pick(o: object | undefined, keys: readonly string[]): Record<string, unknown> {
   return Object.fromEntries(keys.filter((k) => o && k in o).map((k) => [k, (o as Record<string, unknown>)[k]]));
 }
+
+test("a Kuma password with / and @ in it is never written, in part or whole: the user information ends at the last @", (t) => {
+  const kuma = join(tempDir(t), "kuma.db");
+  kumaDatabase(kuma, [{ id: 1, name: "Odd", type: "postgres", database_connection_string: "postgres://app:pa/ss@w0rd@db.example:5432/app" }]);
+  const { imported } = importFile("uptime-kuma", kuma, readFileSync(kuma), "uptime-kuma");
+  const [service] = Object.values(imported.servers).flatMap((s) => s.services);
+  assert.equal(service?.check.url, "postgres://app:${HEALTHD_SECRET_POSTGRES_APP_DB_EXAMPLE_5432}@db.example:5432/app");
+  assert.doesNotMatch(JSON.stringify(imported), /pa\/ss|w0rd/);
+});

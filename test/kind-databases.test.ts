@@ -21,9 +21,9 @@ import { nextEvent } from "./support/events.ts";
 import { kumaDatabase } from "./support/kuma.ts";
 import { tempDir } from "./support/temp.ts";
 
-/** The password of the users the tests make: given to checks only through the variable HEALTHD_TEST_DB_PASSWORD. */
+/** The password of the users the tests make: given to checks only through the variable HEALTHD_SECRET_TEST_DB. */
 const secret = "probe s3cret/@:%";
-const env = { HEALTHD_TEST_DB_PASSWORD: secret };
+const env = { HEALTHD_SECRET_TEST_DB: secret };
 
 const howToGet = {
   mysql:
@@ -75,23 +75,23 @@ test("postgres: the first row as the server wrote it is judged; no row, a failed
   assert.deepEqual(result(none), [false, "answer", "the answer (no row came) does not contain \"1\""]);
   const failed = await run(check("postgres", url, { query: "SELECT nope FROM nowhere" }));
   assert.deepEqual(result(failed), [false, "query", 'the query failed: relation "nowhere" does not exist (SQLSTATE 42P01)']);
-  const refused = await run(check("postgres", "postgres://healthd_test_nologin:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:5432/postgres"));
+  const refused = await run(check("postgres", "postgres://healthd_test_nologin:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:5432/postgres"));
   assert.deepEqual(result(refused), [false, "auth", '127.0.0.1:5432 refused the login: role "healthd_test_nologin" is not permitted to log in (SQLSTATE 28000)']);
   const closed = await run(check("postgres", "postgres://postgres@127.0.0.1:1/postgres"));
   assert.deepEqual(result(closed), [false, "connect", "connection refused by 127.0.0.1:1"]);
 });
 
 test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or missing one is auth, a bad query is query", async () => {
-  const url = "mysql://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:3306";
+  const url = "mysql://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:3306";
   const one = await run(check("mysql", url, { query: "SELECT 1, NULL, 2.50, 'up'", expect: [{ equals: "1||2.50|up" }] }));
   assert.deepEqual([...result(one), one.answers], [true, null, null, ["1||2.50|up"]]);
   const mariadb = await run(check("mysql", url.replace("mysql:", "mariadb:"), { query: "SELECT VERSION()", expect: [{ contains: "MariaDB" }] }));
   assert.deepEqual(result(mariadb), [true, null, null]);
-  const wrong = await run(check("mysql", url), { HEALTHD_TEST_DB_PASSWORD: "not it" });
+  const wrong = await run(check("mysql", url), { HEALTHD_SECRET_TEST_DB: "not it" });
   assert.equal(wrong.errorKind, "auth");
   assert.match(wrong.error!, /^127\.0\.0\.1:3306 refused the login: Access denied for user 'healthd_probe'@'127\.0\.0\.1' \(using password: YES\)/);
   const missing = await runDatabaseCheck(check("mysql", url), { env: {} });
-  assert.deepEqual(result(missing), [false, "auth", "no password to log in to 127.0.0.1:3306 with: this node's environment has no HEALTHD_TEST_DB_PASSWORD: set it (systemd: EnvironmentFile=) and restart healthd"]);
+  assert.deepEqual(result(missing), [false, "auth", "no password to log in to 127.0.0.1:3306 with: this node's environment has no HEALTHD_SECRET_TEST_DB: set it (systemd: EnvironmentFile=) and restart healthd"]);
   const bad = await run(check("mysql", "mysql://root@127.0.0.1:3306/test", { query: "SELECT * FROM no_such_table" }));
   assert.deepEqual(result(bad), [false, "query", "the query failed: Table 'test.no_such_table' doesn't exist (ER_NO_SUCH_TABLE)"]);
   const noDatabase = await run(check("mysql", "mysql://root@127.0.0.1:3306/no_such_database"));
@@ -101,10 +101,10 @@ test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or mi
 test("redis: PING, a command's answer, an ACL user whose password is read from ${NAME}; a wrong password is auth, a refused command query", async () => {
   const pong = await run(check("redis", "redis://127.0.0.1:6379"));
   assert.deepEqual([...result(pong), pong.answers], [true, null, null, ["PONG"]]);
-  const user = "redis://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:6379/0";
+  const user = "redis://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:6379/0";
   const got = await run(check("redis", user, { query: "GET healthd:test", expect: [{ equals: "ready" }] }));
   assert.deepEqual(result(got), [true, null, null]);
-  const wrong = await run(check("redis", user), { HEALTHD_TEST_DB_PASSWORD: "not it" });
+  const wrong = await run(check("redis", user), { HEALTHD_SECRET_TEST_DB: "not it" });
   assert.deepEqual(result(wrong), [false, "auth", "127.0.0.1:6379 refused the login: WRONGPASS invalid username-password pair or user is disabled."]);
   const denied = await run(check("redis", user, { query: "GET other:key" }));
   assert.equal(denied.errorKind, "query");
@@ -160,6 +160,8 @@ test("the API refuses database checks' mistakes, naming the field: a written pas
   await assertChecksRefused(d, [
     [{ type: "postgres", url: "postgres://app:hunter2@db:5432/app" }, "/services/0/check/url", /holds a password: write it as \$\{NAME\}.*would be stored, shown by GET and written by export/],
     [{ type: "postgres", url: "postgres://app:${PW:-hunter2}@db/app" }, "/services/0/check/url", /gives its password variable a default/],
+    // A write token, even one limited to a server, writes checks: it may not have one send healthd's own token away.
+    [{ type: "redis", url: "redis://:${HEALTHD_TOKEN}@203.0.113.9:6379" }, "/services/0/check/url", /reads its password from \$\{HEALTHD_TOKEN\}, which a check may not read: name the variable HEALTHD_SECRET_something/],
     [{ type: "postgres", url: "mysql://app@db/app" }, "/services/0/check/url", /is a mysql:\/\/ URL, which a mysql check takes: set type: mysql/],
     [{ type: "mysql", url: "https://db/app" }, "/services/0/check/url", /must start with mysql:\/\/ or mariadb:\/\//],
     [{ type: "mysql", url: "mysql://db:3306/app" }, "/services/0/check/url", /names no user/],
@@ -182,8 +184,8 @@ for (const engine of engines) {
     const waits = ["pg", "maria", "cache", "gone"].map(done);
     const services = [
       { id: "pg", check: { type: "postgres", url: "postgres://postgres@127.0.0.1:5432/postgres", query: "SELECT pg_is_in_recovery()", expect: [{ equals: "f" }] } },
-      { id: "maria", check: { type: "mysql", url: "mysql://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:3306" } },
-      { id: "cache", check: { type: "redis", url: "redis://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:6379", query: "GET healthd:test", expect: [{ equals: "ready" }] } },
+      { id: "maria", check: { type: "mysql", url: "mysql://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:3306" } },
+      { id: "cache", check: { type: "redis", url: "redis://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:6379", query: "GET healthd:test", expect: [{ equals: "ready" }] } },
       { id: "gone", check: { type: "redis", url: "redis://127.0.0.1:1", notifyThreshold: 1 } },
     ];
     const put = await d.api("PUT", "/services/data", { services });
@@ -198,7 +200,7 @@ for (const engine of engines) {
     assert.match(metrics, /^healthd_service_up\{server="data",service="maria",type="mysql"\} 1$/m);
     const stored = await d.api("GET", "/services/data");
     const written = Object.fromEntries(stored.body.services.map((x: { id: string; check: unknown }) => [x.id, x.check]));
-    assert.equal(written.maria.url, "mysql://healthd_probe:${HEALTHD_TEST_DB_PASSWORD}@127.0.0.1:3306", "the variable, never what it holds");
+    assert.equal(written.maria.url, "mysql://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:3306", "the variable, never what it holds");
     assert.deepEqual([written.maria.query, written.cache.query], ["SELECT 1", "GET healthd:test"]);
     assert.ok(!JSON.stringify(stored.body).includes(secret));
     const one = await d.api("GET", "/services/data/cache");
@@ -222,29 +224,29 @@ test("the command line: Kuma's postgres, mysql and redis monitors imported (a pa
   const db = join(dir, "databases.db");
   const imported = await runHealthd(["import", "--from", "uptime-kuma", kuma, "--db", db, "--apply"]);
   assert.equal(imported.code, 0, imported.stderr);
-  assert.match(imported.stderr, /Main PG.*its password is not written here: set POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432 to it in healthd's environment/);
+  assert.match(imported.stderr, /Main PG.*its password is not written here: set HEALTHD_SECRET_POSTGRES_POSTGRES_127_0_0_1_5432 to it in healthd's environment/);
   assert.match(imported.stderr, /Main PG.*its connection string's application_name=kuma is not carried over \(a postgres check takes sslmode\)/);
-  assert.match(imported.stderr, /Maria.*set MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306/);
+  assert.match(imported.stderr, /Maria.*set HEALTHD_SECRET_MYSQL_HEALTHD_PROBE_127_0_0_1_3306/);
   assert.match(imported.stderr, /Broken.*names no user/);
   const exported = await runHealthd(["export", "--db", db, "--json"]);
   assert.ok(!exported.stdout.includes(secret) && !exported.stdout.includes("kuma-pw"), "no password Kuma had is written anywhere");
   const checks = Object.fromEntries(JSON.parse(exported.stdout.replaceAll("$$", "$"))["uptime-kuma"].services.map((s: { id: string; check: unknown }) => [s.id, s.check]));
-  assert.deepEqual([checks["main-pg"].url, checks["main-pg"].query], ["postgres://postgres:${POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432}@127.0.0.1:5432/postgres?sslmode=disable", "SELECT pg_is_in_recovery()"]);
-  assert.deepEqual([checks.maria.url, checks.maria.expect], ["mysql://healthd_probe:${MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306}@127.0.0.1:3306/", [{ equals: "1" }]]);
-  assert.deepEqual([checks.cache.url, checks.cache.query], ["redis://healthd_probe:${REDIS_PASSWORD_HEALTHD_PROBE_127_0_0_1_6379}@127.0.0.1:6379", undefined], "PING, the default, left out");
-  const env = { POSTGRES_PASSWORD_POSTGRES_127_0_0_1_5432: "trusted anyway", MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306: secret, REDIS_PASSWORD_HEALTHD_PROBE_127_0_0_1_6379: secret };
+  assert.deepEqual([checks["main-pg"].url, checks["main-pg"].query], ["postgres://postgres:${HEALTHD_SECRET_POSTGRES_POSTGRES_127_0_0_1_5432}@127.0.0.1:5432/postgres?sslmode=disable", "SELECT pg_is_in_recovery()"]);
+  assert.deepEqual([checks.maria.url, checks.maria.expect], ["mysql://healthd_probe:${HEALTHD_SECRET_MYSQL_HEALTHD_PROBE_127_0_0_1_3306}@127.0.0.1:3306/", [{ equals: "1" }]]);
+  assert.deepEqual([checks.cache.url, checks.cache.query], ["redis://healthd_probe:${HEALTHD_SECRET_REDIS_HEALTHD_PROBE_127_0_0_1_6379}@127.0.0.1:6379", undefined], "PING, the default, left out");
+  const env = { HEALTHD_SECRET_POSTGRES_POSTGRES_127_0_0_1_5432: "trusted anyway", HEALTHD_SECRET_MYSQL_HEALTHD_PROBE_127_0_0_1_3306: secret, HEALTHD_SECRET_REDIS_HEALTHD_PROBE_127_0_0_1_6379: secret };
   const checked = await runHealthd(["check", "--db", db], env);
   assert.equal(checked.code, 0, checked.stdout + checked.stderr);
   assert.match(checked.stdout, /^ok {3}uptime-kuma\/main-pg +\d+\.\d ms {2}f$/m);
   assert.match(checked.stdout, /^ok {3}uptime-kuma\/cache +\d+\.\d ms {2}PONG$/m);
   const without = await runHealthd(["check", "uptime-kuma/maria", "--db", db]);
   assert.equal(without.code, 1);
-  assert.match(without.stdout, /FAIL uptime-kuma\/maria .* auth: no password to log in to 127\.0\.0\.1:3306 with: this node's environment has no MYSQL_PASSWORD_HEALTHD_PROBE_127_0_0_1_3306/);
+  assert.match(without.stdout, /FAIL uptime-kuma\/maria .* auth: no password to log in to 127\.0\.0\.1:3306 with: this node's environment has no HEALTHD_SECRET_MYSQL_HEALTHD_PROBE_127_0_0_1_3306/);
 
   // Ad hoc, as check --url is: the password from the shell's environment, the URL's mistakes named by flag.
-  const adHoc = await runHealthd(["check", "--mysql", "mysql://healthd_probe:${PW}@127.0.0.1:3306", "--query", "SELECT 'up'", "--expect", '{"equals": "up"}'], { PW: secret });
+  const adHoc = await runHealthd(["check", "--mysql", "mysql://healthd_probe:${HEALTHD_SECRET_PW}@127.0.0.1:3306", "--query", "SELECT 'up'", "--expect", '{"equals": "up"}'], { HEALTHD_SECRET_PW: secret });
   assert.equal(adHoc.code, 0, adHoc.stdout + adHoc.stderr);
-  assert.match(adHoc.stdout, /^ok {3}mysql:\/\/healthd_probe:\$\{PW\}@127\.0\.0\.1:3306 +\d+\.\d ms {2}up\n$/);
+  assert.match(adHoc.stdout, /^ok {3}mysql:\/\/healthd_probe:\$\{HEALTHD_SECRET_PW\}@127\.0\.0\.1:3306 +\d+\.\d ms {2}up\n$/);
   const written = await runHealthd(["check", "--postgres", "postgres://postgres:hunter2@127.0.0.1/postgres"]);
   assert.equal(written.code, 2);
   assert.match(written.stderr, /^healthd: --postgres: holds a password: write it as \$\{NAME\}/);

@@ -71,7 +71,7 @@ Examples:
   healthd check --url https://example.org/ --expect '[{"status": 200, "bodyContains": "Example"}]'
   healthd check --url https://self-signed.internal/ --insecure --no-follow
   healthd check --url http://localhost:3000/api --method post --body '{"ping":1}' --header content-type:application/json
-  healthd check --postgres 'postgres://healthd:\${PGPASSWORD}@db:5432/app' --query 'SELECT pg_is_in_recovery()' --expect '{"equals": "f"}'
+  healthd check --postgres 'postgres://healthd:\${HEALTHD_SECRET_PG}@db:5432/app' --query 'SELECT pg_is_in_recovery()' --expect '{"equals": "f"}'
   healthd check --redis redis://127.0.0.1:6379
   healthd check --websocket wss://example.org/socket --send ping --expect '{"contains": "pong"}'
   healthd check --grpc 127.0.0.1:50051 --service shop.Cart

@@ -4,6 +4,7 @@
  * (status/shown.ts decides what a service is shown as), without its 90 days of history: the console is for now.
  */
 import { targetOf } from "../domain/model.ts";
+import { maskedCheck } from "../domain/schema/secrets.ts";
 import type { Store, StoredService } from "../store/store.ts";
 import { quieting, shown, upstreamRefs, type Shown } from "../status/shown.ts";
 
@@ -77,7 +78,9 @@ export function consoleRows(services: readonly StoredService[], say: (s: StoredS
         state: consoleState(status),
         shown: status.status,
         quietUntil: status.quiet?.until ?? null,
-        target: targetOf(s.check),
+        // As a read token is shown it: the rows are shared by every viewer, and ?q= searches this, so an unmasked
+        // target would let a read token guess ?api_key=... one character at a time from the rows' count.
+        target: targetOf(maskedCheck(s.check)),
         lastCheckedAt: s.state?.lastCheckedAt ?? null,
         latencyMs: heartbeat ? null : (s.lastEntry?.latencyMs ?? null),
         error: s.lastEntry?.error ?? null,

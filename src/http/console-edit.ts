@@ -30,7 +30,8 @@ export function consoleEditRoutes(ctx: ConsoleContext): Route[] {
     permitServer(l.who, serverId, what);
     return { l, serverId };
   };
-  const page = (l: Looking, m: EditModel): Response => ({ status: 200, text: renderEdit(m, viewerOf(l), ctx.version), headers: consoleHeaders });
+  // The cookie its forms' CSRF token comes from, when this is the first console page a tokenless browser opens.
+  const page = (l: Looking, m: EditModel): Response => ({ status: 200, text: renderEdit(m, viewerOf(l), ctx.version), headers: l.setCookie ? { ...consoleHeaders, "set-cookie": l.setCookie } : consoleHeaders });
   const base = (req: Request) => ctx.publicUrl?.replace(/\/+$/, "") ?? `http://${req.headers.host ?? "localhost"}`;
 
   const show = async (req: Request): Promise<Response> => {

@@ -6,7 +6,7 @@
  * host and port it logs in to (one per login, shared by the monitors that use it), and the import says which
  * to set. What healthd does not take (a parameter, a condition) is said.
  */
-import { databaseSchemes, readConnection, type DatabaseKind } from "../domain/schema/database.ts";
+import { checkSecretPrefix, databaseSchemes, readConnection, type DatabaseKind } from "../domain/schema/database.ts";
 import type { Check } from "./common.ts";
 
 export interface DatabaseMonitor {
@@ -27,11 +27,15 @@ const tlsParameters: Readonly<Record<string, string>> = { sslmode: "sslmode", ss
 export function databaseCheck(m: DatabaseMonitor, note: (why: string) => void): Check | undefined {
   const raw = m.databaseConnectionString?.trim();
   if (!raw) return void note("it has no connection string");
-  const match = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(raw);
+  // The user information ends at the last @ before the host: people write passwords with / and @ unescaped, and a
+  // URL parser would take part of such a password for the host or the path (and print it).
+  const match = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(?:(.*)@)?([^@/?#]*)([^?#]*)(?:\?([^#]*))?$/s.exec(raw);
   if (!match || !databaseSchemes[m.type].includes(match[1]!.toLowerCase())) {
     return void note(`its connection string is not a ${databaseSchemes[m.type].map((s) => `${s}://`).join(" or ")} URL`);
   }
-  const [, scheme, user = "", written = "", hostPort = "", path = "", query = ""] = match;
+  const [, scheme, info = "", hostPort = "", path = "", query = ""] = match;
+  const colon = info.indexOf(":");
+  const [user, written] = colon < 0 ? [info, ""] : [info.slice(0, colon), info.slice(colon + 1)];
   const password = m.type === "mysql" && m.radiusPassword ? m.radiusPassword : written;
   let userinfo = user;
   if (password !== "") {
@@ -59,10 +63,10 @@ export function databaseCheck(m: DatabaseMonitor, note: (why: string) => void): 
   return check;
 }
 
-/** The variable a login's password is read from: POSTGRES_PASSWORD_APP_DB_EXAMPLE_ORG_5432. */
+/** The variable a login's password is read from: HEALTHD_SECRET_POSTGRES_APP_DB_EXAMPLE_ORG_5432. */
 function variableFor(kind: DatabaseKind, user: string, hostPort: string): string {
   const part = (text: string) => text.toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/^_+|_+$/g, "");
-  return [`${kind.toUpperCase()}_PASSWORD`, part(decodeURIComponent(user)), part(hostPort)].filter(Boolean).join("_");
+  return [`${checkSecretPrefix}${kind.toUpperCase()}`, part(decodeURIComponent(user)), part(hostPort)].filter(Boolean).join("_");
 }
 
 /** Kuma's conditions on mysql's `result`, when they are all "and" and ones healthd has (equals, contains). */

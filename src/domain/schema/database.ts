@@ -21,9 +21,9 @@ export const databaseSchemes: Readonly<Record<DatabaseKind, readonly string[]>> 
 export const defaultPorts: Readonly<Record<DatabaseKind, number>> = { postgres: 5432, mysql: 3306, redis: 6379 };
 export const defaultQueries: Readonly<Record<DatabaseKind, string>> = { postgres: "SELECT 1", mysql: "SELECT 1", redis: "PING" };
 const examples: Readonly<Record<DatabaseKind, string>> = {
-  postgres: "postgres://healthd:${PGPASSWORD}@db.example.org:5432/app",
-  mysql: "mysql://healthd:${MYSQL_PASSWORD}@db.example.org:3306/app",
-  redis: "redis://:${REDIS_PASSWORD}@cache.example.org:6379/0",
+  postgres: "postgres://healthd:${HEALTHD_SECRET_PG}@db.example.org:5432/app",
+  mysql: "mysql://healthd:${HEALTHD_SECRET_MYSQL}@db.example.org:3306/app",
+  redis: "redis://:${HEALTHD_SECRET_REDIS}@cache.example.org:6379/0",
 };
 
 /**
@@ -51,6 +51,12 @@ export interface Connection {
 }
 
 const wholeVariable = new RegExp(`^${variablePattern.source}$`);
+/**
+ * The variables a check may read its password from. A check is written by any write token, even one limited to a
+ * server, and can send what it reads to a host of its choosing: were any name allowed, such a token could read
+ * HEALTHD_TOKEN, HEALTHD_DB's password or the cloud's keys. Channels may name any variable: only admins write them.
+ */
+export const checkSecretPrefix = "HEALTHD_SECRET_";
 
 /** The URL read for `kind`, or the problem with it, in words a PUT's 400 or `healthd check` can print. */
 export function readConnection(kind: DatabaseKind, url: string): { ok: true; connection: Connection } | { ok: false; problem: string } {
@@ -76,6 +82,11 @@ export function readConnection(kind: DatabaseKind, url: string): { ok: true; con
       );
     }
     if (password.includes(":-")) return bad("gives its password variable a default (${NAME:-...}), which is a password written here: write ${NAME} alone");
+    if (!password.startsWith(`\${${checkSecretPrefix}`)) {
+      return bad(
+        `reads its password from ${password}, which a check may not read: name the variable ${checkSecretPrefix}something (such as \${${checkSecretPrefix}PG}), so that a check can read only what was set for checks, never healthd's own token or other secrets of its environment`,
+      );
+    }
   }
   let parsed: URL;
   try {
