@@ -12,6 +12,7 @@ import { test, type TestContext } from "node:test";
 import { SMTPServer } from "smtp-server";
 import { channelDocument } from "../src/domain/schema/channel.ts";
 import { senderFor } from "../src/notify/senders.ts";
+import { ackSignature, validAckSignature } from "../src/notify/ack-link.ts";
 import { runHealthd } from "./support/cli.ts";
 import { engines } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
@@ -198,4 +199,13 @@ test("the acknowledgement link is in Slack, Mattermost, Discord, Teams and webho
     const body = bodies.get(`/${type}`)!;
     assert.ok(body.includes(JSON.stringify(expected[type]).slice(1, -1)) || body.includes(expected[type]!), `${type}: ${body}`);
   }
+});
+
+test("a link signs its incident's service too: SQLite gives a deleted service's last incident id to the next incident, and the old link must not take it", () => {
+  const secret = "cluster-secret";
+  const old = { id: 3, serverId: "web", serviceId: "home" };
+  const signature = ackSignature(secret, old);
+  assert.equal(validAckSignature(secret, old, signature), true);
+  assert.equal(validAckSignature(secret, { ...old, serverId: "shop", serviceId: "checkout" }, signature), false);
+  assert.equal(validAckSignature("another-cluster", old, signature), false);
 });

@@ -130,11 +130,12 @@ export function acknowledgeRoutes(ctx: AcknowledgeContext): Route[] {
   async function linked(req: Request): Promise<{ incident: Incident } | { answer: Response }> {
     const id = incidentId(req.params.id);
     const signature = req.params.signature ?? "";
-    if (id === undefined || !validAckSignature(ctx.ackSecret, id, signature)) {
-      return { answer: htmlAnswer(403, renderAckResult("Not a link of this healthd", "This acknowledgement link is not signed by this healthd (mistyped, cut short, or of another installation). Open it again from the notification.")) };
+    // The signature covers the incident's service, so the incident is read first (an id says nothing secret).
+    const incident = id === undefined ? undefined : await store.incident(id);
+    if (id !== undefined && !incident) return { answer: htmlAnswer(410, renderAckResult("This incident is gone", "Its service was deleted since the notification was sent; there is nothing left to acknowledge.")) };
+    if (!incident || !validAckSignature(ctx.ackSecret, incident, signature)) {
+      return { answer: htmlAnswer(403, renderAckResult("Not a link of this healthd", "This acknowledgement link is not signed by this healthd (mistyped, cut short, of another installation, or of a deleted service's incident). Open it again from the notification.")) };
     }
-    const incident = await store.incident(id);
-    if (!incident) return { answer: htmlAnswer(410, renderAckResult("This incident is gone", "Its service was deleted since the notification was sent; there is nothing left to acknowledge.")) };
     if (incident.closedAt !== null) return { answer: refusedPage({ outcome: "closed", incident }) };
     if (incident.acknowledged) return { answer: refusedPage({ outcome: "already acknowledged", incident }) };
     return { incident };

@@ -225,7 +225,7 @@ export class Delivery {
     }
     const event = eventOf(row);
     const links = this.#options.ackLinks;
-    const ackUrl = links && event.incidentId !== null && asksToAct(event.event) ? ackLink(links.publicUrl, links.secret, event.incidentId) : undefined;
+    const ackUrl = links && event.incidentId !== null && asksToAct(event.event) ? ackLink(links.publicUrl, links.secret, { id: event.incidentId, serverId: event.server, serviceId: event.service }) : undefined;
     const out: Outgoing = { event: { ...event, statusPage: this.#options.statusPage ?? null, ackUrl }, body: row.message, topic };
     let result: SendResult;
     if ("error" in found) result = { ok: false, retryable: true, status: null, error: found.error };
