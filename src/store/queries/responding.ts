@@ -61,6 +61,11 @@ export async function acknowledge(trx: Db, backend: Backend, id: number, ack: Ac
  * only when this transaction recorded it. Answers how many went out, and when the next one falls due.
  */
 export async function escalate(trx: Db, backend: Backend, now: number): Promise<{ sent: number; nextAt: number | undefined }> {
+  const first = await unanswered(trx);
+  if (first.length === 0) return { sent: 0, nextAt: undefined };
+  // Lock the services as a batch of results does, then read again: a RECOVERED or an acknowledgement committed
+  // meanwhile is seen (no step after it), and one that comes later waits, then routes to the step's channels.
+  await backend.lockServices(trx, [...new Set(first.map((c) => c.serviceKey))]);
   const candidates = await unanswered(trx);
   if (candidates.length === 0) return { sent: 0, nextAt: undefined };
   const due = dueEscalations(candidates, now, await readRoutes(trx, backend));
@@ -84,10 +89,10 @@ export async function escalate(trx: Db, backend: Backend, now: number): Promise<
 }
 
 /** The open, told, unacknowledged incidents of services with escalation steps (their check's or their server's), with the steps sent. */
-async function unanswered(db: Db): Promise<Unanswered[]> {
+async function unanswered(db: Db): Promise<(Unanswered & { readonly serviceKey: number })[]> {
   const rows = await responders(db)
     .innerJoin("incidents as i", "i.service_key", "s.key")
-    .select(["i.id", "i.opened_at", "i.started_at", "i.closed_at", "i.acked_at", "i.notified", "i.first_error"])
+    .select(["i.id", "i.service_key", "i.opened_at", "i.started_at", "i.closed_at", "i.acked_at", "i.notified", "i.first_error"])
     .where("i.closed_at", "is", null)
     .where("i.acked_at", "is", null)
     .where((eb) => eb.or([eb("c.escalate", "is not", null), eb("srv.escalate", "is not", null)]))
@@ -98,6 +103,7 @@ async function unanswered(db: Db): Promise<Unanswered[]> {
   const sent = await db.selectFrom("incident_escalations").select(["incident_id", "step"]).where("incident_id", "in", rows.map((r) => r.id)).execute();
   return rows.map((r) => ({
     id: r.id,
+    serviceKey: r.service_key,
     subject: responderOf(r),
     openedAt: r.opened_at,
     startedAt: r.started_at,
