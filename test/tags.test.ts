@@ -1,0 +1,105 @@
+/**
+ * Tags on services: validated and stored on both engines, shown in GET answers, carried by `healthd copy` and by
+ * export and apply; a change of tags alone is a change of labels (the check is not started again); GET
+ * /services?tag= counts only the tagged services; Healthchecks.io's API v3 reads and writes them as a
+ * space-separated string.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderServersFile, parseServersFile } from "../src/cli/servers-file.ts";
+import { copyDatabase } from "../src/store/copy.ts";
+import { serverDocument } from "../src/domain/schema/index.ts";
+import { engines, testDatabase } from "./support/databases.ts";
+import { testDaemon, type TestDaemon } from "./support/daemon.ts";
+import { open } from "./support/raw.ts";
+
+const admin = "tags-admin-token";
+const auth = { authorization: `Bearer ${admin}` };
+const beat = { type: "heartbeat", periodSeconds: 3600 };
+
+const put = (d: TestDaemon, server: string, body: unknown) => d.api("PUT", `/services/${server}`, body, auth);
+
+for (const engine of engines) {
+  test(`${engine}: tags are validated, stored, shown, filtered by GET /services?tag=, and a change of them alone keeps the check's schedule`, async (t) => {
+    const d = await testDaemon(t, { engine, token: admin });
+    const created = await put(d, "shop", {
+      services: [
+        { id: "backup", tags: ["Backups", "env:prod"], check: beat },
+        { id: "web", tags: ["env:prod"], check: { url: "http://127.0.0.1:9/", paused: true } },
+        { id: "plain", check: beat },
+      ],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await put(d, "office", { services: [{ id: "printer", tags: ["env:staging"], check: beat }] })).status, 201);
+
+    const shop = (await d.api("GET", "/services/shop", undefined, auth)).body;
+    assert.deepEqual(shop.services.map((s: { id: string; tags: string[] }) => [s.id, s.tags]), [["backup", ["backups", "env:prod"]], ["web", ["env:prod"]], ["plain", []]], "lowercased; [] when none");
+    assert.deepEqual((await d.api("GET", "/services/shop/backup", undefined, auth)).body.tags, ["backups", "env:prod"]);
+
+    // Refused by name, nothing stored.
+    const errors = async (tags: unknown) => {
+      const answer = await put(d, "shop", { services: [{ id: "backup", tags, check: beat }] });
+      assert.equal(answer.status, 400, JSON.stringify(tags));
+      return answer.body.errors.map((e: { path: string; message: string }) => `${e.path}: ${e.message}`).join("; ");
+    };
+    assert.match(await errors(["ok", "two words"]), /^\/services\/0\/tags\/1: must be 1 to 64 characters of a-z 0-9/);
+    assert.match(await errors(Array.from({ length: 21 }, (_, i) => `t${i}`)), /^\/services\/0\/tags: holds at most 20 tags$/);
+    assert.match(await errors(["x".repeat(65)]), /tags\/0: must be 1 to 64/);
+    const twice = await put(d, "shop", { services: [{ id: "backup", tags: ["ok", "OK"], check: beat }] });
+    assert.match(JSON.stringify(twice.body.errors), /names a tag twice/);
+    assert.deepEqual((await d.api("GET", "/services/shop/backup", undefined, auth)).body.tags, ["backups", "env:prod"], "nothing stored");
+
+    // ?tag=: the servers with a service carrying every tag given, counting only those services.
+    const listed = async (query: string) => (await d.api("GET", `/services${query}`, undefined, auth)).body;
+    assert.deepEqual((await listed("?tag=env:prod")).servers.map((s: { id: string; services: string[]; serviceCount: number; paused: number }) => [s.id, s.services, s.serviceCount, s.paused]), [["shop", ["backup", "web"], 2, 1]]);
+    assert.deepEqual((await listed("?tag=ENV:PROD,backups")).servers.map((s: { services: string[] }) => s.services), [["backup"]], "several: all of them, any case");
+    assert.deepEqual((await listed("?tag=nothing")).servers, []);
+    assert.equal((await listed("")).servers.length, 2);
+    assert.ok(!("services" in (await listed("")).servers[0]), "without ?tag= the answer is as it was");
+    const refused = await d.api("GET", "/services?tag=a%20b", undefined, auth);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.errors[0].path, "/tag/0");
+    assert.equal((await d.api("GET", "/services?tag=a&tag=b", undefined, auth)).status, 400, "a repeated parameter, as everywhere");
+
+    // A change of tags alone: the service is updated ("tags"), its check not started again.
+    const doc = (tags: string[]) => ({ services: [{ id: "printer", tags, check: beat }] });
+    const retagged = await d.store.applyServers(new Map([["office", serverDocument.parse(doc(["env:prod"]))]]), { now: Date.now() });
+    assert.deepEqual(retagged.servers[0]!.services.updated, [{ id: "printer", fields: ["tags"] }]);
+    assert.deepEqual(retagged.schedule.started, [], "tags are labels: the check keeps its schedule");
+    const same = await put(d, "office", doc(["env:prod"]));
+    assert.equal(same.status, 200);
+    assert.deepEqual((await d.api("GET", "/services/office/printer", undefined, auth)).body.tags, ["env:prod"]);
+
+    // Export and apply: the file carries them, and applying it again changes nothing.
+    const services = await d.store.services();
+    const servers = (await d.store.servers()).map((server) => ({ ...server, services: services.filter((s) => s.serverId === server.id) }));
+    const yaml = renderServersFile(servers, [], "yaml");
+    assert.match(yaml, /tags:\n\s+- backups\n\s+- env:prod/);
+    const parsed = parseServersFile(yaml, "servers.yaml", {});
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    const again = await d.store.applyServers(parsed.servers, { now: Date.now() });
+    assert.deepEqual(again.servers.map((s) => s.outcome), ["unchanged", "unchanged"]);
+
+    // HC's API v3: tags as one space-separated string, written and filtered as HC does.
+    const hc = (method: string, path: string, body?: unknown) => d.api(method, `/api/v3${path}`, body, auth);
+    assert.deepEqual((await hc("GET", "/checks/?tag=backups")).body.checks.map((c: { slug: string; tags: string }) => [c.slug, c.tags]), [["backup", "backups env:prod"]]);
+    const made = await hc("POST", "/checks/", { name: "Nightly", tags: "db  Nightly", timeout: 3600, grace: 60, server: "office" });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal(made.body.tags, "db nightly");
+    const changed = await hc("POST", `/checks/${made.body.uuid}`, { name: "Nightly job" });
+    assert.equal(changed.body.tags, "db nightly", "left out on update: kept");
+    assert.equal((await hc("POST", `/checks/${made.body.uuid}`, { tags: "" })).body.tags, "");
+    assert.equal((await hc("POST", `/checks/${made.body.uuid}`, { tags: "a,b" })).status, 400, "a tag healthd cannot keep is refused, as HC refuses invalid fields");
+  });
+}
+
+test("healthd copy carries tags from SQLite to PostgreSQL", async (t) => {
+  const [source, target] = [await testDatabase(t, "sqlite"), await testDatabase(t, "postgres")];
+  const from = await open(source, { mode: "write" });
+  t.after(() => from.close());
+  await from.applyServers(new Map([["web", serverDocument.parse({ services: [{ id: "a", tags: ["env:prod", "db"], check: beat }, { id: "b", check: beat }] })]]), { now: Date.now() });
+  const to = await open(target, { mode: "write" });
+  t.after(() => to.close());
+  await copyDatabase(from, to);
+  assert.deepEqual((await to.services()).map((s) => [s.id, s.tags]), [["a", ["env:prod", "db"]], ["b", []]]);
+});
