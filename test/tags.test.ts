@@ -2,7 +2,7 @@
  * Tags on services: validated and stored on both engines, shown in GET answers, carried by `healthd copy` and by
  * export and apply; a change of tags alone is a change of labels (the check is not started again); GET
  * /services?tag= counts only the tagged services; Healthchecks.io's API v3 reads and writes them as a
- * space-separated string.
+ * space-separated string; the console filters by them.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -60,6 +60,24 @@ for (const engine of engines) {
     assert.equal(refused.status, 400);
     assert.equal(refused.body.errors[0].path, "/tag/0");
     assert.equal((await d.api("GET", "/services?tag=a&tag=b", undefined, auth)).status, 400, "a repeated parameter, as everywhere");
+
+    // The console: a tag filter as a plain GET parameter (any case), the tags on the rows and the service's page.
+    const signedIn = await fetch(`${d.url}/login`, { method: "POST", redirect: "manual", body: new URLSearchParams({ token: admin, next: "/console" }) });
+    const cookie = signedIn.headers.get("set-cookie")!.split(";")[0]!;
+    const page = async (path: string) => {
+      const answer = await fetch(d.url + path, { headers: { cookie, accept: "text/html" } });
+      assert.equal(answer.status, 200, path);
+      return answer.text();
+    };
+    const rows = (text: string) => [...text.matchAll(/<tr id="row-([^"]+)"/g)].map((m) => m[1]).sort();
+    assert.deepEqual(rows(await page("/console?tag=ENV:prod")), ["shop--backup", "shop--web"]);
+    assert.deepEqual(rows(await page("/console?tag=env:prod&server=shop&kind=heartbeat")), ["shop--backup"], "with the other filters");
+    const all = await page("/console");
+    assert.equal(rows(all).length, 4);
+    assert.match(all, /<option value="env:staging">env:staging<\/option>/, "the tags the token sees are the filter's choices");
+    assert.match(all, /<a class="tag" href="\/console\?tag=env%3Aprod">env:prod<\/a>/, "each tag on a row links to the filter");
+    assert.match(await page("/console/services/shop/backup"), /Tags: <span class="tags"><a class="tag" href="\/console\?tag=backups">backups<\/a>/);
+    assert.equal((await fetch(`${d.url}/console?tag=${"x".repeat(65)}`, { headers: { cookie } })).status, 400, "validated as the other parameters");
 
     // A change of tags alone: the service is updated ("tags"), its check not started again.
     const doc = (tags: string[]) => ({ services: [{ id: "printer", tags, check: beat }] });
