@@ -5,13 +5,19 @@
  * space-separated string; the console filters by them.
  */
 import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
+import { parse } from "yaml";
 import { renderServersFile, parseServersFile } from "../src/cli/servers-file.ts";
 import { copyDatabase } from "../src/store/copy.ts";
+import { importFile } from "../src/import/index.ts";
 import { serverDocument } from "../src/domain/schema/index.ts";
 import { engines, testDatabase } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
+import { kumaDatabase } from "./support/kuma.ts";
 import { open } from "./support/raw.ts";
+import { tempDir } from "./support/temp.ts";
 
 const admin = "tags-admin-token";
 const auth = { authorization: `Bearer ${admin}` };
@@ -120,4 +126,27 @@ test("healthd copy carries tags from SQLite to PostgreSQL", async (t) => {
   t.after(() => to.close());
   await copyDatabase(from, to);
   assert.deepEqual((await to.services()).map((s) => [s.id, s.tags]), [["a", ["env:prod", "db"]], ["b", []]]);
+});
+
+test("imports carry tags: Uptime Kuma's (kuma.db and its JSON backup: name, or name:value) and Healthchecks.io's (space-separated)", (t) => {
+  const dir = tempDir(t);
+  const kuma = join(dir, "kuma.db");
+  kumaDatabase(kuma, [
+    { id: 1, name: "Site", type: "http", url: "http://127.0.0.1:1/" },
+    { id: 2, name: "Jobs", type: "push", push_token: "A".repeat(32) },
+  ], { tags: [{ name: "Env", monitors: [[1, "Prod"], [2, "staging"]] }, { name: "critical", monitors: [[1, null], [2, ""]] }, { name: "My Team", monitors: [[1, null]] }] });
+  const fromDb = importFile("uptime-kuma", kuma, readFileSync(kuma), "uptime-kuma");
+  const services = (doc: { yaml: string }, server: string) => parse(doc.yaml)[server].services.map((s: { id: string; tags?: string[] }) => [s.id, s.tags]);
+  assert.deepEqual(services(fromDb, "uptime-kuma"), [["site", ["env:prod", "critical", "my-team"]], ["jobs", ["env:staging", "critical"]]]);
+  assert.ok(fromDb.imported.notes.some((n) => n.includes('"My Team"')), fromDb.imported.notes.join("\n"));
+
+  const backup = join(dir, "backup.json");
+  writeFileSync(backup, JSON.stringify({ version: "1.23.0", notificationList: [], monitorList: [
+    { id: 1, name: "Shop", type: "http", url: "http://127.0.0.1:1/shop", interval: 60, active: true, tags: [{ tag_id: 1, monitor_id: 1, name: "env", value: "prod", color: "#fff" }, { tag_id: 2, monitor_id: 1, name: "web", value: "", color: "#000" }] },
+  ] }));
+  assert.deepEqual(services(importFile("uptime-kuma", backup, readFileSync(backup), "uptime-kuma"), "uptime-kuma"), [["shop", ["env:prod", "web"]]]);
+
+  const hc = join(dir, "checks.json");
+  writeFileSync(hc, JSON.stringify({ checks: [{ name: "Backups", slug: "backups", tags: "Prod  db prod", timeout: 3600, grace: 60 }, { name: "Plain", slug: "plain", tags: "", timeout: 3600, grace: 60 }] }));
+  assert.deepEqual(services(importFile("healthchecks", hc, readFileSync(hc), "healthchecks"), "healthchecks"), [["backups", ["prod", "db"]], ["plain", undefined]]);
 });
