@@ -85,6 +85,11 @@ for (const engine of engines) {
     assert.match(await page("/console/services/shop/backup"), /Tags: <span class="tags"><a class="tag" href="\/console\?tag=backups">backups<\/a>/);
     assert.equal((await fetch(`${d.url}/console?tag=${"x".repeat(65)}`, { headers: { cookie } })).status, 400, "validated as the other parameters");
 
+    // /metrics keeps one series per service: no tag label (its cardinality would follow what users write).
+    const metrics = await d.api("GET", "/metrics", undefined, auth);
+    assert.equal(metrics.status, 200);
+    assert.doesNotMatch(metrics.body, /\btags?="|env:prod|"backups"/);
+
     // A change of tags alone: the service is updated ("tags"), its check not started again.
     const doc = (tags: string[]) => ({ services: [{ id: "printer", tags, check: beat }] });
     const retagged = await d.store.applyServers(new Map([["office", serverDocument.parse(doc(["env:prod"]))]]), { now: Date.now() });
