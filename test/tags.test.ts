@@ -16,7 +16,8 @@ import { serverDocument } from "../src/domain/schema/index.ts";
 import { engines, testDatabase } from "./support/databases.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 import { kumaDatabase } from "./support/kuma.ts";
-import { open } from "./support/raw.ts";
+import { open, rawQuery } from "./support/raw.ts";
+import { migrationNames } from "../src/store/migrate.ts";
 import { tempDir } from "./support/temp.ts";
 
 const admin = "tags-admin-token";
@@ -119,6 +120,20 @@ for (const engine of engines) {
     assert.equal(changed.body.tags, "db nightly", "left out on update: kept");
     assert.equal((await hc("POST", `/checks/${made.body.uuid}`, { tags: "" })).body.tags, "");
     assert.equal((await hc("POST", `/checks/${made.body.uuid}`, { tags: "a,b" })).status, 400, "a tag healthd cannot keep is refused, as HC refuses invalid fields");
+  });
+}
+
+for (const engine of engines) {
+  test(`${engine}: a service stored before 20261206030000_add_service_tags has no tags after it`, async (t) => {
+    const store = await open(await testDatabase(t, engine), { mode: "raw" });
+    t.after(() => store.close());
+    const migration = "20261206030000_add_service_tags";
+    assert.ok((await store.backend.migrate(migrationNames[migrationNames.indexOf(migration) - 1]!)).ok);
+    await rawQuery(store, `INSERT INTO servers (id, name, created_at, updated_at) VALUES ('web', 'Web', 1, 1)`);
+    await rawQuery(store, `INSERT INTO services (server_id, id, name, created_at, updated_at) VALUES ('web', 'home', 'Home', 1, 1)`);
+    const report = await store.backend.migrate();
+    assert.ok(report.ok, report.ok ? "" : report.error.message);
+    assert.deepEqual(await rawQuery(store, "SELECT id, tags FROM services"), [{ id: "home", tags: "[]" }]);
   });
 }
 
