@@ -38,6 +38,7 @@ import * as addStatusPageSections from "./20261205230000_add_status_page_section
 import * as addStatusPageLogos from "./20261205230100_add_status_page_logos.ts";
 import * as addAcknowledgementsAndEscalations from "./20261206010000_add_acknowledgements_and_escalations.ts";
 import * as addStorms from "./20261206020000_add_storms.ts";
+import * as addServiceTags from "./20261206030000_add_service_tags.ts";
 import * as addStatusPageTimeZone from "./20261206040000_add_status_page_time_zone.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -76,5 +77,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "20261205230100_add_status_page_logos": addStatusPageLogos,
   "20261206010000_add_acknowledgements_and_escalations": addAcknowledgementsAndEscalations,
   "20261206020000_add_storms": addStorms,
+  "20261206030000_add_service_tags": addServiceTags,
   "20261206040000_add_status_page_time_zone": addStatusPageTimeZone,
 };

@@ -16,7 +16,7 @@ import { silentLogger } from "../src/platform/log.ts";
 import { channelDocument } from "../src/domain/schema/channel.ts";
 import { dnsAlternative } from "../src/domain/schema/dns.ts";
 import { alternative as httpAlternative } from "../src/domain/schema/http.ts";
-import { kinds, serverDocument } from "../src/domain/schema/index.ts";
+import { kinds, serverDocument, serviceDocument } from "../src/domain/schema/index.ts";
 import { tcpAlternative } from "../src/domain/schema/tcp.ts";
 import { step } from "../src/domain/schema/steps.ts";
 
@@ -111,7 +111,7 @@ function configPage(): string {
     "Every field of the documents healthd accepts, through `PUT /servers/{id}`, `healthd apply` and `healthd import`: " +
     "its type, its default and its bounds, as the schemas that validate them say. A check without `type` is an http check.\n";
   page += section("Server", fieldsOf(serverDocument));
-  page += section("Service (an element of `services`)", fieldsOf(z.object({ id: z.string(), name: z.string().optional(), check: z.unknown() }), { check: "a check: below" }));
+  page += section("Service (an element of `services`)", fieldsOf(z.object({ ...serviceDocument.shape, check: z.unknown() }), { check: "a check: below", tags: "labels (backups, env:prod), none by default: 1 to 64 of a-z 0-9 _ . : / -, lowercased; GET /services?tag= and the console filter by them" }));
   for (const [type, fields] of Object.entries(kinds)) page += section(`Check: \`${type}\``, fieldsOf(z.object(fields as z.ZodRawShape)));
   const alternatives = { http: httpAlternative, tcp: tcpAlternative, dns: dnsAlternative };
   for (const [type, schema] of Object.entries(alternatives)) page += section(`Expectations of \`${type}\` checks (the elements of \`expect\`)`, fieldsOf(schema));

@@ -96,7 +96,7 @@ for (const engine of engines) {
     );
     assert.deepEqual((await hc("GET", `/checks/${backupKey}`, write)).body, backup);
     assert.deepEqual((await hc("GET", "/checks/?slug=sync", write)).body.checks.map((c: { uuid: string }) => c.uuid), [otherKey]);
-    assert.deepEqual((await hc("GET", "/checks/?tag=prod", write)).body, { checks: [] }, "healthd keeps no tags: a tag filter matches none");
+    assert.deepEqual((await hc("GET", "/checks/?tag=prod", write)).body, { checks: [] }, "no check carries the tag prod: a tag filter matches none");
 
     // A read key: HC's read-only view, without the uuid (the ping key) anywhere, with unique_key instead.
     const readOnly = await hc("GET", "/checks/", read);

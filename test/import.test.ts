@@ -264,7 +264,7 @@ test("import --from healthchecks keeps ping keys: a job's ping reaches the new h
   const run = await runHealthd(["import", "--from", "healthchecks", file]);
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(parse(run.stdout).healthchecks.services, [
-    { id: "filesystem-backup", name: "Filesystem Backup", check: { type: "heartbeat", periodSeconds: 3600, graceSeconds: 600, pingKey: "31365bce-8da9-4729-8ff3-aaa71d56b712" } },
+    { id: "filesystem-backup", name: "Filesystem Backup", tags: ["backup", "fs"], check: { type: "heartbeat", periodSeconds: 3600, graceSeconds: 600, pingKey: "31365bce-8da9-4729-8ff3-aaa71d56b712" } },
     { id: "database-backup", name: "Database Backup", check: { type: "heartbeat", cron: "15 5 * * *", timezone: "Europe/Riga", graceSeconds: 1200, pingKey: "803f680d-e89b-492b-82ef-2be7b774a92d", paused: true } },
     { id: "read-only", name: "Read-only", check: { type: "heartbeat", periodSeconds: 60, graceSeconds: 60 } },
   ]);

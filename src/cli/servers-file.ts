@@ -23,7 +23,7 @@ export interface FileServer {
   readonly heartbeatDefaults?: Readonly<Record<string, unknown>> | null;
   readonly groupThreshold?: number;
   readonly escalate?: readonly { readonly afterMinutes: number; readonly channels: readonly string[] }[];
-  readonly services: readonly { readonly id: string; readonly name: string; readonly check: StoredCheck }[];
+  readonly services: readonly { readonly id: string; readonly name: string; readonly tags: readonly string[]; readonly check: StoredCheck }[];
 }
 
 export type ParsedFile =
@@ -128,7 +128,7 @@ export function renderServersFile(servers: readonly FileServer[], channels: read
   for (const server of servers) {
     data[server.id] = {
       name: server.name,
-      services: server.services.map((s) => ({ id: s.id, ...(s.name !== s.id ? { name: s.name } : {}), check: withoutDefaults(s.check) })),
+      services: server.services.map((s) => ({ id: s.id, ...(s.name !== s.id ? { name: s.name } : {}), ...(s.tags.length > 0 ? { tags: s.tags } : {}), check: withoutDefaults(s.check) })),
       ...(server.maintenance.length > 0 ? { maintenance: server.maintenance } : {}),
       ...(server.channels !== null ? { channels: server.channels } : {}),
       ...(server.pingKey !== undefined ? { pingKey: server.pingKey } : {}),

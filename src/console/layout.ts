@@ -38,3 +38,7 @@ ${body}
 </body></html>
 `.text;
 }
+
+/** A service's tags, each a link to the overview filtered by it (a plain GET, as the form's). */
+export const tagLinks = (tags: readonly string[]): Html =>
+  tags.length === 0 ? html`` : html` <span class="tags">${tags.map((t) => html`<a class="tag" href="/console?tag=${encodeURIComponent(t)}">${t}</a>`)}</span>`;

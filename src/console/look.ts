@@ -28,6 +28,7 @@ td.error { color: var(--muted); overflow-wrap: anywhere; max-width: 28rem; }
 .state.late, .state.degraded, .state.silenced { background: var(--blocked-bg); color: var(--blocked); }
 .state.paused, .state.pending { background: var(--unknown-bg); color: var(--unknown); }
 .state.up { background: var(--up-bg); color: var(--up); }
+.tags { margin-left: .35rem; } a.tag { display: inline-block; margin: 0 .25rem 0 0; padding: 0 .4rem; border: 1px solid var(--line); border-radius: .75rem; font-size: .8rem; text-decoration: none; }
 .live { color: var(--muted); font-size: .875rem; min-height: 1.3em; }
 .actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: end; }
 form.act { display: flex; gap: .5rem; align-items: end; margin: 0; }

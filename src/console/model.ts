@@ -21,6 +21,8 @@ export interface ConsoleRow {
   readonly serverName: string;
   readonly id: string;
   readonly name: string;
+  /** Its labels (lowercase): shown on the row, each a link to the overview filtered by it. */
+  readonly tags: readonly string[];
   readonly kind: StoredService["check"]["type"];
   readonly state: ConsoleState;
   /** What status/shown.ts says (down, blocked, late, ...): the word shown beside the state. */
@@ -37,6 +39,8 @@ export interface ConsoleFilters {
   readonly state?: ConsoleState | undefined;
   readonly server?: string | undefined;
   readonly kind?: string | undefined;
+  /** A tag the service carries (lowercase, as stored). */
+  readonly tag?: string | undefined;
   /** Text found in the service's id, name, server or target, case-insensitive. */
   readonly q?: string | undefined;
 }
@@ -49,6 +53,8 @@ export interface ConsoleModel {
   /** The choices of the filters: the servers (id and name) and kinds the token sees. */
   readonly servers: readonly { readonly id: string; readonly name: string }[];
   readonly kinds: readonly string[];
+  /** Every tag of the services the token sees, sorted. */
+  readonly tags: readonly string[];
   readonly filters: ConsoleFilters;
 }
 
@@ -74,6 +80,7 @@ export function consoleRows(services: readonly StoredService[], say: (s: StoredS
         serverName: s.serverName,
         id: s.id,
         name: s.name,
+        tags: s.tags,
         kind: s.check.type,
         state: consoleState(status),
         shown: status.status,
@@ -94,6 +101,7 @@ export function matches(row: ConsoleRow, f: ConsoleFilters): boolean {
   if (f.state && row.state !== f.state) return false;
   if (f.server && row.serverId !== f.server) return false;
   if (f.kind && row.kind !== f.kind) return false;
+  if (f.tag && !row.tags.includes(f.tag)) return false;
   if (f.q) {
     const q = f.q.toLowerCase();
     return [row.id, row.name, row.serverId, row.serverName, row.target ?? ""].some((text) => text.toLowerCase().includes(q));
@@ -120,6 +128,7 @@ export function consoleModel(loaded: { readonly at: number; readonly rows: reado
     rows: all.filter((r) => matches(r, filters)),
     servers: [...servers].sort(([a], [b]) => a.localeCompare(b)).map(([id, name]) => ({ id, name })),
     kinds: [...new Set(all.map((r) => r.kind))].sort(),
+    tags: [...new Set(all.flatMap((r) => r.tags))].sort(),
     filters,
   };
 }

@@ -4,7 +4,7 @@
  */
 import { html, type Html } from "../status/html.ts";
 import type { Announcement } from "../store/store.ts";
-import { actionForm, consolePage, type Viewer } from "./layout.ts";
+import { actionForm, consolePage, tagLinks, type Viewer } from "./layout.ts";
 import { notices } from "./service-page.ts";
 import { consoleStates, type ConsoleFilters, type ConsoleModel, type ConsoleRow, type ConsoleState } from "./model.ts";
 
@@ -30,7 +30,7 @@ function row(r: ConsoleRow, now: number): Html {
   const note = r.state === "silenced" && r.quietUntil !== null ? `silenced until ${new Date(r.quietUntil).toISOString().slice(0, 16).replace("T", " ")} UTC` : r.error ?? "";
   const shown = r.shown !== r.state && r.shown !== "unknown" && r.shown !== "new" ? ` (${r.shown})` : "";
   return html`<tr id="row-${r.serverId}--${r.id}" data-state="${r.state}"><td><span class="state ${r.state}">${words[r.state]}${shown}</span></td>
-<td><a href="${servicePath(r.serverId, r.id)}">${r.name}</a></td><td>${r.serverName}</td><td>${r.kind}</td><td>${ago(r.lastCheckedAt, now)}</td>
+<td><a href="${servicePath(r.serverId, r.id)}">${r.name}</a>${tagLinks(r.tags)}</td><td>${r.serverName}</td><td>${r.kind}</td><td>${ago(r.lastCheckedAt, now)}</td>
 <td>${r.latencyMs === null ? "" : `${Math.round(r.latencyMs)} ms`}</td><td class="error">${note}</td></tr>
 `;
 }
@@ -55,6 +55,7 @@ ${consoleStates.map((s) => html`<li><a href="/console${query(f, { state: s })}"$
 <label>State <select name="state">${option("", "Any", f.state ?? "")}${consoleStates.map((s) => option(s, words[s], f.state))}</select></label>
 <label>Server <select name="server">${option("", "Any", f.server ?? "")}${model.servers.map((s) => option(s.id, s.name, f.server))}</select></label>
 <label>Kind <select name="kind">${option("", "Any", f.kind ?? "")}${model.kinds.map((k) => option(k, k, f.kind))}</select></label>
+${model.tags.length === 0 && !f.tag ? "" : html`<label>Tag <select name="tag">${option("", "Any", f.tag ?? "")}${[...new Set([...model.tags, ...(f.tag ? [f.tag] : [])])].map((t) => option(t, t, f.tag))}</select></label>`}
 <label>Text <input type="search" name="q" value="${f.q ?? ""}" maxlength="200"></label>
 <button type="submit">Filter</button>${Object.values(f).some(Boolean) ? html` <a href="/console">Clear</a>` : ""}
 </form>`;

@@ -7,7 +7,7 @@ import type { Entry } from "../domain/model.ts";
 import { builtInChannel } from "../domain/schema/channel.ts";
 import { latencyChart } from "../status/chart.ts";
 import { html, type Html } from "../status/html.ts";
-import { actionForm, consolePage, type Viewer } from "./layout.ts";
+import { actionForm, consolePage, tagLinks, type Viewer } from "./layout.ts";
 import type { ConsoleIncident, ServiceModel } from "./service-model.ts";
 
 const when = (ms: number | null) => (ms === null ? "" : html`<time datetime="${new Date(ms).toISOString()}">${new Date(ms).toISOString().slice(0, 19).replace("T", " ")}</time>`);
@@ -93,6 +93,7 @@ export function renderService(m: ServiceModel, viewer: Viewer, options: { versio
   const quiet = m.shown.quiet ? html` until ${when(m.shown.quiet.until)}` : "";
   const body = html`<h1>${s.name}</h1>
 <p><span class="state ${m.state}">${m.state}${m.shown.status !== m.state ? ` (${m.shown.status})` : ""}</span>${quiet} · server ${s.serverName} · ${s.check.type}${m.service.lastEntry?.error ? html` · last error: ${m.service.lastEntry.error}` : ""}</p>
+${s.tags.length === 0 ? "" : html`<p>Tags:${tagLinks(s.tags)}</p>`}
 ${actions(m, viewer)}
 ${pinging(m, viewer, options.base)}
 ${s.check.type === "heartbeat" ? "" : html`<section aria-labelledby="latency-title"><h2 id="latency-title">Latency</h2>${latencyChart(m.latency, { title: "Latency, last 24 hours", per: "hour", id: "chart" })}</section>`}

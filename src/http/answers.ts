@@ -87,6 +87,7 @@ export const storedCheckAnswer = z.discriminatedUnion("type", [
 export const serviceAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
+  tags: z.array(z.string()).describe("Its labels, lowercase ([] when none); GET /services?tag= and the console filter by them"),
   check: storedCheckAnswer,
   state: stateAnswer,
 });
@@ -122,6 +123,7 @@ export const serverListAnswer = z.strictObject({
       blocked: z.int().describe("Services failing while one they depend on has an open incident (status blocked), not counted in down"),
       late: z.int().describe("Heartbeats whose ping is due and has not come, within their grace (status late), counted in none of the others"),
       degraded: z.int().describe("Services up whose last check passed slower than their slowMs (status degraded), counted in none of the others"),
+      services: z.array(z.string()).optional().describe("With ?tag= only: the ids of its services carrying every tag asked for (the counts count only them)"),
     }),
   ),
 });

@@ -41,7 +41,7 @@ export function consoleActions(ctx: ConsoleContext): Route[] {
   const setPaused = async (serverId: string, serviceId: string, paused: boolean) => {
     const s = await service(serverId, serviceId);
     if (s.check.paused === paused) return;
-    const parsed = validate(serviceDocument, { id: s.id, name: s.name, check: { ...s.check, paused } });
+    const parsed = validate(serviceDocument, { id: s.id, name: s.name, tags: s.tags, check: { ...s.check, paused } });
     if (!parsed.ok) throw invalid(parsed.errors, "the service");
     const put = await refusable(store.putService(serverId, parsed.value, ctx.clock.now()));
     if (!put) throw noService(serverId, serviceId);

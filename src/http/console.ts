@@ -23,6 +23,7 @@ const filterQuery = z.strictObject({
   state: z.enum(["", ...consoleStates], `must be one of ${consoleStates.join(", ")}`).optional().describe("Only services in this state"),
   server: z.string().max(64).optional().describe("Only services of this server"),
   kind: z.string().max(32).optional().describe("Only checks of this kind (http, heartbeat, ...)"),
+  tag: z.string().max(64).optional().describe("Only services carrying this tag (any case: tags are lowercase)"),
   q: z.string().max(200).optional().describe("Only services whose id, name, server or target contains this text"),
   done: z.string().max(100).optional().describe("What the last action did, said at the top of the page"),
 });
@@ -73,7 +74,7 @@ export function consoleRoutes(ctx: ConsoleContext): { routes: Route[]; close(): 
           handle: async (req) => {
             const l = await looking(req, ctx.access);
             const q = req.query as z.output<typeof filterQuery>;
-            const filters = { state: q.state || undefined, server: q.server || undefined, kind: q.kind || undefined, q: q.q?.trim() || undefined };
+            const filters = { state: q.state || undefined, server: q.server || undefined, kind: q.kind || undefined, tag: q.tag?.trim().toLowerCase() || undefined, q: q.q?.trim() || undefined };
             const now = ctx.clock.now();
             // Every service's row, shared by every reader for up to a second and built again on a change (as the status page's views).
             const loaded = await ctx.views.get("console", now, () => loadRows(ctx.store, now));

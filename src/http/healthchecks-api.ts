@@ -19,7 +19,7 @@ import { dueAt, shown, upstreamRefs } from "../status/shown.ts";
 import type { Store, StoredService } from "../store/store.ts";
 import { validate } from "../domain/validate.ts";
 import type { Authenticate, Principal } from "./access.ts";
-import { channelUuid, checkDict, flipDicts, freeId, hcDefaults, hcStatus, heartbeatInput, isPing, matchesUnique, pingDicts, readSpec, slugify, uniqueKey, type HcSpec, type HcVersion } from "./healthchecks-map.ts";
+import { channelUuid, checkDict, flipDicts, freeId, hcDefaults, hcStatus, hcTags, heartbeatInput, isPing, matchesUnique, pingDicts, readSpec, slugify, uniqueKey, type HcSpec, type HcVersion } from "./healthchecks-map.ts";
 import { HttpError } from "./problem.ts";
 import type { Operation, Request, Response, Route } from "./router.ts";
 import { refusable } from "./services.ts";
@@ -113,6 +113,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
           serverId: s.serverId,
           serviceId: s.id,
           name: s.name,
+          tags: s.tags,
           check: s.check,
           status: hcStatus(shown(s, upstream, now).status),
           started: s.state?.lastStartAt != null,
@@ -194,7 +195,8 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     }
     const name = spec.name === undefined ? service.name : spec.name || undefined;
     const check = heartbeatInput(service.check, spec, await channelNames(spec));
-    return write(service.serverId, { id: service.id, ...(name === undefined ? {} : { name }), check });
+    const tags = spec.tags === undefined ? service.tags : hcTags(spec.tags);
+    return write(service.serverId, { id: service.id, ...(name === undefined ? {} : { name }), tags, check });
   }
 
   async function create(req: Request, who: Principal, spec: HcSpec): Promise<Response> {
@@ -216,7 +218,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     }
     const id = spec.slug || freeId(slugify(spec.name ?? "") || "check", taken);
     const check = heartbeatInput(hcDefaults, spec, await channelNames(spec));
-    return answer(201, await dict(req, await write(serverId, { id, ...(spec.name ? { name: spec.name } : {}), check })));
+    return answer(201, await dict(req, await write(serverId, { id, ...(spec.name ? { name: spec.name } : {}), tags: hcTags(spec.tags ?? ""), check })));
   }
 
   /** Runs `handle`, answering its refusals HC's way; a change made is logged with who made it. */
@@ -247,7 +249,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     const key = (await body(req)).api_key;
     const service = await find(req, await principal(req, "write", key));
     if (!paused && !service.check.paused) throw new Refusal(409, "check is not paused", true);
-    const changed = service.check.paused === paused ? service : await write(service.serverId, { id: service.id, name: service.name, check: { ...service.check, paused } });
+    const changed = service.check.paused === paused ? service : await write(service.serverId, { id: service.id, name: service.name, tags: service.tags, check: { ...service.check, paused } });
     return answer(200, await dict(req, changed));
   };
 
@@ -274,10 +276,10 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
     {
       path: checks,
       methods: {
-        GET: op(checks, "List the heartbeats the key may see as checks; ?slug= filters, ?tag= matches none (healthd keeps no tags)", "hcListChecks", async (req) => {
+        GET: op(checks, "List the heartbeats the key may see as checks; ?slug= and ?tag= filter", "hcListChecks", async (req) => {
           const who = await principal(req, "read");
           const { tag, slug } = req.query as z.output<typeof listQuery>;
-          const services = (await visible(who)).filter((s) => tag === undefined && (slug === undefined || s.id === slug));
+          const services = (await visible(who)).filter((s) => (tag === undefined || s.tags.includes(tag.toLowerCase())) && (slug === undefined || s.id === slug));
           return answer(200, { checks: await dicts(req, services, who.scope === "read") });
         }, { query: listQuery }),
         POST: op(checks, "Create a check (a heartbeat), or update the one matching `unique`", "hcCreateCheck", async (req) => {
@@ -348,7 +350,7 @@ export function healthchecksRoutes(ctx: HealthchecksContext): Route[] {
 // HC's clients may send parameters HC ignores: they are let through, unread.
 const noQuery = z.looseObject({});
 const listQuery = z.looseObject({
-  tag: z.string().optional().describe("A tag the checks must carry (healthd keeps none: no check matches)"),
+  tag: z.string().optional().describe("A tag the checks must carry (compared lowercased, as healthd keeps them)"),
   slug: z.string().optional().describe("The check's slug (its service id)"),
 });
 const flipsQuery = z.looseObject({
@@ -377,7 +379,7 @@ function flipWindow(q: z.output<typeof flipsQuery>, now: number): { start: numbe
 const specSchema = z.looseObject({
   name: z.string().max(100).optional(),
   slug: z.string().max(100).optional().describe("The service id of a new check; it cannot change"),
-  tags: z.string().optional().describe("Accepted, not kept"),
+  tags: z.string().optional().describe("Space-separated tags: the service's tags, lowercased; left out on update, kept as they are"),
   desc: z.string().optional().describe("Accepted, not kept"),
   timeout: z.number().min(60).max(31_536_000).optional().describe("Seconds between pings: the heartbeat's periodSeconds"),
   grace: z.number().min(60).max(31_536_000).optional().describe("Seconds: graceSeconds"),

@@ -62,6 +62,7 @@ export interface CheckFacts {
   readonly serverId: string;
   readonly serviceId: string;
   readonly name: string;
+  readonly tags: readonly string[];
   readonly check: HeartbeatCheck & { readonly pingKey: string };
   readonly status: HcStatus;
   /** A run is going (a start not finished yet). */
@@ -83,7 +84,7 @@ export function checkDict(facts: CheckFacts, options: { readonly readOnly: boole
   const dict: Record<string, unknown> = {
     name: facts.name,
     slug: facts.serviceId,
-    tags: "",
+    tags: facts.tags.join(" "),
     desc: "",
     grace: check.graceSeconds,
     n_pings: facts.nPings,
@@ -289,13 +290,16 @@ export function heartbeatInput(before: Readonly<Record<string, unknown>> & { rea
 
 /**
  * Whether a check matches a create's `unique` fields (HC's upsert): every field listed must be given and equal.
- * Tags are always empty in healthd, so a `unique` naming tags matches only when the given tags are empty.
+ * Tags compare as HC's do, as one space-separated string (healthd's, lowercased, in their order).
  */
 export function matchesUnique(spec: HcSpec, dict: Readonly<Record<string, unknown>>): boolean {
   const unique = spec.unique ?? [];
   if (unique.length === 0) return false;
   return unique.every((field) => spec[field] !== undefined && (dict[field] ?? null) === spec[field]);
 }
+
+/** HC's space-separated tags as healthd's list: each once (the schema lowercases and checks them). */
+export const hcTags = (text: string): string[] => [...new Set(text.split(/\s+/).filter(Boolean).map((t) => t.toLowerCase()))];
 
 /** A service id from a name, as HC's slugify would make a slug. */
 export const slugify = (name: string) => name.toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { qualify, type DependencyProblem, type ScheduleChange } from "../domain/model.ts";
 import { serviceStats, windows } from "../status/read-model.ts";
-import { id, serverDocument, serviceDocument, time } from "../domain/schema/index.ts";
+import { id, limits, serverDocument, serviceDocument, tag, time } from "../domain/schema/index.ts";
 import { validate, type FieldError } from "../domain/validate.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../store/errors.ts";
 import type { ConfigurationStore, Store } from "../store/store.ts";
@@ -35,10 +35,14 @@ export function serviceRoutes(ctx: ServicesContext): Route[] {
       path: "/services",
       methods: {
         GET: {
-          summary: "List servers, with how many of their services are up, down, unknown, paused and blocked",
+          summary: "List servers, with how many of their services are up, down, unknown, paused and blocked; ?tag= counts only the services carrying the tags",
           operationId: "listServers",
-          responses: { 200: { description: "The servers, by id", schema: serverListAnswer } },
-          handle: async () => ({ status: 200, body: { servers: await serverSummaries(store, ctx.now()) } }),
+          query: listQuery,
+          responses: { 200: { description: "The servers, by id", schema: serverListAnswer }, 400: badInput },
+          handle: async (req) => {
+            const { tag } = req.query as z.output<typeof listQuery>;
+            return { status: 200, body: { servers: await serverSummaries(store, ctx.now(), tag) } };
+          },
         },
       },
     },
@@ -266,6 +270,19 @@ export const windowParameter = z
   .default("24h")
   .describe("The window: 24h, 7d, 30d or 365d");
 const statsQuery = z.strictObject({ window: windowParameter });
+
+/**
+ * GET /services?tag=: a tag, or several separated by commas, every one of which a service must carry (tags hold
+ * no commas). Several in one parameter, as the router refuses a repeated one everywhere.
+ */
+const listQuery = z.strictObject({
+  tag: z
+    .string()
+    .transform((text) => text.split(","))
+    .pipe(z.array(tag).min(1).max(limits.tagsPerService, `names at most ${limits.tagsPerService} tags`))
+    .optional()
+    .describe("Only services carrying this tag (env:prod), or all of several separated by commas (backups,env:prod)"),
+});
 
 /** `limit` of a paged list: 1 to 1000, default 100. */
 export const pageLimit = (what: string) =>

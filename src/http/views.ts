@@ -63,6 +63,7 @@ export async function serviceViews(store: Store, now: number, serverId: string, 
     return {
       id: s.id,
       name: s.name,
+      tags: s.tags,
       check: secrets ? s.check : maskedCheck(s.check),
       state: {
         ...shownJson(shown(s, upstream, now, quiet)),
@@ -111,9 +112,16 @@ export async function serverView(store: Store, now: number, serverId: string, se
   };
 }
 
-/** GET /services: every server with how many of its services are shown as each status. */
-export async function serverSummaries(store: ConfigurationStore, now: number) {
-  const [servers, services] = await Promise.all([store.servers(), store.services()]);
+/** Whether a service carries every one of `tags` (lowercase, as stored). */
+export const hasTags = (service: Pick<StoredService, "tags">, tags: readonly string[]) => tags.every((t) => service.tags.includes(t));
+
+/**
+ * GET /services: every server with how many of its services are shown as each status. With `tags` (?tag=),
+ * only the services carrying all of them count, a server with none is left out, and each server names them.
+ */
+export async function serverSummaries(store: ConfigurationStore, now: number, tags?: readonly string[]) {
+  const [servers, all] = await Promise.all([store.servers(), store.services()]);
+  const services = tags ? all.filter((s) => hasTags(s, tags)) : all;
   const upstream = await store.upstream(upstreamRefs(services));
   const byServer = new Map<string, StoredService[]>();
   for (const s of services) {
@@ -121,8 +129,10 @@ export async function serverSummaries(store: ConfigurationStore, now: number) {
     if (!list) byServer.set(s.serverId, (list = []));
     list.push(s);
   }
-  return servers.map((server) => {
-    const counts = countShown((byServer.get(server.id) ?? []).map((s) => shown(s, upstream, now)));
+  return servers.flatMap((server) => {
+    const own = byServer.get(server.id) ?? [];
+    if (tags && own.length === 0) return [];
+    const counts = countShown(own.map((s) => shown(s, upstream, now)));
     // A heartbeat not pinged yet is not checked yet; one that is late is not down yet, nor up: counted apart.
     return {
       id: server.id,
@@ -135,6 +145,7 @@ export async function serverSummaries(store: ConfigurationStore, now: number) {
       blocked: counts.blocked,
       late: counts.late,
       degraded: counts.degraded,
+      ...(tags ? { services: own.map((s) => s.id) } : {}),
     };
   });
 }

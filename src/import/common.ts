@@ -4,7 +4,7 @@
  */
 import { stringify } from "yaml";
 import { channelDocument } from "../domain/schema/channel.ts";
-import { id as serviceId, serverDocument } from "../domain/schema/index.ts";
+import { id as serviceId, limits, serverDocument } from "../domain/schema/index.ts";
 import { channelsKey } from "../cli/servers-file.ts";
 import { validate } from "../domain/validate.ts";
 
@@ -15,7 +15,7 @@ export interface Imported {
   /** Channel name → channel, as `channels:` of a servers file (the other tool's notification settings). */
   readonly channels: Record<string, Record<string, unknown>>;
   /** Server id → server document, as `healthd apply` reads it (`pingKey`: the first segment of its slug URLs). */
-  readonly servers: Record<string, { name?: string; pingKey?: string; services: { id: string; name?: string; check: Check }[] }>;
+  readonly servers: Record<string, { name?: string; pingKey?: string; services: { id: string; name?: string; tags?: string[]; check: Check }[] }>;
   /** One line per monitor, condition or setting not carried over, and why. */
   readonly notes: string[];
   /** Secrets a job sends that healthd can keep as tokens (Gatus's external-endpoint tokens); never printed. */
@@ -76,18 +76,32 @@ export class DocumentBuilder {
    * Add a service; answers the id it got: `keep` when given, free and a valid id (the other tool's own, which its
    * URLs name), else the slug of its name, with -2, -3... when taken.
    */
-  add(serverId: string, name: string, check: Check, fallbackId: string, keep?: string): string {
+  add(serverId: string, name: string, check: Check, fallbackId: string, keep?: string, tags: readonly string[] = []): string {
     this.server(serverId);
     const services = this.servers[serverKey(serverId)]!.services;
+    const labels = (id: string) => ({ ...(name !== id ? { name: name.slice(0, 200) } : {}), ...(tags.length > 0 ? { tags: this.tags(`${serverId}/${id}`, tags) } : {}) });
     if (keep !== undefined && validId(keep) && !services.some((s) => s.id === keep)) {
-      services.push({ id: keep, ...(name !== keep ? { name: name.slice(0, 200) } : {}), check });
+      services.push({ id: keep, ...labels(keep), check });
       return keep;
     }
     const base = slug(name, fallbackId);
     let id = base;
     for (let n = 2; services.some((s) => s.id === id); n++) id = `${base.slice(0, 60)}-${n}`;
-    services.push({ id, ...(name !== id ? { name: name.slice(0, 200) } : {}), check });
+    services.push({ id, ...labels(id), check });
     return id;
+  }
+
+  /**
+   * The other tool's tags as healthd's: lowercased, a run of other characters (a space in a Kuma tag's name) as
+   * one "-", at most 64 characters, each once, at most 20; what changed or was left out is noted.
+   */
+  tags(service: string, given: readonly string[]): string[] {
+    const made = given.map((t) => t.toLowerCase().replace(/[^a-z0-9_.:/-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 64));
+    const changed = given.filter((t, i) => made[i] !== t.toLowerCase());
+    if (changed.length > 0) this.note(service, `tags ${changed.map((t) => JSON.stringify(t)).join(", ")} are written as healthd's tags are (1 to 64 of a-z 0-9 _ . : / -; an empty one is left out)`);
+    const unique = [...new Set(made.filter((t) => t !== ""))];
+    if (unique.length > limits.tagsPerService) this.note(service, `${unique.length} tags, of which the first ${limits.tagsPerService} are kept (healthd's limit)`);
+    return unique.slice(0, limits.tagsPerService);
   }
 
   note(what: string, why: string): void {

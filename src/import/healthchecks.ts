@@ -8,8 +8,9 @@
  * form), so it is given (import --ping-key), or read from a ping_url of the slug form when one has it.
  *
  * What carries over: name, timeout (periodSeconds) or schedule and tz (cron, timezone), grace, paused,
- * manual_resume (manualResume). Not: tags and desc (healthd has neither yet: said for each check that has
- * them), channels (make them healthd channels by hand), email filters, methods.
+ * manual_resume (manualResume), tags (HC's space-separated words, lowercased). Not: desc (healthd has no
+ * descriptions yet: said for each check that has one), channels (make them healthd channels by hand), email
+ * filters, methods.
  */
 import { cron } from "../domain/schema/common.ts";
 import { UsageError } from "../platform/usage.ts";
@@ -82,11 +83,10 @@ export function fromHealthchecks(data: unknown, defaultServer: string, options: 
     };
     // The slug is the id, so that /ping/<project ping key>/<slug> names the same check here.
     const slug = typeof c.slug === "string" && c.slug !== "" ? c.slug : undefined;
-    const id = builder.add(defaultServer, name, check, slug ?? `check-${i + 1}`, slug);
-    if (slug !== undefined && id !== slug) slugsMoved.push(`${slug} (now ${id})`);
     // Healthchecks.io writes tags as one space-separated string.
-    const tags = typeof c.tags === "string" ? c.tags.split(" ").filter(Boolean) : [];
-    if (tags.length > 0) builder.note(what, `its tags (${tags.join(", ")}) do not carry over: healthd has no tags yet; ${defaultServer}/${id} is carried over without them`);
+    const tags = typeof c.tags === "string" ? c.tags.split(/\s+/).filter(Boolean) : [];
+    const id = builder.add(defaultServer, name, check, slug ?? `check-${i + 1}`, slug, tags);
+    if (slug !== undefined && id !== slug) slugsMoved.push(`${slug} (now ${id})`);
     if (typeof c.desc === "string" && c.desc.trim() !== "") builder.note(what, `its description does not carry over: healthd has no descriptions yet; ${defaultServer}/${id} is carried over without it`);
   }
   if (withoutKey > 0) {

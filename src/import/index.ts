@@ -14,7 +14,7 @@ export type Source = (typeof sources)[number];
 export { NotThatFormat };
 
 /** Kuma's tables that carry what healthd takes (and what says which version it is). */
-const kumaTables = ["monitor", "notification", "monitor_notification", "knex_migrations", "setting"];
+const kumaTables = ["monitor", "notification", "monitor_notification", "tag", "monitor_tag", "knex_migrations", "setting"];
 
 /** The bytes start as a SQLite database does (Kuma's kuma.db). */
 export const isSqlite = (bytes: Buffer) => bytes.subarray(0, 16).toString("latin1") === "SQLite format 3\0";

@@ -9,13 +9,14 @@
  * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, a push
  * monitor's token (pushToken: its push URL keeps working), accepted status codes, redirects, TLS
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
- * the kinds healthd has channels for become channels, named by the monitors that used them. The rest is noted.
+ * the kinds healthd has channels for become channels, named by the monitors that used them; tags ("name", or
+ * "name:value" when the monitor gives a value). The rest is noted.
  */
 import { pushTokenPattern } from "../domain/schema/heartbeat.ts";
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 import { channelsFrom } from "./kuma-channels.ts";
 import { grpcFromKuma, kumaNetFrom, websocketFromKuma, type KumaNet } from "./kuma-net.ts";
-import { bool, num, str } from "./kuma-values.ts";
+import { backupTags, bool, databaseTags, num, str } from "./kuma-values.ts";
 import { databaseCheck } from "./kuma-databases.ts";
 
 /** Kuma's newest migration healthd was written against: a database with later ones is newer than it knows. */
@@ -66,6 +67,8 @@ interface Monitor {
   readonly conditions: string | null;
   /** The ids of the notification settings it notifies through. */
   readonly notifications: readonly number[];
+  /** Its tags, "name" or "name:value" (Kuma's tag and the value the monitor gives it). */
+  readonly tags: readonly string[];
   /** A grpc-keyword or websocket-upgrade monitor's own columns. */
   readonly net: KumaNet;
 }
@@ -122,6 +125,7 @@ function monitorFrom(r: Record<string, unknown>): Monitor {
     conditions: str(r.conditions),
     // A backup lists them on the monitor ({"1": true}); kuma.db in monitor_notification (added by the caller).
     net: kumaNetFrom(r),
+    tags: backupTags(r.tags),
     notifications: Object.entries((r.notificationIDList ?? {}) as Record<string, unknown>).filter(([, on]) => bool(on)).map(([id]) => Number(id)),
   };
 }
@@ -146,7 +150,8 @@ export function fromKumaDatabase(database: { names: readonly string[]; rows: Rea
     const monitor = num(link.monitor_id, 0);
     links.set(monitor, [...(links.get(monitor) ?? []), num(link.notification_id, 0)]);
   }
-  return carry(monitors.map((r) => ({ ...monitorFrom(r), notifications: links.get(num(r.id, 0)) ?? [] })), defaultServer, builder, channels);
+  const tags = databaseTags(tables.get("tag") ?? [], tables.get("monitor_tag") ?? []);
+  return carry(monitors.map((r) => ({ ...monitorFrom(r), notifications: links.get(num(r.id, 0)) ?? [], tags: tags.get(num(r.id, 0)) ?? [] })), defaultServer, builder, channels);
 }
 
 /** Kuma 1.x's JSON backup: {version, notificationList, monitorList}. */
@@ -184,7 +189,7 @@ function carry(monitors: readonly Monitor[], defaultServer: string, builder: Doc
     }
     const check = checkOf(m, (why) => builder.note(what, why));
     const named = m.notifications.flatMap((id) => channels.get(id) ?? []);
-    if (check) builder.add(serverOf(m), m.name, named.length > 0 ? { ...check, channels: named } : check, `monitor-${m.id}`);
+    if (check) builder.add(serverOf(m), m.name, named.length > 0 ? { ...check, channels: named } : check, `monitor-${m.id}`, undefined, m.tags);
   }
   uniquePushTokens(builder);
   for (const [id, server] of Object.entries(builder.servers)) if (server.services.length === 0) delete builder.servers[id];

@@ -9,7 +9,8 @@ import { sameCheck, type ServerDocument, type ServiceDocument, type StoredCheck 
 
 export interface StoredServer {
   readonly name: string;
-  readonly services: readonly { readonly key: number; readonly id: string; readonly name: string }[];
+  /** Their tags as stored (a JSON list); left out, none. */
+  readonly services: readonly { readonly key: number; readonly id: string; readonly name: string; readonly tags?: string }[];
 }
 
 export interface ServerPlan {
@@ -18,7 +19,7 @@ export interface ServerPlan {
   readonly renamed: boolean;
   readonly create: readonly ServiceDocument[];
   /** Services that stay; whether their check changed is known only once the store has written it. */
-  readonly keep: readonly { readonly key: number; readonly doc: ServiceDocument; readonly renamed: boolean }[];
+  readonly keep: readonly { readonly key: number; readonly doc: ServiceDocument; readonly renamed: boolean; readonly retagged: boolean }[];
   readonly delete: readonly { readonly key: number; readonly id: string }[];
 }
 
@@ -32,13 +33,21 @@ export function planServerChange(serverId: string, stored: StoredServer | undefi
     create: doc.services.filter((s) => !current.has(s.id)),
     keep: doc.services.flatMap((s) => {
       const old = current.get(s.id);
-      return old ? [{ key: old.key, doc: s, renamed: old.name !== (s.name ?? s.id) }] : [];
+      return old ? [{ key: old.key, doc: s, renamed: old.name !== (s.name ?? s.id), retagged: retagged(old, s) }] : [];
     }),
     delete: (stored?.services ?? []).filter((s) => !wanted.has(s.id)).map(({ key, id }) => ({ key, id })),
   };
 }
 
-/** What rewriting a kept service changed: the fields that differ (`check.url`, ...; "name" first when renamed). */
+/**
+ * Whether a kept service's document changes its tags (stored as a JSON list). Tags are labels, as its name is:
+ * written without touching its check, they never start it again.
+ */
+export function retagged(stored: { readonly tags?: string }, doc: Pick<ServiceDocument, "tags">): boolean {
+  return (stored.tags ?? "[]") !== JSON.stringify(doc.tags ?? []);
+}
+
+/** What rewriting a kept service changed: the fields that differ (`check.url`, ...; its labels first: "name", "tags"). */
 export interface ServiceChange {
   readonly fields: string[];
   /** Its check differs (not only its name): the service is started again. */
@@ -50,10 +59,10 @@ export interface ServiceChange {
  * schema having filled in what the document left out, so a document that only spells out a default changes
  * nothing.
  */
-export function checkChange(before: StoredCheck | undefined, after: StoredCheck, renamed: boolean): ServiceChange {
+export function checkChange(before: StoredCheck | undefined, after: StoredCheck, renamed: boolean, tagsChanged = false): ServiceChange {
   const fields = changedFields(before, after);
   const checkChanged = fields.length > 0;
-  return { fields: renamed ? ["name", ...fields] : fields, checkChanged };
+  return { fields: [...(renamed ? ["name"] : []), ...(tagsChanged ? ["tags"] : []), ...fields], checkChanged };
 }
 
 /** The fields of a check that differ, or every field ("check") when there was none before. */

@@ -30,7 +30,7 @@ export async function pingResuming(ctx: PingingContext, pingKey: string, ping: P
   if (beat?.check.type === "heartbeat" && beat.check.paused && !beat.check.manualResume && ping.signal !== "start" && ping.signal !== "log") {
     const [stored] = await ctx.store.services({ serverId: beat.serverId, serviceId: beat.serviceId });
     if (stored?.check.type === "heartbeat" && stored.check.paused && !stored.check.manualResume) {
-      const result = await ctx.store.putService(beat.serverId, { id: stored.id, name: stored.name, check: { ...stored.check, paused: false } }, ctx.clock.now());
+      const result = await ctx.store.putService(beat.serverId, { id: stored.id, name: stored.name, tags: [...stored.tags], check: { ...stored.check, paused: false } }, ctx.clock.now());
       if (result && result.outcome !== "unchanged") await ctx.scheduleChanged(result.schedule);
     }
   }

@@ -40,7 +40,7 @@ const tables = [
     table: "services",
     key: ["key"],
     identity: "key",
-    columns: [["key", "bigint"], ["server_id", "text"], ["id", "text"], ["name", "text"], ["created_at", "bigint"], ["updated_at", "bigint"]],
+    columns: [["key", "bigint"], ["server_id", "text"], ["id", "text"], ["name", "text"], ["tags", "text"], ["created_at", "bigint"], ["updated_at", "bigint"]],
   }),
   table({
     table: "http_check_configs",

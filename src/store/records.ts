@@ -50,6 +50,8 @@ export interface StoredService {
   readonly serverName: string;
   readonly id: string;
   readonly name: string;
+  /** Its labels, lowercase, as its document gave them ([] when none). */
+  readonly tags: readonly string[];
   readonly check: StoredCheck;
   readonly state: {
     readonly status: ServiceStatus;

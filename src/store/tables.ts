@@ -46,6 +46,8 @@ export interface ServicesTable {
   server_id: string;
   id: string;
   name: string;
+  /** JSON list of its tags (lowercase words); [] when it has none. */
+  tags: Generated<string>;
   created_at: number;
   updated_at: number;
 }

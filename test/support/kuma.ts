@@ -61,7 +61,13 @@ export interface KumaNotification {
   readonly monitors: readonly number[];
 }
 
-export function kumaDatabase(file: string, monitors: readonly Record<string, unknown>[], options: { migrations?: readonly string[]; notifications?: readonly KumaNotification[] } = {}): void {
+/** A tag of Kuma: its name and the monitors that carry it, each with its value ("" or null: none). */
+export interface KumaTag {
+  readonly name: string;
+  readonly monitors: readonly (readonly [monitor: number, value: string | null])[];
+}
+
+export function kumaDatabase(file: string, monitors: readonly Record<string, unknown>[], options: { migrations?: readonly string[]; notifications?: readonly KumaNotification[]; tags?: readonly KumaTag[] } = {}): void {
   const db = new Database(file);
   try {
     for (const statement of schema) db.exec(statement);
@@ -79,6 +85,10 @@ export function kumaDatabase(file: string, monitors: readonly Record<string, unk
     for (const n of options.notifications ?? []) {
       const { lastInsertRowid } = db.prepare("INSERT INTO notification (name, active, user_id, config) VALUES (?, ?, 1, ?)").run(n.name, n.active === false ? 0 : 1, JSON.stringify(n.config));
       for (const monitor of n.monitors) db.prepare("INSERT INTO monitor_notification (monitor_id, notification_id) VALUES (?, ?)").run(monitor, lastInsertRowid);
+    }
+    for (const tag of options.tags ?? []) {
+      const { lastInsertRowid } = db.prepare("INSERT INTO tag (name, color) VALUES (?, '#059669')").run(tag.name);
+      for (const [monitor, value] of tag.monitors) db.prepare("INSERT INTO monitor_tag (monitor_id, tag_id, value) VALUES (?, ?, ?)").run(monitor, lastInsertRowid, value);
     }
   } finally {
     db.close();

@@ -20,6 +20,7 @@ export const limits = {
   dependencies: 32,
   locations: 16,
   maintenanceWindows: 32,
+  tagsPerService: 20,
   /** Levels of nesting of a JSON body, or of a file apply and import read (past it, recursive parsers overflow). */
   nesting: 64,
   /** A file apply and import read (a servers file of 1,000 servers is a few MiB); past it, refused unread. */
@@ -60,6 +61,23 @@ export const id = z
   .regex(idPattern, "must be 1 to 64 characters of A-Z a-z 0-9 . _ - (for example web-01)")
   // They would be path segments of their own in every URL that names them (/services/..).
   .refine((value) => value !== "." && value !== "..", 'cannot be "." or ".." (they mean something else in a URL path)');
+
+/**
+ * Tags label a service: the console and GET /services?tag= filter by them. A word without spaces as
+ * Healthchecks.io's are ("backups"), or Uptime Kuma's name and value joined by a colon ("env:prod"); lowercased,
+ * so "Prod" and "prod" are one tag and a filter need not guess the case. Labels only: a change of them never
+ * restarts a check. A few per service (a filter, not a database), a dozen characters each in practice.
+ */
+export const tagPattern = /^[a-z0-9][a-z0-9_.:\/-]{0,63}$/;
+export const tag = z
+  .string()
+  .transform((text) => text.toLowerCase())
+  .pipe(z.string().regex(tagPattern, 'must be 1 to 64 characters of a-z 0-9 _ . : / - starting with a letter or digit (for example backups or env:prod)'));
+export const tagList = z
+  .array(tag)
+  .max(limits.tagsPerService, `holds at most ${limits.tagsPerService} tags`)
+  .refine((tags) => new Set(tags).size === tags.length, "names a tag twice (tags are lowercased); name each once")
+  .default([]);
 
 /** ntfy refuses other topic names, and these reserved ones, so healthd refuses them when they are saved. */
 export const topicPattern = /^[-_A-Za-z0-9]{1,64}$/;

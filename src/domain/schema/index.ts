@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { cronOf } from "../schedule.ts";
-import { activeFields, activeRules, activeSchedule, alertingFields, channelList, escalationSteps, id, integer, limits, maintenanceWindow } from "./common.ts";
+import { activeFields, activeRules, activeSchedule, alertingFields, channelList, escalationSteps, id, integer, limits, maintenanceWindow, tagList } from "./common.ts";
 import { heartbeatFields, heartbeatRules, heartbeatSchedule } from "./heartbeat.ts";
 import { dnsFields } from "./dns.ts";
 import { alternative, httpFields } from "./http.ts";
@@ -21,7 +21,7 @@ import { websocketFields } from "./websocket.ts";
 import { grpcFields, grpcRules } from "./grpc.ts";
 import { databaseFields } from "./database.ts";
 
-export { integer, limits, locationName, maintenanceWindow, time, id, topic, topicPattern, reservedTopics } from "./common.ts";
+export { integer, limits, locationName, maintenanceWindow, time, id, tag, tagPattern, topic, topicPattern, reservedTopics } from "./common.ts";
 
 /** The fields of each kind of check, as a document writes them (what the API answers adds: answers.ts). */
 export const kinds = {
@@ -107,6 +107,7 @@ export const checkInput = z.preprocess(
 export const serviceDocument = z.strictObject({
   id,
   name: z.string().min(1).max(limits.nameLength).optional(),
+  tags: tagList,
   check: checkInput,
 });
 

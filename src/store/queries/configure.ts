@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { qualify, type MaintenanceWindow, type ScheduleChange, type ServerDocument, type ServiceDocument } from "../../domain/model.ts";
 import type { Policy } from "../../domain/batch.ts";
-import { checkChange, planServerChange } from "../../policy/change.ts";
+import { checkChange, planServerChange, retagged } from "../../policy/change.ts";
 import { ChannelsRefused, DependenciesRefused, PingKeyTaken } from "../errors.ts";
 import { channels, checkChannelNames, deleteChannel, putChannel } from "./channels.ts";
 import type { ApplyOptions, ApplyResult, ChannelChange, ServerChange } from "../store.ts";
@@ -103,7 +103,7 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
     escalate: doc.escalate ? JSON.stringify(doc.escalate) : null,
   };
   const current = existing
-    ? await trx.selectFrom("services").select(["key", "id", "name"]).where("server_id", "=", serverId).orderBy("key").execute()
+    ? await trx.selectFrom("services").select(["key", "id", "name", "tags"]).where("server_id", "=", serverId).orderBy("key").execute()
     : [];
   const plan = planServerChange(serverId, existing && { name: existing.name, services: current }, doc);
   if (!existing) await trx.insertInto("servers").values({ id: serverId, name: plan.name, maintenance, channels, ...slugs, created_at: now, updated_at: now }).execute();
@@ -119,8 +119,8 @@ async function putServer(trx: Db, serverId: string, doc: ServerDocument, now: nu
   }
 
   const updated: { id: string; fields: string[] }[] = [];
-  for (const { key, doc: service, renamed } of plan.keep) {
-    const { fields, checkChanged } = await rewriteService(trx, key, `${serverId}/${service.id}`, service, renamed, now);
+  for (const { key, doc: service, renamed, retagged } of plan.keep) {
+    const { fields, checkChanged } = await rewriteService(trx, key, `${serverId}/${service.id}`, service, { renamed, retagged }, now);
     if (checkChanged) started.push(key);
     if (fields.length > 0) updated.push({ id: service.id, fields });
   }
@@ -186,13 +186,12 @@ export async function putService(
   now: number,
 ): Promise<{ outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange } | undefined> {
   if (!(await serverExists(trx, serverId))) return undefined;
-  const existing = await trx.selectFrom("services").select(["key", "name"]).where("server_id", "=", serverId).where("id", "=", service.id).executeTakeFirst();
+  const existing = await trx.selectFrom("services").select(["key", "name", "tags"]).where("server_id", "=", serverId).where("id", "=", service.id).executeTakeFirst();
   let result: { outcome: "created" | "updated" | "unchanged"; schedule: ScheduleChange };
   if (!existing) {
     result = { outcome: "created", schedule: { started: [await createService(trx, serverId, service, now)], stopped: [] } };
   } else {
-    const renamed = existing.name !== (service.name ?? service.id);
-    const { fields, checkChanged } = await rewriteService(trx, existing.key, `${serverId}/${service.id}`, service, renamed, now);
+    const { fields, checkChanged } = await rewriteService(trx, existing.key, `${serverId}/${service.id}`, service, { renamed: existing.name !== (service.name ?? service.id), retagged: retagged(existing, service) }, now);
     result = { outcome: fields.length > 0 ? "updated" : "unchanged", schedule: { started: checkChanged ? [existing.key] : [], stopped: [] } };
   }
   if (result.outcome !== "unchanged") await trx.updateTable("servers").set({ updated_at: now }).where("id", "=", serverId).execute();
@@ -204,7 +203,7 @@ export async function putService(
 async function createService(trx: Db, serverId: string, service: ServiceDocument, now: number): Promise<number> {
   const { key } = await trx
     .insertInto("services")
-    .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, created_at: now, updated_at: now })
+    .values({ server_id: serverId, id: service.id, name: service.name ?? service.id, tags: JSON.stringify(service.tags), created_at: now, updated_at: now })
     .returning("key")
     .executeTakeFirstOrThrow();
   await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, await keysFor(trx, key, `${serverId}/${service.id}`, service))).execute();
@@ -251,23 +250,23 @@ function newPushToken(): string {
 
 /**
  * Write a kept service's check again; answers what changed, as the policy compares them (policy/change.ts
- * checkChange): the fields (name included) and whether its check did.
+ * checkChange): the fields (its labels, name and tags, included) and whether its check did.
  */
 async function rewriteService(
   trx: Db,
   key: number,
   name: string,
   service: ServiceDocument,
-  renamed: boolean,
+  labels: { renamed: boolean; retagged: boolean },
   now: number,
 ): Promise<{ fields: string[]; checkChanged: boolean }> {
   const before = await trx.deleteFrom("http_check_configs").where("service_key", "=", key).returningAll().executeTakeFirst();
   // Written again whole: the schema fills what the document leaves out, so compare what was stored.
   const keys = await keysFor(trx, key, name, service, before);
   const after = await trx.insertInto("http_check_configs").values(checkToRow(key, service.check, keys)).returningAll().executeTakeFirstOrThrow();
-  const { fields, checkChanged } = checkChange(before && checkFromRow(before), checkFromRow(after), renamed);
+  const { fields, checkChanged } = checkChange(before && checkFromRow(before), checkFromRow(after), labels.renamed, labels.retagged);
   if (fields.length > 0) {
-    await trx.updateTable("services").set({ name: service.name ?? service.id, updated_at: now }).where("key", "=", key).execute();
+    await trx.updateTable("services").set({ name: service.name ?? service.id, tags: JSON.stringify(service.tags), updated_at: now }).where("key", "=", key).execute();
   }
   return { fields, checkChanged };
 }

@@ -47,7 +47,7 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
     .leftJoin("service_states as st", "st.service_key", "s.key")
     .leftJoin("incidents as i", "i.id", "st.incident_id")
     .selectAll("c")
-    .select(["s.key", "s.server_id", "srv.name as server_name", "s.id as service_id", "s.name as service_name"])
+    .select(["s.key", "s.server_id", "srv.name as server_name", "s.id as service_id", "s.name as service_name", "s.tags as service_tags"])
     .select(["st.status", "st.consecutive_failures", "st.last_checked_at", "st.incident_open_since", "i.started_at as incident_started_at", "st.last_entry_id"])
     .select(["s.created_at", "s.updated_at", "st.last_ping_at", "st.open_runs", "st.last_duration_ms", "st.last_finish_at", "st.missed_due_at", "st.slow_streak"]);
   if (filter.serverId !== undefined) query = query.where("s.server_id", "=", filter.serverId);
@@ -68,6 +68,7 @@ export async function services(db: Db, backend: Backend, filter: ServiceFilter =
       serverName: r.server_name,
       id: r.service_id,
       name: r.service_name,
+      tags: JSON.parse(r.service_tags) as string[],
       check: checkFromRow(r),
       state:
         r.status === null
