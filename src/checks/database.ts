@@ -6,12 +6,11 @@
  * channel's secrets are) when the check runs, never stored. What it judges is pure (evaluateDatabase).
  */
 import type { MysqlCheck, Outcome, PostgresCheck, RedisCheck } from "../domain/model.ts";
-import { compilePattern } from "../domain/pattern.ts";
 import { readConnection } from "../domain/schema/database.ts";
 import { fillSecrets } from "../domain/schema/secrets.ts";
 import { systemClock } from "../platform/clock.ts";
 import { Deadline, timedOut } from "./deadline.ts";
-import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
+import { firstHolding, latencyCondition, quote, textConditions, type Condition, type Verdict } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { judged, type Matches } from "./matching.ts";
@@ -97,20 +96,8 @@ const built = new WeakMap<object, Condition<DatabaseObservation>[]>();
 function conditionsOf(type: DatabaseRequest["type"], a: DatabaseRequest["expect"][number]): Condition<DatabaseObservation>[] {
   let list = built.get(a);
   if (list) return list;
-  list = [];
   const shown = (seen: DatabaseObservation) => (!seen.rowCame ? "the answer (no row came)" : `${type === "redis" ? "the answer" : "the first row"} ${quote(seen.text)}`);
-  if (a.contains !== undefined) {
-    const text = a.contains;
-    list.push((seen) => (seen.text.includes(text) ? null : { kind: "answer", message: `${shown(seen)} does not contain ${quote(text)}` }));
-  }
-  if (a.matches !== undefined) {
-    const source = a.matches;
-    const compiled = compilePattern(source);
-    list.push((seen, matches) => {
-      if (!compiled.ok) return { kind: "answer", message: cannotRun(compiled) };
-      return matches.test(compiled, seen.text) ? null : { kind: "answer", message: `${shown(seen)} does not match /${source}/` };
-    });
-  }
+  list = textConditions<DatabaseObservation>(a, (seen) => seen.text, shown);
   if (a.equals !== undefined) {
     const text = a.equals;
     list.push((seen) => (seen.text === text ? null : { kind: "answer", message: `${shown(seen)} is not ${quote(text)}` }));

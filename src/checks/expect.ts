@@ -61,6 +61,28 @@ export function firstHolding<A, O>(expect: readonly A[], conditionsOf: (a: A) =>
   return { ok: false, errorKind: closest.failure.kind, error: closest.failure.message + where };
 }
 
+/**
+ * `contains` and `matches` on an answer read as text (a datagram, a WebSocket message, a database's first row):
+ * the conditions the kinds that answer in text share, each failing as `answer` with `shown(observed)` saying
+ * what came. A pattern is compiled once, here, and tested through `matches` (a costly one off the loop).
+ */
+export function textConditions<O>(a: { readonly contains?: string; readonly matches?: string }, textOf: (o: O) => string, shown: (o: O) => string): Condition<O>[] {
+  const list: Condition<O>[] = [];
+  if (a.contains !== undefined) {
+    const text = a.contains;
+    list.push((o) => (textOf(o).includes(text) ? null : { kind: "answer", message: `${shown(o)} does not contain ${quote(text)}` }));
+  }
+  if (a.matches !== undefined) {
+    const source = a.matches;
+    const compiled = compilePattern(source);
+    list.push((o, matches) => {
+      if (!compiled.ok) return { kind: "answer", message: cannotRun(compiled) };
+      return matches.test(compiled, textOf(o)) ? null : { kind: "answer", message: `${shown(o)} does not match /${source}/` };
+    });
+  }
+  return list;
+}
+
 export function latencyCondition(max: number): Condition<{ readonly latencyMs: number }> {
   return (o) => (o.latencyMs <= max ? null : { kind: "latency", message: `answered in ${Math.round(o.latencyMs)} ms, more than the ${max} ms allowed` });
 }

@@ -9,9 +9,8 @@ import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { systemClock } from "../platform/clock.ts";
 import type { Outcome, UdpCheck } from "../domain/model.ts";
-import { compilePattern } from "../domain/pattern.ts";
 import { datagramBytes } from "../domain/schema/udp.ts";
-import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
+import { firstHolding, latencyCondition, quote, textConditions, type Condition, type Verdict } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { judged, type Matches } from "./matching.ts";
@@ -98,20 +97,7 @@ const built = new WeakMap<object, Condition<UdpObservation>[]>();
 function conditionsOf(a: UdpRequest["expect"][number]): Condition<UdpObservation>[] {
   let list = built.get(a);
   if (list) return list;
-  list = [];
-  const shown = (seen: UdpObservation) => `the answer ${quote(seen.text)}`;
-  if (a.contains !== undefined) {
-    const text = a.contains;
-    list.push((seen) => (seen.text.includes(text) ? null : { kind: "answer", message: `${shown(seen)} does not contain ${quote(text)}` }));
-  }
-  if (a.matches !== undefined) {
-    const source = a.matches;
-    const compiled = compilePattern(source);
-    list.push((seen, matches) => {
-      if (!compiled.ok) return { kind: "answer", message: cannotRun(compiled) };
-      return matches.test(compiled, seen.text) ? null : { kind: "answer", message: `${shown(seen)} does not match /${source}/` };
-    });
-  }
+  list = textConditions<UdpObservation>(a, (seen) => seen.text, (seen) => `the answer ${quote(seen.text)}`);
   if (a.hex !== undefined) {
     const bytes = Buffer.from(a.hex, "hex");
     const hex = a.hex.toLowerCase();

@@ -12,10 +12,9 @@ import type WebSocket from "ws";
 import { systemClock } from "../platform/clock.ts";
 import { version } from "../platform/version.ts";
 import type { Outcome, WebsocketCheck } from "../domain/model.ts";
-import { compilePattern } from "../domain/pattern.ts";
 import { awaitsMessage, websocketMessageBytes } from "../domain/schema/websocket.ts";
 import { Deadline, timedOut } from "./deadline.ts";
-import { cannotRun, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
+import { firstHolding, latencyCondition, quote, textConditions, type Condition, type Verdict } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { judged, type Matches } from "./matching.ts";
@@ -129,20 +128,7 @@ const built = new WeakMap<object, Condition<WebsocketObservation>[]>();
 function conditionsOf(a: WebsocketRequest["expect"][number]): Condition<WebsocketObservation>[] {
   let list = built.get(a);
   if (list) return list;
-  list = [];
-  const shown = (seen: WebsocketObservation) => `the first message ${quote(seen.text ?? "")}`;
-  if (a.contains !== undefined) {
-    const text = a.contains;
-    list.push((seen) => (seen.text?.includes(text) ? null : { kind: "answer", message: `${shown(seen)} does not contain ${quote(text)}` }));
-  }
-  if (a.matches !== undefined) {
-    const source = a.matches;
-    const compiled = compilePattern(source);
-    list.push((seen, matches) => {
-      if (!compiled.ok) return { kind: "answer", message: cannotRun(compiled) };
-      return matches.test(compiled, seen.text ?? "") ? null : { kind: "answer", message: `${shown(seen)} does not match /${source}/` };
-    });
-  }
+  list = textConditions<WebsocketObservation>(a, (seen) => seen.text ?? "", (seen) => `the first message ${quote(seen.text ?? "")}`);
   if (a.maxLatencyMs !== undefined) list.push(latencyCondition(a.maxLatencyMs));
   built.set(a, list);
   return list;
