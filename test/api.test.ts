@@ -160,7 +160,7 @@ for (const engine of engines) {
     d.events.on("schedule:changed", (c) => changes.push(c));
     const got = await d.api("GET", "/services/web-01/homepage");
     assert.equal(got.status, 200);
-    assert.deepEqual(Object.keys(got.body), ["id", "name", "check", "state"]);
+    assert.deepEqual(Object.keys(got.body), ["id", "name", "tags", "check", "state"]);
     assert.equal(got.body.check.url, "http://127.0.0.1:9/");
 
     const created = await d.api("PUT", "/services/web-01/api", { check: api.check });
