@@ -56,7 +56,7 @@ test("in Chromium: the console for a read token and a write token, live, passing
   const put = await d.api("PUT", "/services/shop", {
     name: "Shop",
     services: [
-      { id: "web", name: "Web front", check: { url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/`, intervalSeconds: 3600 } },
+      { id: "web", name: "Web front", check: { url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/`, intervalSeconds: 3600, notifyThreshold: 0 } },
       { id: "backup", name: "Nightly backup", check: { type: "heartbeat", periodSeconds: 86_400 } },
     ],
   }, auth);
@@ -98,6 +98,14 @@ test("in Chromium: the console for a read token and a write token, live, passing
   assert.equal(await overview.page.evaluate(() => (window as unknown as { unreloaded?: boolean }).unreloaded), true, "the overview was not reloaded");
   assert.equal(await overview.page.locator("#rows tbody tr").first().getAttribute("id"), "row-shop--web");
   assert.match(await overview.page.locator("#counts").innerText(), /Failing: 1/);
+
+  // Acknowledge the incident that failure opened, from the service's page, with a note.
+  await service.page.goto(`${d.url}/console/services/shop/web`);
+  await service.page.getByLabel("Note").fill("looking at the 500s");
+  await service.page.getByRole("button", { name: "Acknowledge" }).click();
+  await service.page.waitForURL(/done=acknowledged$/);
+  assert.match(await service.page.locator(".incident-card").first().innerText(), /Acknowledged by writer \(signed in\): looking at the 500s\./);
+  await axe(service.page, "a failing service's page, its incident acknowledged");
 
   // Silence the heartbeat from its page, by keyboard.
   await service.page.goto(`${d.url}/console/services/shop/backup`);

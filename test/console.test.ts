@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { request, type IncomingMessage } from "node:http";
 import { test } from "node:test";
+import { timeline } from "../src/console/service-model.ts";
 import { testDaemon, type TestDaemon } from "./support/daemon.ts";
 
 const admin = "console-admin-token";
@@ -136,6 +137,9 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
     const after = (await page(d, path, writer)).text;
     assert.match(after, /Acknowledged by writer \(signed in\): on it\./);
     assert.match(after, /Acknowledged by writer \(signed in\): on it; its reminders and escalations stopped/, "in the timeline");
+    // Each notification of the incident, per channel, with how its delivery went (this daemon has no ntfy topic).
+    assert.match(after, /DOWN to ntfy: not sent \(no topic or channel to send it to\)/);
+    assert.match(after, /ACK to ntfy: not sent/);
     const again = await post(d, "/console/actions/ack", writer, fields);
     assert.equal(again.status, 409);
     assert.match((await again.json()).detail, /already acknowledged by writer \(signed in\)/);
@@ -190,3 +194,20 @@ test("the console: scope, filters, CSRF and live events", async (t) => {
 });
 
 const pick = (ack: { by: string; note: string | null } | null) => ack && { by: ack.by, note: ack.note };
+
+test("an incident's timeline says how each notification to each channel went", () => {
+  const incident = { id: 7, serverId: "shop", serviceId: "web", startedAt: 1000, openedAt: 3000, closedAt: 9000, failures: 3, firstError: "status 502", notified: true };
+  const delivery = { incidentId: 7, kind: "down", channel: "ops-mail", createdAt: 3000, deliveredAt: null, attempts: 0, lastError: null };
+  const lines = timeline(incident, [], [
+    { ...delivery, status: "delivered", deliveredAt: 3100, attempts: 2 },
+    { ...delivery, channel: "pagerduty", status: "failed", attempts: 12, lastError: "HTTP 400 invalid routing key" },
+    { ...delivery, kind: "recovered", channel: "chat", status: "pending", createdAt: 9000, attempts: 1, lastError: "connect ECONNREFUSED" },
+    { ...delivery, kind: "recovered", channel: "ops-mail", status: "pending", createdAt: 9000 },
+  ]).map((e) => e.text);
+  assert.deepEqual(lines.slice(2, -1), [
+    "DOWN to pagerduty: given up after 12 attempts (HTTP 400 invalid routing key)",
+    "DOWN to ops-mail: delivered at attempt 2",
+    "RECOVERED to chat: not delivered yet, 1 attempt (connect ECONNREFUSED)",
+    "RECOVERED to ops-mail: queued",
+  ]);
+});

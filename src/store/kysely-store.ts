@@ -199,6 +199,7 @@ export class KyselyStore implements Store {
   endSilence = (id: number, now: number) => this.#write((trx) => alerting.endSilence(trx, id, now));
   incidents: Store["incidents"] = (query) => this.#run(() => alerting.incidents(this.#db, query));
   incident = (id: number) => this.#run(() => responding.incidentById(this.#db, id));
+  incidentDeliveries = (ids: readonly number[]) => this.#run(() => responding.incidentDeliveries(this.#db, ids));
   openIncident = (serverId: string, serviceId: string) => this.#run(() => responding.openIncidentOf(this.#db, serverId, serviceId));
   // The other nodes are told (a change that starts and stops nothing): their delivery looks at the outbox.
   acknowledge: Store["acknowledge"] = (id, ack) =>

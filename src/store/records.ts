@@ -233,6 +233,18 @@ export interface Incident {
   readonly acknowledged?: { readonly by: string; readonly at: number; readonly note: string | null } | null;
 }
 
+/** One notification of an incident to one channel, as the outbox holds it: what an operator's timeline shows. */
+export interface IncidentDelivery {
+  readonly incidentId: number;
+  readonly kind: string;
+  readonly channel: string;
+  readonly status: "pending" | "delivered" | "failed" | "unsent";
+  readonly createdAt: number;
+  readonly deliveredAt: number | null;
+  readonly attempts: number;
+  readonly lastError: string | null;
+}
+
 /** What an acknowledgement came to. */
 export type AckOutcome =
   | { readonly outcome: "acknowledged"; readonly incident: Incident }

@@ -12,7 +12,7 @@ import type { Entry, IncidentState, Rollup, ScheduleChange, ScheduledService, Se
 import type { AnnouncementInput, AnnouncementPatch, Severity } from "../domain/schema/announcement.ts";
 import type { PageSection, StatusPageDocument } from "../domain/schema/status-page.ts";
 import type { CheckRun, LocationResult, Upstream } from "../domain/batch.ts";
-import type { AckOutcome, ApplyOptions, ApplyResult, ChannelStore, EntryQuery, Incident, IncidentQuery, NamedEntry, NewSilence, NodeRecord, Notification, NotificationStatus, RecordedRun, ServerRecord, ServiceFilter, Silence, StoredService, UptimeCount, WatchOptions } from "./records.ts";
+import type { AckOutcome, IncidentDelivery, ApplyOptions, ApplyResult, ChannelStore, EntryQuery, Incident, IncidentQuery, NamedEntry, NewSilence, NodeRecord, Notification, NotificationStatus, RecordedRun, ServerRecord, ServiceFilter, Silence, StoredService, UptimeCount, WatchOptions } from "./records.ts";
 
 export type * from "./records.ts";
 
@@ -191,6 +191,8 @@ export interface AlertingStore {
 /** Responding to incidents: acknowledging them, escalating those nobody acknowledges. */
 export interface RespondingStore {
   incident(id: number): Promise<Incident | undefined>;
+  /** The notifications of these incidents, one per channel, oldest first: each with its delivery's status. */
+  incidentDeliveries(incidentIds: readonly number[]): Promise<IncidentDelivery[]>;
   /** The open incident of a service, if it has one. */
   openIncident(serverId: string, serviceId: string): Promise<Incident | undefined>;
   /**

@@ -10,7 +10,7 @@ import type { Kysely } from "kysely";
 import { ackNotice, type Acknowledgement, type Responder } from "../../policy/acknowledge.ts";
 import { dueEscalations, nextEscalationAt, stepsOf, type EscalationStep, type Unanswered } from "../../policy/escalation.ts";
 import type { Backend } from "../backend.ts";
-import type { AckOutcome, Incident } from "../records.ts";
+import type { AckOutcome, Incident, IncidentDelivery } from "../records.ts";
 import type { Tables } from "../tables.ts";
 import { incidentFromRow } from "./alerting.ts";
 import { readRoutes } from "./channels.ts";
@@ -151,4 +151,25 @@ export async function ackSecret(trx: Db): Promise<string> {
     .execute();
   const row = await trx.selectFrom("cluster_settings").select("value").where("name", "=", "ack_secret").executeTakeFirstOrThrow();
   return row.value;
+}
+
+/** The outbox's rows of these incidents (a notification has one a channel), oldest first. */
+export async function incidentDeliveries(db: Db, ids: readonly number[]): Promise<IncidentDelivery[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom("notifications")
+    .select(["incident_id", "kind", "channel", "status", "created_at", "delivered_at", "attempts", "last_error"])
+    .where("incident_id", "in", [...ids])
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => ({
+    incidentId: r.incident_id!,
+    kind: r.kind,
+    channel: r.channel,
+    status: r.status,
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at,
+    attempts: r.attempts,
+    lastError: r.last_error,
+  }));
 }
