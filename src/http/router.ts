@@ -5,7 +5,8 @@
  * the table, and the query schema it describes is the one the router validates with.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
+import { promisify } from "node:util";
+import { brotliCompress, constants as zlib, gzip } from "node:zlib";
 import type { z } from "zod";
 import type { Clock } from "../platform/clock.ts";
 import type { Logger } from "../platform/log.ts";
@@ -51,24 +52,29 @@ export interface Response {
 
 type Encoding = "br" | "gzip";
 
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
 /**
  * Pages of a thousand services are megabytes of very repetitive text: compressed they are a few dozen
- * kilobytes, for a millisecond or two (brotli at quality 1, or gzip at level 3).
+ * kilobytes (brotli at quality 1, or gzip at level 3), for ten milliseconds or more of CPU each: done on
+ * libuv's threads, not on the loop, where sixteen readers' pages would hold up the checks due meanwhile.
  */
-function compress(bytes: Buffer, encoding: Encoding): Buffer {
-  return encoding === "br" ? brotliCompressSync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } }) : gzipSync(bytes, { level: 3 });
+function compress(bytes: Buffer, encoding: Encoding): Promise<Buffer> {
+  return encoding === "br" ? brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } }) : gzipped(bytes, { level: 3 });
 }
 
 /** A body made once and sent in many answers: it is compressed once per encoding, not once per answer. */
 export class SharedBody {
   readonly bytes: Buffer;
-  readonly #encoded = new Map<Encoding, Buffer>();
+  readonly #encoded = new Map<Encoding, Promise<Buffer>>();
 
   constructor(text: string) {
     this.bytes = Buffer.from(text);
   }
 
-  encoded(encoding: Encoding): Buffer {
+  /** Compressed once, however many answers wait for it meanwhile. */
+  encoded(encoding: Encoding): Promise<Buffer> {
     let bytes = this.#encoded.get(encoding);
     if (!bytes) this.#encoded.set(encoding, (bytes = compress(this.bytes, encoding)));
     return bytes;
@@ -264,12 +270,12 @@ export function createListener(routes: readonly Route[], log: Logger, options: L
         answer = { status: 500, body: problem(500, "internal error; the daemon's log has the details") };
       }
     }
-    send(req, res, answer, options.clock);
+    await send(req, res, answer, options.clock);
     if (changed) log.info(changed, { status: answer.status });
   }
 }
 
-function send(req: IncomingMessage, res: ServerResponse, answer: Response, clock: Clock): void {
+async function send(req: IncomingMessage, res: ServerResponse, answer: Response, clock: Clock): Promise<void> {
   const headers: Record<string, string | number> = { ...answer.headers };
   if (answer.stream) {
     if (!req.complete) req.resume();
@@ -290,7 +296,7 @@ function send(req: IncomingMessage, res: ServerResponse, answer: Response, clock
     const accepted = String(req.headers["accept-encoding"] ?? "");
     const encoding = /\bbr\b/.test(accepted) ? "br" : /\bgzip\b/.test(accepted) ? "gzip" : undefined;
     if (encoding) {
-      payload = answer.shared?.encoded(encoding) ?? compress(payload, encoding);
+      payload = await (answer.shared?.encoded(encoding) ?? compress(payload, encoding));
       headers["content-encoding"] = encoding;
     }
     headers["vary"] = "accept-encoding";
