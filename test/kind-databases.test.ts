@@ -158,7 +158,7 @@ test("hostile servers: one that accepts and stalls is a timeout, one that sends 
 test("the API refuses database checks' mistakes, naming the field: a written password, another kind's scheme, a parameter, a redis command", async (t) => {
   const d = await testDaemon(t);
   await assertChecksRefused(d, [
-    [{ type: "postgres", url: "postgres://app:hunter2@db:5432/app" }, "/services/0/check/url", /holds a password: write it as \$\{NAME\}.*would be stored, shown by GET and written by export/],
+    [{ type: "postgres", url: "postgres://app:hunter2@db:5432/app" }, "/services/0/check/url", /holds a password: write it as \$\{HEALTHD_SECRET_NAME\}.*would be stored, shown by GET and written by export/],
     [{ type: "postgres", url: "postgres://app:${PW:-hunter2}@db/app" }, "/services/0/check/url", /gives its password variable a default/],
     // A write token, even one limited to a server, writes checks: it may not have one send healthd's own token away.
     [{ type: "redis", url: "redis://:${HEALTHD_TOKEN}@203.0.113.9:6379" }, "/services/0/check/url", /reads its password from \$\{HEALTHD_TOKEN\}, which a check may not read: name the variable HEALTHD_SECRET_something/],
@@ -249,5 +249,5 @@ test("the command line: Kuma's postgres, mysql and redis monitors imported (a pa
   assert.match(adHoc.stdout, /^ok {3}mysql:\/\/healthd_probe:\$\{HEALTHD_SECRET_PW\}@127\.0\.0\.1:3306 +\d+\.\d ms {2}up\n$/);
   const written = await runHealthd(["check", "--postgres", "postgres://postgres:hunter2@127.0.0.1/postgres"]);
   assert.equal(written.code, 2);
-  assert.match(written.stderr, /^healthd: --postgres: holds a password: write it as \$\{NAME\}/);
+  assert.match(written.stderr, /^healthd: --postgres: holds a password: write it as \$\{HEALTHD_SECRET_NAME\}/);
 });

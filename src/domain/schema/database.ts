@@ -78,7 +78,7 @@ export function readConnection(kind: DatabaseKind, url: string): { ok: true; con
   if (password !== null && password !== "") {
     if (!wholeVariable.test(password)) {
       return bad(
-        `holds a password: write it as \${NAME}, a variable of healthd's environment (${examples[kind]}), and set NAME where healthd runs (systemd: EnvironmentFile=), in a file for healthd apply as $\${NAME}, which apply keeps as \${NAME}; a password written here would be stored, shown by GET and written by export`,
+        `holds a password: write it as \${${checkSecretPrefix}NAME}, a variable of healthd's environment (${examples[kind]}), and set it where healthd runs (systemd: EnvironmentFile=), in a file for healthd apply as $\${${checkSecretPrefix}NAME}, which apply keeps as \${${checkSecretPrefix}NAME}; a password written here would be stored, shown by GET and written by export`,
       );
     }
     if (password.includes(":-")) return bad("gives its password variable a default (${NAME:-...}), which is a password written here: write ${NAME} alone");
@@ -195,7 +195,7 @@ export function databaseFields<K extends DatabaseKind>(kind: K) {
         const read = readConnection(kind, url);
         if (!read.ok) ctx.addIssue({ code: "custom", message: read.problem });
       })
-      .describe(`${databaseSchemes[kind].map((s) => `${s}://`).join(" or ")}user:\${NAME}@host:port/${kind === "redis" ? "number" : "database"}: the password only as \${NAME}, read from healthd's environment${Object.keys(parameters[kind]).length > 0 ? `; ?${Object.keys(parameters[kind])[0]}= for TLS` : "; rediss:// for TLS"}`),
+      .describe(`${databaseSchemes[kind].map((s) => `${s}://`).join(" or ")}user:\${${checkSecretPrefix}NAME}@host:port/${kind === "redis" ? "number" : "database"}: the password only as \${${checkSecretPrefix}NAME}, read from healthd's environment${Object.keys(parameters[kind]).length > 0 ? `; ?${Object.keys(parameters[kind])[0]}= for TLS` : "; rediss:// for TLS"}`),
     // The statement whose first row is judged (redis: the command whose answer is). Run with the URL's user's
     // rights: give healthd a user that may only read what it checks.
     query: z
