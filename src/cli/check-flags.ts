@@ -48,7 +48,7 @@ const noExpect: Partial<Record<AdHocKind, string>> = {
 
 const flagName = (key: string) => (key === "follow" ? "--no-follow" : `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
 const given = (flags: GivenFlags, key: string) => (key === "follow" ? flags.follow === false : flags[key] !== undefined && (key !== "header" || (flags[key] as unknown[]).length > 0));
-const listed = (kinds: readonly AdHocKind[]) => (kinds.length === adHocKinds.length ? "every ad-hoc check" : kinds.map((k) => `--${k}`).join(", "));
+const listed = (kinds: readonly AdHocKind[]) => kinds.map((k) => `--${k}`).join(", ");
 
 /**
  * The kind of ad-hoc check the flags ask for (undefined: the stored checks), after refusing two kinds at once
@@ -67,7 +67,10 @@ export function chosenKind(parsed: object): AdHocKind | undefined {
   const kind = kinds[0];
   for (const [key, owners] of Object.entries(takenBy)) {
     if (!given(flags, key) || (kind !== undefined && owners.includes(kind))) continue;
-    if (kind === undefined) throw new UsageError(`${flagName(key)} goes with an ad-hoc check (${listed(owners)}), not with stored checks`);
+    if (kind === undefined) {
+      const which = owners.length === adHocKinds.length ? "" : ` (${listed(owners)})`;
+      throw new UsageError(`${flagName(key)} goes with an ad-hoc check${which}, not with stored checks`);
+    }
     const why = key === "expect" ? noExpect[kind] : undefined;
     throw new UsageError(`${flagName(key)} does not go with --${kind}${why ? `: ${why}` : ""} (it goes with ${listed(owners)})`);
   }
