@@ -193,6 +193,8 @@ endpoints:
     alerts: [{type: slack}]
   - name: pinger
     url: "icmp://192.0.2.1"
+  - name: signalling
+    url: "sctp://127.0.0.1:9"
   - name: odd
     url: "http://127.0.0.1:1/"
     interval: "every minute"
@@ -222,14 +224,16 @@ external-endpoints:
   assert.deepEqual(home.check, { url: "${HOME_URL}/ok", expect: [{ bodyContains: "Welcome", status: ["2xx", "3xx"] }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   assert.deepEqual(backup.check, { type: "heartbeat", periodSeconds: 3600, graceSeconds: 60, gatusKey: "core_backup" });
   assert.deepEqual(doc.databases.services[0].check, { type: "tcp", host: "127.0.0.1", port: 6379, expect: [{ maxLatencyMs: 50 }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
-  assert.deepEqual(doc.gatus.services[1].check, { url: "http://127.0.0.1:1/", intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
+  // icmp:// is one echo, as Gatus sends (no alerts in Gatus: notify false).
+  assert.deepEqual(doc.gatus.services[1].check, { type: "icmp", host: "192.0.2.1", count: 1, intervalSeconds: 60, notify: false });
+  assert.deepEqual(doc.gatus.services[2].check, { url: "http://127.0.0.1:1/", intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   assert.deepEqual(doc.gatus.services[0].check, { type: "tcp", host: "127.0.0.1", port: 2222, expect: [{ banner: { contains: "SSH-" } }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2, paused: true });
   assert.deepEqual(doc.dns.services[0].check, { type: "dns", name: "example.org", recordType: "AAAA", server: "127.0.0.1:5353", expect: [{ rcode: "NOERROR", answers: { includes: "2001:db8::1" } }], intervalSeconds: 60, notifyThreshold: 3, recoverThreshold: 2 });
   for (const line of [
     /endpoint "front-end": condition "\[BODY\]\.load < 2" is a second json condition/,
     /endpoint "front-end": condition "\[DOMAIN_EXPIRATION\] > 720h" became domainWarnDays: 30/,
     /endpoint "front-end": condition "len\(\[BODY\]\.checks\) == 1" is not \[PLACEHOLDER\] OP VALUE/,
-    /endpoint "pinger": its url "icmp:\/\/192\.0\.2\.1" is a kind healthd does not check/,
+    /endpoint "signalling": its url "sctp:\/\/127\.0\.0\.1:9" is a kind healthd does not check/,
     /external endpoint "backup": its Gatus token does not carry over: .*; its key core_backup does/,
     /endpoint "odd": its interval "every minute" is not a duration such as 30s or 5m; it is checked every 60 s/,
   ]) {

@@ -5,7 +5,7 @@
  */
 import { UsageError } from "../platform/config.ts";
 import type { Probed } from "../checks/probe.ts";
-import { databaseKinds, type DatabaseKind } from "../domain/schema/database.ts";
+import type { DatabaseKind } from "../domain/schema/database.ts";
 import { checkInput } from "../domain/schema/index.ts";
 import { validate } from "../domain/validate.ts";
 
@@ -14,14 +14,6 @@ export interface DatabaseFlags {
   readonly mysql?: string;
   readonly redis?: string;
   readonly query?: string;
-}
-
-/** The kind and URL the flags name, if any; two kinds at once is a usage error. */
-export function databaseFlag(flags: DatabaseFlags): { kind: DatabaseKind; url: string } | undefined {
-  const given = databaseKinds.filter((kind) => flags[kind] !== undefined);
-  if (given.length > 1) throw new UsageError(`give one of --${given.join(", --")}, not several`);
-  const kind = given[0];
-  return kind === undefined ? undefined : { kind, url: flags[kind]! };
 }
 
 /** The ad-hoc check: `expect` as --expect parsed it (one alternative or a list). */

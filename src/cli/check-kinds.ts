@@ -1,39 +1,35 @@
 /**
- * `healthd check --websocket URL` and `--grpc TARGET`: an ad-hoc check of a kind other than http, built as the
+ * `healthd check --websocket URL`, `--grpc TARGET`, `--icmp HOST`, `--udp HOST:PORT`, `--tcp HOST:PORT`,
+ * `--tls HOST:PORT` and `--dns NAME`: an ad-hoc check of a kind other than http and the databases, built as the
  * same document a PUT takes (so the same rules and messages), from the flags that belong to it and those the
- * kinds share (--header, --expect, --timeout, --insecure), parsed by check.ts.
+ * kinds share (--header, --expect, --timeout, --insecure), parsed by check.ts. Which flag goes with which kind
+ * is check-flags.ts's; the options themselves are check-options.ts's.
  */
-import { Option } from "commander";
 import type { Probed } from "../checks/probe.ts";
 import { UsageError } from "../platform/config.ts";
 import { targetOf } from "../domain/model.ts";
 import { checkInput } from "../domain/schema/index.ts";
 import { validate } from "../domain/validate.ts";
 
+export type Kind = "websocket" | "grpc" | "icmp" | "udp" | "tcp" | "tls" | "dns";
+
 export interface KindFlags {
   readonly websocket?: string;
   readonly send?: string;
   readonly grpc?: string;
   readonly service?: string;
-  readonly tls?: boolean;
-}
-
-/** The options of the ad-hoc kinds, for `check`. */
-export const kindOptions = () => [
-  new Option("--websocket <url>", "run an ad-hoc WebSocket check of this ws:// or wss:// URL instead"),
-  new Option("--send <text>", "ad-hoc WebSocket: a message to send once open (the first answer is judged)"),
-  new Option("--grpc <host:port>", "run an ad-hoc gRPC health check (grpc.health.v1.Health/Check) of this target instead"),
-  new Option("--service <name>", 'ad-hoc gRPC: the service asked about (default "", the server as a whole)'),
-  new Option("--tls", "ad-hoc gRPC: over TLS"),
-];
-
-/** Which ad-hoc kind the flags ask for, if any; a usage error for flags of a kind not asked for. */
-export function askedKind(flags: KindFlags & { readonly url?: string }): "websocket" | "grpc" | undefined {
-  const asked = (["url", "websocket", "grpc"] as const).filter((k) => flags[k] !== undefined);
-  if (asked.length > 1) throw new UsageError(`give one of --url, --websocket and --grpc, not ${asked.map((k) => `--${k}`).join(" and ")}`);
-  if (flags.send !== undefined && flags.websocket === undefined) throw new UsageError("--send goes with --websocket");
-  if ((flags.service !== undefined || flags.tls) && flags.grpc === undefined) throw new UsageError("--service and --tls go with --grpc");
-  return flags.websocket !== undefined ? "websocket" : flags.grpc !== undefined ? "grpc" : undefined;
+  /** `--tls` alone: gRPC over TLS; `--tls HOST:PORT`: a tls check. */
+  readonly tls?: boolean | string;
+  readonly icmp?: string;
+  readonly count?: number;
+  readonly udp?: string;
+  readonly sendHex?: string;
+  readonly tcp?: string;
+  readonly starttls?: string;
+  readonly servername?: string;
+  readonly dns?: string;
+  readonly server?: string;
+  readonly type?: string;
 }
 
 /** What the kinds share, as check.ts parsed it from --header, --expect, --timeout and --insecure. */
@@ -44,14 +40,37 @@ export interface Shared {
   readonly insecure: boolean | undefined;
 }
 
-export function adHocKind(kind: "websocket" | "grpc", flags: KindFlags, shared: Shared): { name: string; check: Probed } {
-  if (kind === "grpc" && (Object.keys(shared.headers).length > 0 || shared.expect !== undefined)) {
-    throw new UsageError("--header and --expect do not go with --grpc: a health check passes on SERVING");
+/** HOST:PORT or [IPv6]:PORT, as --udp, --tcp and --tls take it; the host's own rules are the schema's. */
+export function hostPort(text: string, flag: string): { host: string; port: number } {
+  const at = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
+  if (!at) throw new UsageError(`${flag} must be HOST:PORT, such as 192.0.2.10:443 or [2001:db8::1]:443 (got ${JSON.stringify(text)})`);
+  return { host: (at[1] ?? at[2])!, port: Number(at[3]) };
+}
+
+/** The document of the ad-hoc check, before validation: as a PUT would carry it. */
+function documentOf(kind: Kind, flags: KindFlags, shared: Shared): Record<string, unknown> {
+  const verifyTls = shared.insecure ? false : undefined;
+  const { expect, timeoutMs } = shared;
+  switch (kind) {
+    case "websocket":
+      return { type: kind, url: flags.websocket, headers: shared.headers, send: flags.send, expect, timeoutMs, verifyTls };
+    case "grpc":
+      return { type: kind, target: flags.grpc, service: flags.service, tls: flags.tls === true ? true : undefined, timeoutMs, verifyTls };
+    case "icmp":
+      return { type: kind, host: flags.icmp, count: flags.count, timeoutMs };
+    case "udp":
+      return { type: kind, ...hostPort(flags.udp!, "--udp"), send: flags.send, sendHex: flags.sendHex, expect, timeoutMs };
+    case "tcp":
+      return { type: kind, ...hostPort(flags.tcp!, "--tcp"), send: flags.send, expect, timeoutMs };
+    case "tls":
+      return { type: kind, ...hostPort(flags.tls as string, "--tls"), starttls: flags.starttls, servername: flags.servername, expect, timeoutMs, verifyTls };
+    case "dns":
+      return { type: kind, name: flags.dns, server: flags.server, recordType: flags.type?.toUpperCase(), expect, timeoutMs };
   }
-  const input =
-    kind === "websocket"
-      ? { type: kind, url: flags.websocket, headers: shared.headers, send: flags.send, expect: shared.expect, timeoutMs: shared.timeoutMs, verifyTls: shared.insecure ? false : undefined }
-      : { type: kind, target: flags.grpc, service: flags.service, tls: flags.tls, timeoutMs: shared.timeoutMs, verifyTls: shared.insecure ? false : undefined };
+}
+
+export function adHocKind(kind: Kind, flags: KindFlags, shared: Shared): { name: string; check: Probed } {
+  const input = documentOf(kind, flags, shared);
   const parsed = validate(checkInput, Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)));
   if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${flagOf(kind, e.path)}: ${e.message}`).join("\n"));
   const check = parsed.value as Probed;
@@ -59,9 +78,27 @@ export function adHocKind(kind: "websocket" | "grpc", flags: KindFlags, shared: 
 }
 
 /** Which flag an error of the ad-hoc document is about. */
-function flagOf(kind: "websocket" | "grpc", path: string): string {
+function flagOf(kind: Kind, path: string): string {
   if (path.startsWith("/expect")) return `--expect ${path.slice("/expect".length) || "/"}`;
   if (path.startsWith("/headers")) return "--header";
-  const flags: Record<string, string> = { "/url": "--websocket", "/target": "--grpc", "/send": "--send", "/service": "--service", "/timeoutMs": "--timeout", "/verifyTls": kind === "grpc" ? "--insecure (with --tls)" : "--insecure" };
+  const address = `--${kind}`;
+  const flags: Record<string, string> = {
+    "/url": address,
+    "/target": address,
+    "/name": address,
+    "/host": kind === "icmp" ? address : `${address} (its host)`,
+    "/port": `${address} (its port)`,
+    // udp wants one of them; the schema names the one it misses or the second.
+    "/send": kind === "udp" ? "--send (or --send-hex)" : "--send",
+    "/sendHex": "--send-hex",
+    "/service": "--service",
+    "/count": "--count",
+    "/starttls": "--starttls",
+    "/servername": "--servername",
+    "/server": "--server",
+    "/recordType": "--type",
+    "/timeoutMs": "--timeout",
+    "/verifyTls": kind === "grpc" ? "--insecure (with --tls)" : "--insecure",
+  };
   return flags[path] ?? path;
 }

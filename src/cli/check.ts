@@ -12,8 +12,10 @@ import { openForReading } from "./database.ts";
 import { argument, dbOption } from "./options.ts";
 import { parseTarget, selectTarget } from "./target.ts";
 import { colourWanted, paint } from "./output.ts";
-import { adHocKind, askedKind, kindOptions, type KindFlags } from "./check-kinds.ts";
-import { databaseAdHoc, databaseFlag, type DatabaseFlags } from "./check-database.ts";
+import { adHocKind, type KindFlags } from "./check-kinds.ts";
+import { kindOptions } from "./check-options.ts";
+import { chosenKind, type AdHocKind } from "./check-flags.ts";
+import { databaseAdHoc, type DatabaseFlags } from "./check-database.ts";
 
 interface CheckFlags extends KindFlags, DatabaseFlags {
   readonly db: string;
@@ -43,13 +45,15 @@ export function checkCommand(): Command {
     .argument("[target]", "SERVER or SERVER/SERVICE of the stored checks (all when left out)")
     .addOption(dbOption())
     .option("--url <url>", "run an ad-hoc check of this URL instead, without any database")
-    .option("--method <method>", "ad-hoc: HTTP method (default GET)")
-    .option("--header <name:value>", "ad-hoc: a request header (repeatable)", (v: string, all: string[]) => [...all, v], [])
-    .option("--expect <json>", 'ad-hoc: the expect list, e.g. \'[{"status": 200, "bodyContains": "ok"}]\'')
-    .addOption(new Option("--timeout <ms>", "ad-hoc: timeout in ms").argParser(argument(parsePositiveInt("--timeout", 300_000))))
-    .option("--body <text>", "ad-hoc: the request body (with --method POST, say)")
-    .option("--insecure", "ad-hoc: accept any TLS certificate (verifyTls false)")
-    .option("--no-follow", "ad-hoc: do not follow redirects (followRedirects false)")
+    .option("--method <method>", "ad-hoc --url: HTTP method (default GET)")
+    .option("--header <name:value>", "ad-hoc --url, --websocket: a request header (repeatable)", (v: string, all: string[]) => [...all, v], [])
+    .option("--expect <json>", 'ad-hoc: the expect list of the kind\'s check (one alternative alone is a list of one), e.g. \'[{"status": 200, "bodyContains": "ok"}]\'')
+    .addOption(new Option("--timeout <ms>", "ad-hoc: timeout in ms (default 10000)").argParser(argument(parsePositiveInt("--timeout", 300_000))))
+    .option("--body <text>", "ad-hoc --url: the request body (with --method POST, say)")
+    .option("--insecure", "ad-hoc --url, --websocket, --grpc with --tls, --tls HOST:PORT: accept any TLS certificate (verifyTls false)")
+    .option("--no-follow", "ad-hoc --url: do not follow redirects (followRedirects false)");
+  for (const option of kindOptions()) command.addOption(option);
+  command
     .option("--postgres <url>", "run an ad-hoc postgres check instead: postgres://user:${NAME}@host:port/database (the password from the environment)")
     .option("--mysql <url>", "run an ad-hoc mysql (or MariaDB) check instead: mysql://user:${NAME}@host:port/database")
     .option("--redis <url>", "run an ad-hoc redis check instead: redis://user:${NAME}@host:port/number (rediss:// for TLS)")
@@ -75,32 +79,21 @@ Examples:
   healthd check --redis redis://127.0.0.1:6379
   healthd check --websocket wss://example.org/socket --send ping --expect '{"contains": "pong"}'
   healthd check --grpc 127.0.0.1:50051 --service shop.Cart
+  healthd check --grpc grpc.example.org:443 --tls  # gRPC over TLS (--tls with HOST:PORT is a tls check)
+  healthd check --tls example.org:443 --expect '{"certValidDays": 14}'
+  healthd check --tls mail.example.org:587 --starttls smtp
+  healthd check --icmp 192.0.2.1 --count 5
+  healthd check --tcp db.internal:5432
+  healthd check --udp 127.0.0.1:9999 --send ping --expect '{"contains": "pong"}'
+  healthd check --dns example.org --type MX --server 192.0.2.53
   if healthd check --url http://localhost:3000/health; then echo up; fi`,
     )
     .action(async (target: string | undefined, flags: CheckFlags) => {
-      const database = databaseFlag(flags);
-      if (database && (flags.url !== undefined || flags.websocket !== undefined || flags.grpc !== undefined || target)) throw new UsageError(`give one of --${database.kind}, --url, --websocket, --grpc and a stored SERVER[/SERVICE]`);
-      if (!database && flags.query !== undefined) throw new UsageError("--query goes with --postgres, --mysql or --redis");
-      if (database) {
-        const only = flags.header.length > 0 || !flags.follow || [flags.method, flags.body, flags.insecure].some((v) => v !== undefined);
-        if (only) throw new UsageError("--method, --header, --body, --insecure and --no-follow go with --url");
-        if (flags.record) throw new UsageError(`--record stores results of stored checks; an ad-hoc --${database.kind} check has nowhere to go`);
-        const subject = databaseAdHoc(database.kind, database.url, flags.query, expectOf(flags), flags.timeout);
-        process.exitCode = await runAll([subject], flags, async () => {});
-        return;
-      }
-      const kind = askedKind(flags);
-      const subjects = flags.url !== undefined ? [adHoc(flags)] : kind ? [adHocKind(kind, flags, { headers: headersOf(flags), expect: expectOf(flags), timeoutMs: flags.timeout, insecure: flags.insecure })] : undefined;
-      if (subjects && target) throw new UsageError(`give either a stored SERVER[/SERVICE] or --${kind ?? "url"}, not both`);
-      const adHocOnly =
-        flags.header.length > 0 || !flags.follow || [flags.expect, flags.timeout, flags.method, flags.body, flags.insecure].some((v) => v !== undefined);
-      if (!subjects && adHocOnly) {
-        throw new UsageError("--method, --header, --expect, --timeout, --body, --insecure and --no-follow go with --url (--header, --expect, --timeout and --insecure also with --websocket)");
-      }
-      if (kind && (flags.method !== undefined || flags.body !== undefined || !flags.follow)) throw new UsageError(`--method, --body and --no-follow go with --url, not --${kind}`);
-      if (subjects) {
-        if (flags.record) throw new UsageError(`--record stores results of stored checks; an ad-hoc --${kind ?? "url"} check has nowhere to go`);
-        process.exitCode = await runAll(subjects, flags, async () => {});
+      const kind = chosenKind(flags);
+      if (kind !== undefined) {
+        if (target) throw new UsageError(`give either a stored SERVER[/SERVICE] or --${kind}, not both`);
+        if (flags.record) throw new UsageError(`--record stores results of stored checks; an ad-hoc --${kind} check has nowhere to go`);
+        process.exitCode = await runAll([adHocSubject(kind, flags)], flags, async () => {});
         return;
       }
       const store = await openForReading(flags.db, { writable: flags.record ?? false });
@@ -117,7 +110,6 @@ Examples:
         await store.close();
       }
     });
-  for (const option of kindOptions()) command.addOption(option);
   return command;
 }
 
@@ -161,6 +153,13 @@ function expectOf(flags: CheckFlags): unknown {
   }
   // One alternative may be given alone: '{"status": 200}' is '[{"status": 200}]'.
   return typeof expect === "object" && expect !== null && !Array.isArray(expect) ? [expect] : expect;
+}
+
+/** The one check an ad-hoc kind's flags describe. */
+function adHocSubject(kind: AdHocKind, flags: CheckFlags): Subject {
+  if (kind === "url") return adHoc(flags);
+  if (kind === "postgres" || kind === "mysql" || kind === "redis") return databaseAdHoc(kind, flags[kind]!, flags.query, expectOf(flags), flags.timeout);
+  return adHocKind(kind, flags, { headers: headersOf(flags), expect: expectOf(flags), timeoutMs: flags.timeout, insecure: flags.insecure });
 }
 
 function adHoc(flags: CheckFlags): Subject {

@@ -3,7 +3,8 @@
  * become one alternative of `expect`. Groups become servers (endpoints without one go to `defaultServer`).
  *
  * What carries over: http(s) endpoints ([STATUS], [BODY].path, [BODY] == pat(...), [RESPONSE_TIME],
- * [CERTIFICATE_EXPIRATION]), tcp://, tls:// and ssh:// endpoints ([CONNECTED]), dns endpoints ([DNS_RCODE],
+ * [CERTIFICATE_EXPIRATION]), tcp:// and ssh:// endpoints ([CONNECTED]), tls:// and starttls:// ones (tls checks,
+ * [CERTIFICATE_EXPIRATION]), icmp:// ones, dns endpoints ([DNS_RCODE],
  * [BODY] as an answer), ws:// and wss:// endpoints (websocket), grpc:// and grpcs:// ones, [DOMAIN_EXPIRATION] as domainWarnDays, interval, client timeout, insecure and
  * ignore-redirect, method, headers, body (graphql too), enabled, the first alert's thresholds, and external
  * endpoints with a heartbeat as heartbeats, with their keys (gatusKey: their URL keeps working) and, when
@@ -13,7 +14,7 @@
 import { parse } from "yaml";
 import { clamp, DocumentBuilder, durationSeconds, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 import { importSuites } from "./gatus-suites.ts";
-import { grpcFromGatus, websocketFromGatus } from "./gatus-net.ts";
+import { grpcFromGatus, icmpFromGatus, tlsFromGatus, websocketFromGatus } from "./gatus-net.ts";
 
 type Endpoint = Record<string, unknown> & {
   name?: unknown;
@@ -136,6 +137,10 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
   // A URL that starts with a variable is an http one, almost always: apply checks it once the variable is filled.
   const scheme = /^([a-z]+):\/\//.exec(url)?.[1] ?? (url.startsWith("${") ? "http" : undefined);
   if (scheme === "http" || scheme === "https") return httpCheck(e, url, parsed, base, skip, note);
+  const helpers = { skip, note, latencyMs, days };
+  // A tls:// endpoint that sends a body stays a tcp check over TLS, the kind that can send one (see below).
+  if (scheme === "starttls" || (scheme === "tls" && !hasBody(e))) return tlsFromGatus(e, url, parsed, base, helpers);
+  if (scheme === "icmp") return icmpFromGatus(url, parsed, base, helpers);
   if (scheme === "tcp" || scheme === "tls" || scheme === "ssh") {
     const at = /^[a-z]+:\/\/(\[[^\]]+\]|[^:/]+)(?::(\d+))?\/?$/.exec(url);
     const port = Number(at?.[2] ?? (scheme === "ssh" ? 22 : NaN));
@@ -148,6 +153,8 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
       else skip(c);
     }
     if (scheme === "ssh") alternative.banner = { contains: "SSH-" };
+    // Gatus writes the body and reads the answer as [BODY]: said, as a tcp check can do both (send, banner) once written by hand.
+    if (scheme !== "ssh" && hasBody(e)) note("Gatus sends its body and reads the answer as [BODY]; healthd does not carry it over: give the check send and a banner expectation");
     const host = at[1]!.replace(/^\[|\]$/g, "");
     return {
       type: "tcp",
@@ -159,8 +166,8 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
     };
   }
   if (scheme === "udp") return udpCheck(e, url, parsed, base, skip, note);
-  if (scheme === "ws" || scheme === "wss") return websocketFromGatus(e, url, parsed, base, { skip, note, latencyMs });
-  if (scheme === "grpc" || scheme === "grpcs") return grpcFromGatus(e, url, parsed, base, { skip, note, latencyMs });
+  if (scheme === "ws" || scheme === "wss") return websocketFromGatus(e, url, parsed, base, helpers);
+  if (scheme === "grpc" || scheme === "grpcs") return grpcFromGatus(e, url, parsed, base, helpers);
   return void note(`its url ${JSON.stringify(url)} is a kind healthd does not check (it has http, tcp, udp, tls, dns, icmp, websocket, grpc, postgres, mysql and redis checks and heartbeats); not carried over`);
 }
 
@@ -200,6 +207,7 @@ function alerting(e: Endpoint): Check {
   };
 }
 
+const hasBody = (e: Endpoint) => typeof e.body === "string" && e.body !== "";
 const days = (value: string) => Math.ceil((durationSeconds(value) ?? Number(value) / 1000) / 86_400);
 const latencyMs = (value: string) => clamp(/^\d+(\.\d+)?$/.test(value) ? Number(value) : (durationSeconds(value) ?? 0) * 1000, 1, 600_000);
 const jsonValue = (value: string): unknown => (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value === "true" ? true : value === "false" ? false : value);

@@ -4,6 +4,7 @@
  * keyword in the JSON of the answer; the one healthd has, Health/Check of the standard health service, carries
  * over as a grpc check, and any other method is said and left. A websocket-upgrade monitor opens the
  * connection and closes it (close code 1000 accepted): a websocket check without a message does the same.
+ * An smtp monitor (smtp.js: nodemailer's verify) that asks for TLS, by SMTPS or by STARTTLS, is a tls check.
  */
 import type { Check } from "./common.ts";
 import { bool, str } from "./kuma-values.ts";
@@ -19,6 +20,8 @@ export interface KumaNet {
   readonly grpcEnableTls: boolean;
   readonly wsSubprotocol: string | null;
   readonly wsIgnoreSecWebsocketAcceptHeader: boolean;
+  /** An smtp monitor's: "secure" (SMTPS), "starttls" (required), "nostarttls", or null (STARTTLS when offered). */
+  readonly smtpSecurity: string | null;
 }
 
 export function kumaNetFrom(r: Record<string, unknown>): KumaNet {
@@ -33,11 +36,14 @@ export function kumaNetFrom(r: Record<string, unknown>): KumaNet {
     grpcEnableTls: bool(pick("grpcEnableTls", "grpc_enable_tls")),
     wsSubprotocol: str(pick("wsSubprotocol", "ws_subprotocol")),
     wsIgnoreSecWebsocketAcceptHeader: bool(pick("wsIgnoreSecWebsocketAcceptHeader", "ws_ignore_sec_websocket_accept_header")),
+    smtpSecurity: str(pick("smtpSecurity", "smtp_security")),
   };
 }
 
 interface Monitor {
   readonly net: KumaNet;
+  readonly hostname: string | null;
+  readonly port: number | null;
   readonly keyword: string | null;
   readonly invertKeyword: boolean;
   readonly ignoreTls: boolean;
@@ -78,4 +84,17 @@ export function websocketFromKuma(m: Monitor, note: (why: string) => void): Chec
   // A clean close after the upgrade is 1000; healthd's check passes on the upgrade, so other codes say nothing.
   if (!m.acceptedStatuscodes.includes("1000")) note(`its accepted close codes (${m.acceptedStatuscodes.join(", ")}) do not carry over: healthd's check passes when the upgrade succeeds`);
   return { type: "websocket", ...(protocols.length > 0 ? { protocols } : {}), ...(m.ignoreTls ? { verifyTls: false } : {}) };
+}
+
+/**
+ * An smtp monitor whose TLS is required as a tls check: SMTPS ("secure") the handshake on its port, "starttls"
+ * SMTP's STARTTLS first; the chain is verified, as nodemailer does. Plain SMTP has no tls check to become.
+ */
+export function smtpFromKuma(m: Monitor, note: (why: string) => void): Check | undefined {
+  if (!m.hostname) return void note("it has no hostname");
+  const security = m.net.smtpSecurity;
+  if (security !== "secure" && security !== "starttls") {
+    return void note(`its SMTP is ${security === "nostarttls" ? "plain" : "plain unless the server offers STARTTLS"}: healthd's tls check wants TLS; a tcp check of port ${m.port || 25} with a banner of 220 is the nearest; not carried over`);
+  }
+  return { type: "tls", host: m.hostname, port: m.port || 25, ...(security === "starttls" ? { starttls: "smtp" } : {}) };
 }

@@ -5,7 +5,7 @@
  *
  * What carries over: http, keyword, json-query (a plain JSONata path), port (tcp), dns, ping (icmp), postgres,
  * mysql, redis (kuma-databases.ts) and push (heartbeat) monitors, grpc-keyword ones of the standard health service
- * and websocket-upgrade ones (kuma-net.ts); groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
+ * and websocket-upgrade ones, smtp ones over TLS (kuma-net.ts); groups become servers (monitors outside any group go to `defaultServer`); interval, timeout,
  * retries (notifyThreshold; a push monitor's go into its grace), resend (remindEveryMinutes), paused, a push
  * monitor's token (pushToken: its push URL keeps working), accepted status codes, redirects, TLS
  * verification, certificate expiry warnings, method, headers, body and basic auth; notification settings of
@@ -15,7 +15,7 @@
 import { pushTokenPattern } from "../domain/schema/heartbeat.ts";
 import { clamp, DocumentBuilder, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 import { channelsFrom } from "./kuma-channels.ts";
-import { grpcFromKuma, kumaNetFrom, websocketFromKuma, type KumaNet } from "./kuma-net.ts";
+import { grpcFromKuma, kumaNetFrom, smtpFromKuma, websocketFromKuma, type KumaNet } from "./kuma-net.ts";
 import { backupTags, bool, databaseTags, num, str } from "./kuma-values.ts";
 import { databaseCheck } from "./kuma-databases.ts";
 
@@ -287,6 +287,10 @@ function checkOf(m: Monitor, note: (why: string) => void): Check | undefined {
       if (!m.url) return void note("it has no URL");
       const headers = headersOf(m, note);
       return { type: "websocket", url: m.url, ...websocketFromKuma(m, note), ...(Object.keys(headers).length > 0 ? { headers } : {}), ...active(m), ...retries(m, note), ...alerting(m) };
+    }
+    case "smtp": {
+      const smtp = smtpFromKuma(m, note);
+      return smtp && { ...smtp, ...active(m), ...retries(m, note), ...alerting(m) };
     }
     case "postgres":
     case "mysql":
