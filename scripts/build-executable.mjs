@@ -19,7 +19,9 @@ const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
-// healthd and every pure-JS dependency in one module; the two loaded from disk stay outside.
+// healthd and every pure-JS dependency in one module; the two loaded from disk stay outside. koffi (a native
+// module, for icmp checks' shared socket) is neither bundled nor shipped: there its import fails, and icmp
+// checks run the system's ping, as the daemon says at start (src/checks/icmp-socket.ts).
 await build({
   entryPoints: [join(root, "src/main.ts")],
   outfile: join(out, "healthd.mjs"),
@@ -27,7 +29,7 @@ await build({
   format: "esm",
   platform: "node",
   target: "node20",
-  external: ["better-sqlite3", "tldts"],
+  external: ["better-sqlite3", "tldts", "koffi"],
   plugins: [
     {
       // ink imports it only for DEV=true, which healthd never sets; in one file its import would run at start.

@@ -7,7 +7,7 @@
  * keeps what it last saw of each service, for /metrics: a cache, never an authority.
  */
 import { EventEmitter } from "node:events";
-import { icmpProblem } from "../checks/icmp.ts";
+import { icmpStart } from "../checks/icmp.ts";
 import { probe } from "../checks/probe.ts";
 import type { IncidentState } from "../domain/model.ts";
 import type { Clock } from "../platform/clock.ts";
@@ -258,11 +258,11 @@ export class Checking {
     return this.#scheduler.runSoon(key);
   }
 
-  /** Say in the log, at start or when the first one comes, what ICMP checks need and this machine lacks. */
+  /** Say in the log, at start or when the first one comes, which way ICMP checks run and what to grant for the better one. */
   #askIcmp(services: readonly ScheduledService[]): void {
     if (this.#icmpAsked || !services.some((s) => s.check.type === "icmp")) return;
     this.#icmpAsked = true;
-    void icmpProblem().then((problem) => problem && this.#options.log.warn("ICMP checks cannot run here; each will fail saying so", { problem }));
+    void icmpStart().then((line) => this.#options.log[line.level](line.message, line.fields));
   }
 
   #addHeartbeat(s: AnyService): void {

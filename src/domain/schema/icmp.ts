@@ -1,6 +1,7 @@
 /**
  * An ICMP check: echo requests to a host (IPv4 or IPv6), judged by how many came back and how fast. healthd
- * sends them through the system's `ping` (iputils), which Linux lets run unprivileged: see checks/icmp.ts.
+ * sends them on one ICMP datagram socket, or through the system's `ping` (iputils) where the system gives it
+ * none: see checks/icmp.ts.
  */
 import { z } from "zod";
 import { integer } from "./common.ts";
@@ -16,8 +17,9 @@ export const icmpFields = {
 };
 
 /**
- * ping counts its deadline in whole seconds and sends its echoes 200 ms apart: a timeout shorter than both
- * would send fewer echoes than `count`, silently, and judge the loss on those.
+ * ping (the way icmp checks run without the socket) counts its deadline in whole seconds, and both ways send
+ * their echoes 200 ms apart: a timeout shorter than both would send fewer echoes than `count`, silently, and
+ * judge the loss on those.
  */
 export function icmpRules(c: { count?: unknown; timeoutMs?: unknown }, ctx: z.RefinementCtx): void {
   const count = typeof c.count === "number" ? c.count : 3;
