@@ -78,10 +78,16 @@ const hostOf = (target: string) => target.slice(0, target.lastIndexOf(":")).repl
 /** One Health/Check call on `session`: the serving status answered, or a rejection with what went wrong. */
 function call(session: ClientHttp2Session, check: GrpcRequest, asked: Asked, userAgent: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    // The session's errors: the connection (refused, DNS, TLS), or HTTP/2 itself (a server that speaks another protocol).
-    session.on("error", reject);
+    let settled = false;
+    const fail = (error: unknown) => {
+      settled = true;
+      reject(error);
+    };
     const closed = () => new CheckFailure("connect", `connection to ${check.target} was closed by the server while calling Health/Check`);
-    session.on("close", () => reject(closed()));
+    // The session's errors: the connection (refused, DNS, TLS), or HTTP/2 itself (a server that speaks another protocol).
+    session.on("error", fail);
+    // (Once settled, the session's close is healthd's own: no failure is made for it, a cost per check.)
+    session.on("close", () => settled || fail(closed()));
     const stream: ClientHttp2Stream = session.request(
       {
         ":method": "POST",
@@ -96,33 +102,35 @@ function call(session: ClientHttp2Session, check: GrpcRequest, asked: Asked, use
     const body = new AnswerBody(asked);
     let trailers: IncomingHttpHeaders | undefined;
     // A reset by the server comes as the stream's error; its code says which.
-    stream.on("error", (error: { code?: string }) => reject(error.code === "ERR_HTTP2_STREAM_ERROR" && stream.rstCode ? resetFailure(stream.rstCode, asked) : error));
+    stream.on("error", (error: { code?: string }) => fail(error.code === "ERR_HTTP2_STREAM_ERROR" && stream.rstCode ? resetFailure(stream.rstCode, asked) : error));
     stream.on("response", (headers) => {
       // Trailers-Only: an error (or an answer without a message) in the headers alone.
       if (headers["grpc-status"] !== undefined) trailers = headers;
       else {
         const wrong = headersFailure(headers[":status"], headers["content-type"], asked);
-        if (wrong) reject(wrong);
+        if (wrong) fail(wrong);
       }
     });
     stream.on("data", (chunk: Buffer) => {
-      const wrong = body.add(chunk);
+      const wrong = settled ? undefined : body.add(chunk);
       if (wrong) {
         stream.pause();
-        reject(wrong);
+        fail(wrong);
       }
     });
     stream.on("trailers", (headers) => (trailers = headers));
     stream.on("close", () => {
+      if (settled) return;
       try {
         // The connection closed under the call ends its stream too, with no reset of its own.
         if (!trailers && (session.closed || session.destroyed)) throw closed();
         if (!trailers && stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR) throw resetFailure(stream.rstCode, asked);
         const code = statusCode(single(trailers?.["grpc-status"]), asked);
         if (code !== 0) throw statusFailure(code, grpcMessage(single(trailers?.["grpc-message"])), asked);
+        settled = true;
         resolve(body.status());
       } catch (error) {
-        reject(error);
+        fail(error);
       }
     });
     stream.end(requestFrame(check.service));
