@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer as createHttpServer } from "node:http";
+import { constants, createServer as createHttp2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from "node:net";
 import { test, type TestContext } from "node:test";
 import * as grpc from "@grpc/grpc-js";
@@ -170,7 +171,7 @@ test("grpc: SERVING passes; another status, an unknown service, no health servic
   const closed = new URL(await refusedUrl()).port;
   const refused = await runGrpcCheck(rpc(`127.0.0.1:${closed}`));
   assert.equal(refused.errorKind, "connect", String(refused.error));
-  assert.match(refused.error!, new RegExp(`^connection refused by 127\\.0\\.0\\.1:${closed} \\(UNAVAILABLE: `));
+  assert.match(refused.error!, new RegExp(`^connection refused by 127\\.0\\.0\\.1:${closed}$`));
 });
 
 test("grpc: a server that stalls is a timeout; plain HTTP, garbage and TLS it does not speak each fail without waiting for it", async (t) => {
@@ -181,13 +182,13 @@ test("grpc: a server that stalls is a timeout; plain HTTP, garbage and TLS it do
   const http = await tcpServer(t, (socket) => socket.once("data", () => socket.end("HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")));
   const plain = await runGrpcCheck(rpc(`127.0.0.1:${http}`, { timeoutMs: 5000 }));
   assert.equal(plain.errorKind, "protocol", String(plain.error));
-  assert.match(plain.error!, new RegExp(`^127\\.0\\.0\\.1:${http} does not speak gRPC over HTTP/2 \\(UNAVAILABLE: No connection established\\. Last error: Protocol error\\)$`));
+  assert.match(plain.error!, new RegExp(`^127\\.0\\.0\\.1:${http} does not speak gRPC over HTTP/2 \\(Protocol error\\); if it serves gRPC over TLS, set tls: true$`));
   const garbage = await tcpServer(t, (socket) => socket.end(Buffer.alloc(4096, 0xff)));
   const noise = await runGrpcCheck(rpc(`127.0.0.1:${garbage}`, { timeoutMs: 5000 }));
   assert.equal(noise.errorKind, "protocol", String(noise.error));
   const target = await grpcServer(t, { "": 1 });
   const tls = await runGrpcCheck(rpc(target, { tls: true, timeoutMs: 5000 }));
-  assert.deepEqual(brief(tls), [false, "tls", `TLS with ${target} failed: wrong version number (UNAVAILABLE)`]);
+  assert.deepEqual(brief(tls), [false, "tls", `TLS with ${target} failed: wrong version number (ERR_SSL_WRONG_VERSION_NUMBER)`]);
 });
 
 test("over TLS: wss:// and a grpcs target with a self-signed certificate fail as tls, and pass with verifyTls false", async (t) => {
@@ -218,9 +219,94 @@ test("over TLS: wss:// and a grpcs target with a self-signed certificate fail as
   t.after(() => server.forceShutdown());
   const untrusted = await runGrpcCheck(rpc(`localhost:${port}`, { tls: true }));
   assert.equal(untrusted.errorKind, "tls", String(untrusted.error));
-  assert.match(untrusted.error!, /^TLS with localhost:\d+ failed \(UNAVAILABLE: No connection established\. Last error: Error: self-signed certificate\)$/);
+  assert.match(untrusted.error!, /^TLS with localhost:\d+ failed: self-signed certificate \(DEPTH_ZERO_SELF_SIGNED_CERT\)$/);
   const passed = await runGrpcCheck(rpc(`localhost:${port}`, { tls: true, verifyTls: false }));
   assert.deepEqual([...brief(passed), passed.answers], [true, null, null, ["SERVING"]]);
+});
+
+/** An HTTP/2 server on `host` (node:http2) that hands each call's headers and HealthCheckRequest to `answer`: a gRPC server with faults. */
+async function h2Server(t: TestContext, host: string, answer: (stream: ServerHttp2Stream, service: string, headers: IncomingHttpHeaders) => void) {
+  const server = createHttp2Server();
+  const sessions: ServerHttp2Session[] = [];
+  const closed: Promise<unknown>[] = [];
+  server.on("session", (session) => {
+    sessions.push(session);
+    closed.push(once(session, "close"));
+    session.on("error", () => {});
+  });
+  server.on("stream", (stream, headers) => {
+    stream.on("error", () => {});
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => answer(stream, decodeRequest(Buffer.concat(chunks).subarray(5)).service, headers));
+  });
+  server.listen(0, host);
+  await once(server, "listening");
+  t.after(() => {
+    for (const session of sessions) session.destroy();
+    server.close();
+  });
+  const port = (server.address() as AddressInfo).port;
+  return { target: host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`, closed };
+}
+
+test("grpc over node:http2: headers, Trailers-Only, trailers, resets and bodies each judged; a stalling or flooding server holds nothing", async (t) => {
+  const message = (bytes: Buffer, flag = 0) => {
+    const prefix = Buffer.from([flag, 0, 0, 0, 0]);
+    prefix.writeUInt32BE(bytes.length, 1);
+    return Buffer.concat([prefix, bytes]);
+  };
+  const grpcHeaders = { ":status": 200, "content-type": "application/grpc+proto" };
+  const answerWith = (stream: ServerHttp2Stream, body: Buffer, trailers: Record<string, string>) => {
+    stream.respond(grpcHeaders, { waitForTrailers: true });
+    stream.on("wantTrailers", () => stream.sendTrailers(trailers));
+    stream.end(body);
+  };
+  const heard: IncomingHttpHeaders[] = [];
+  const { target, closed } = await h2Server(t, "127.0.0.1", (stream, service, headers) => {
+    heard.push(headers);
+    if (service === "serving") answerWith(stream, message(encodeResponse({ status: 1 })), { "grpc-status": "0" });
+    else if (service === "gone") stream.respond({ ...grpcHeaders, "grpc-status": "5", "grpc-message": "no%20such%20service%3A%20caf%C3%A9" }, { endStream: true });
+    else if (service === "late") stream.respond({ ...grpcHeaders, "grpc-status": "4" }, { endStream: true });
+    else if (service === "web") stream.respond({ ":status": 404, "content-type": "text/html" }), stream.end("<h1>Not Found</h1>");
+    else if (service === "huge") stream.respond(grpcHeaders), stream.write(Buffer.from([0, 0, 1, 0, 0])), stream.write(Buffer.alloc(16_384));
+    else if (service === "flood") {
+      stream.respond(grpcHeaders);
+      const more = () => { while (!stream.destroyed && stream.write(message(encodeResponse({ status: 1 })))); };
+      stream.on("drain", more), more();
+    } else if (service === "zipped") answerWith(stream, message(encodeResponse({ status: 1 }), 1), { "grpc-status": "0" });
+    else if (service === "garbled") answerWith(stream, message(Buffer.from([0x0f])), { "grpc-status": "0" });
+    else if (service === "empty") answerWith(stream, Buffer.alloc(0), { "grpc-status": "0" });
+    else if (service === "refused") stream.close(constants.NGHTTP2_REFUSED_STREAM);
+    else if (service === "hang-up") stream.respond(grpcHeaders), stream.session?.destroy();
+    else if (service === "stall") stream.respond(grpcHeaders);
+  });
+  const ask = (service: string, more: Partial<GrpcRequest> = {}) => runGrpcCheck(rpc(target, { service, ...more }), { userAgent: "healthd-test/1" });
+
+  const serving = await ask("serving");
+  assert.deepEqual([...brief(serving), serving.answers], [true, null, null, ["SERVING"]]);
+  assert.deepEqual(Object.fromEntries([":method", ":path", ":scheme", "content-type", "te", "user-agent", "grpc-timeout"].map((k) => [k, heard[0]![k]])), {
+    ":method": "POST", ":path": healthCheckMethod, ":scheme": "http", "content-type": "application/grpc", te: "trailers", "user-agent": "healthd-test/1", "grpc-timeout": "2000m",
+  });
+  assert.deepEqual(brief(await ask("gone")), [false, "answer", `${target} knows no service "gone" (NOT_FOUND: no such service: café)`]);
+  assert.deepEqual(brief(await ask("late")), [false, "timeout", `no gRPC health answer from ${target} within 2000 ms (DEADLINE_EXCEEDED)`]);
+  assert.deepEqual(brief(await ask("web")), [false, "protocol", `${target} answered in HTTP/2 but not as a gRPC server (HTTP status 404, content-type text/html)`]);
+  assert.deepEqual(brief(await ask("huge")), [false, "size", `${target} answered with more than 4096 bytes (a message of 65536 bytes), which is no health answer`]);
+  const flood = await ask("flood");
+  assert.equal(flood.errorKind, "size", String(flood.error));
+  assert.match(flood.error!, /answered with more than 4096 bytes \(\d+ bytes\), which is no health answer$/);
+  assert.deepEqual(brief(await ask("zipped")), [false, "protocol", `${target} answered Health/Check with a compressed message (flag 1), which healthd did not offer to read`]);
+  assert.deepEqual(brief(await ask("garbled")), [false, "protocol", `${target} answered Health/Check with no HealthCheckResponse (a message that is not one: wire type 7, which the message has none of)`]);
+  assert.deepEqual(brief(await ask("empty")), [false, "protocol", `${target} answered Health/Check with no HealthCheckResponse (an OK status and no message)`]);
+  assert.deepEqual(brief(await ask("refused")), [false, "status", `${target} reset the Health/Check call (RST_STREAM REFUSED_STREAM) before answering it`]);
+  assert.deepEqual(brief(await ask("hang-up")), [false, "connect", `connection to ${target} was closed by the server while calling Health/Check`]);
+  const stalled = await ask("stall", { timeoutMs: 300 });
+  assert.deepEqual(brief(stalled), [false, "timeout", `no gRPC health answer from ${target} within 300 ms`]);
+  // Every session the checks opened is closed by healthd's side, the stalled and the flooded ones too.
+  await Promise.all(closed);
+
+  const v6 = await h2Server(t, "::1", (stream) => answerWith(stream, message(encodeResponse({ status: 1 })), { "grpc-status": "0" }));
+  assert.deepEqual(brief(await runGrpcCheck(rpc(v6.target))), [true, null, null]);
 });
 
 test("the API refuses what a websocket or grpc check cannot be, naming the field", async (t) => {
