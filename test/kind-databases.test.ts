@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { createServer, type Socket } from "node:net";
+import { createConnection as connectTcp, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { before, test, type TestContext } from "node:test";
 import { createClient } from "@redis/client";
@@ -135,6 +135,33 @@ test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or mi
   assert.deepEqual(result(bad), [false, "query", "the query failed: Table 'test.no_such_table' doesn't exist (ER_NO_SUCH_TABLE)"]);
   const noDatabase = await run(check("mysql", "mysql://root@127.0.0.1:3306/no_such_database"));
   assert.deepEqual(result(noDatabase), [false, "auth", "127.0.0.1:3306 refused the login: Unknown database 'no_such_database' (ER_BAD_DB_ERROR)"]);
+});
+
+test("mysql: the goodbye (COM_QUIT) goes in the query's write, which the server reads after the answer and ends the session on (no aborted client)", async (t) => {
+  // A proxy that keeps what the check sent.
+  const sent: Buffer[] = [];
+  const proxy = createServer((client) => {
+    const server = connectTcp({ host: "127.0.0.1", port: 3306 });
+    client.on("data", (chunk) => {
+      sent.push(chunk);
+      server.write(chunk);
+    });
+    server.pipe(client);
+    client.on("error", () => server.destroy());
+    server.on("error", () => client.destroy());
+  });
+  proxy.listen(0, "127.0.0.1");
+  await once(proxy, "listening");
+  t.after(() => proxy.close());
+  const port = (proxy.address() as { port: number }).port;
+  for (const query of ["SELECT 'up'", "SELECT * FROM no_such_table"]) {
+    sent.length = 0;
+    const done = await run(check("mysql", `mysql://root@127.0.0.1:${port}/test`, { query, expect: [{ equals: "up" }] }));
+    assert.equal(done.errorKind, query === "SELECT 'up'" ? null : "query", done.error!);
+    const last = Buffer.concat(sent);
+    assert.deepEqual([...last.subarray(-5)], [1, 0, 0, 0, 1], `${query}: the last packet is COM_QUIT`);
+    assert.ok(sent.at(-1)!.length > 5, `${query}: COM_QUIT went in the query's write`);
+  }
 });
 
 test("redis: PING, a command's answer, an ACL user whose password is read from ${NAME}; a wrong password is auth, a refused command query", async () => {
