@@ -22,6 +22,9 @@ import { failures, sniffed, type Login, type Row, type Session } from "./db-sess
 /** What a server's first message after a startup may be: authentication, an error, a notice, a protocol version. */
 const firstMessages = new Set(["R", "E", "N", "v"].map((c) => c.charCodeAt(0)));
 
+/** Terminate ('X'): the goodbye, sent behind the query. */
+const terminate = serialize.end();
+
 /** pg's SCRAM-SHA-256 (RFC 5802 with SASLprep), the one PostgreSQL speaks: not a thing to write again (pg-sasl.d.ts). */
 type Sasl = typeof import("pg/lib/crypto/sasl.js");
 
@@ -38,9 +41,7 @@ export async function askPostgres(login: Login, query: string, session: Session)
   const where = `${login.host.includes(":") ? `[${login.host}]` : login.host}:${login.port}`;
   const plain = connectTcp({ host: login.host, port: login.port, noDelay: true });
   let stream: Socket = plain;
-  // The socket goes at once, so that a server that never closes its end holds nothing of ours. No Terminate
-  // first: PostgreSQL logs a client's end without one only at DEBUG1 (checked: nothing in its log at the
-  // default level), and its write was a tenth of a check's CPU. (MariaDB does log it: mysql says COM_QUIT.)
+  // The socket goes at once when the check ends, so that a server that never closes its end holds nothing of ours.
   session.close = () => {
     stream.destroy();
     plain.destroy();
@@ -113,7 +114,9 @@ export async function askPostgres(login: Login, query: string, session: Session)
           if (loggedIn) return resolve(null); // the query ended without a row
           loggedIn = true;
           session.stage = "querying";
-          return void stream.write(serialize.query(query));
+          // Terminate goes in the query's write: the server answers, reads it and ends the session itself, so
+          // the close that wakes the other side is its own (our write and close cost half as much, profiled).
+          return void stream.write(Buffer.concat([serialize.query(query), terminate]));
         case "dataRow":
           return resolve(message.fields!);
         case "error":
