@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { createServer, type Socket } from "node:net";
+import { createConnection as connectTcp, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { before, test, type TestContext } from "node:test";
 import { createClient } from "@redis/client";
@@ -18,12 +18,16 @@ import { runHealthd } from "./support/cli.ts";
 import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
 import { nextEvent } from "./support/events.ts";
+import { selfSigned } from "./support/certs.ts";
 import { kumaDatabase } from "./support/kuma.ts";
+import { pgGate } from "./support/pg-gate.ts";
 import { tempDir } from "./support/temp.ts";
 
 /** The password of the users the tests make: given to checks only through the variable HEALTHD_SECRET_TEST_DB. */
 const secret = "probe s3cret/@:%";
 const env = { HEALTHD_SECRET_TEST_DB: secret };
+/** PostgreSQL's verifier of each test role's password (pg_authid.rolpassword), for the login gate. */
+let verifiers: Record<string, string> = {};
 
 const howToGet = {
   mysql:
@@ -40,6 +44,14 @@ before(async () => {
     throw new Error(`these tests need PostgreSQL at 127.0.0.1:5432 (user postgres, trust): start it with pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start: ${error.message}`, { cause: error });
   });
   await admin.query("DO $$ BEGIN CREATE ROLE healthd_test_nologin NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+  // Roles with a password, stored as each method needs it; the gate (support/pg-gate.ts) asks for it.
+  for (const [role, encryption] of [["healthd_test_md5", "md5"], ["healthd_test_scram", "scram-sha-256"]] as const) {
+    await admin.query(`DO $$ BEGIN CREATE ROLE ${role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    await admin.query(`SET password_encryption = '${encryption}'`);
+    await admin.query(`ALTER ROLE ${role} PASSWORD ${admin.escapeLiteral(secret)}`);
+  }
+  const stored = await admin.query<{ rolname: string; rolpassword: string }>("SELECT rolname, rolpassword FROM pg_authid WHERE rolname LIKE 'healthd_test_%' AND rolpassword IS NOT NULL");
+  verifiers = Object.fromEntries(stored.rows.map((r) => [r.rolname, r.rolpassword]));
   await admin.end();
   const root = await createConnection({ host: "127.0.0.1", port: 3306, user: "root", database: "test" }).catch((error: Error) => {
     throw new Error(`${howToGet.mysql}: ${error.message}`, { cause: error });
@@ -81,6 +93,33 @@ test("postgres: the first row as the server wrote it is judged; no row, a failed
   assert.deepEqual(result(closed), [false, "connect", "connection refused by 127.0.0.1:1"]);
 });
 
+test("postgres: a password asked for in cleartext, md5 or SCRAM-SHA-256 is given from ${NAME}, over TLS when the URL says; a wrong, missing or unproven one is auth", async (t) => {
+  for (const auth of ["cleartext", "md5", "scram"] as const) {
+    const port = await pgGate(t, { auth, verifiers });
+    const role = auth === "scram" ? "healthd_test_scram" : "healthd_test_md5";
+    const url = `postgres://${role}:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${port}/postgres`;
+    const one = await run(check("postgres", url, { query: "SELECT current_user", expect: [{ equals: role }] }));
+    assert.deepEqual(result(one), [true, null, null], auth);
+    const wrong = await run(check("postgres", url), { HEALTHD_SECRET_TEST_DB: "not it" });
+    assert.deepEqual(result(wrong), [false, "auth", `127.0.0.1:${port} refused the login: password authentication failed for user "${role}" (SQLSTATE 28P01)`], auth);
+    const none = await run(check("postgres", `postgres://${role}@127.0.0.1:${port}/postgres`));
+    assert.deepEqual(result(none), [false, "auth", `127.0.0.1:${port} refused the login: it asks for a password, and the check's URL gives none: write it as \${HEALTHD_SECRET_NAME}`], auth);
+  }
+  // A server that cannot prove it knows the password (SCRAM's server signature) is not believed.
+  const liar = await pgGate(t, { auth: "scram", verifiers, lie: true });
+  const lied = await run(check("postgres", `postgres://healthd_test_scram:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${liar}/postgres`));
+  assert.deepEqual(result(lied), [false, "auth", `127.0.0.1:${liar} refused the login: SASL: SCRAM-SERVER-FINAL-MESSAGE: server signature does not match`]);
+
+  const tls = await pgGate(t, { auth: "scram", verifiers, tls: selfSigned(tempDir(t), 1) });
+  const url = `postgres://healthd_test_scram:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${tls}/postgres?sslmode=`;
+  const encrypted = await run(check("postgres", `${url}require`, { query: "SELECT current_user", expect: [{ equals: "healthd_test_scram" }] }));
+  assert.deepEqual(result(encrypted), [true, null, null]);
+  const verified = await run(check("postgres", `${url}verify-full`));
+  assert.deepEqual(result(verified), [false, "tls", `TLS with 127.0.0.1:${tls} failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)`]);
+  const without = await run(check("postgres", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=require"));
+  assert.deepEqual(result(without), [false, "tls", "TLS with 127.0.0.1:5432 failed: The server does not support SSL connections (TLS)"]);
+});
+
 test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or missing one is auth, a bad query is query", async () => {
   const url = "mysql://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:3306";
   const one = await run(check("mysql", url, { query: "SELECT 1, NULL, 2.50, 'up'", expect: [{ equals: "1||2.50|up" }] }));
@@ -96,6 +135,33 @@ test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or mi
   assert.deepEqual(result(bad), [false, "query", "the query failed: Table 'test.no_such_table' doesn't exist (ER_NO_SUCH_TABLE)"]);
   const noDatabase = await run(check("mysql", "mysql://root@127.0.0.1:3306/no_such_database"));
   assert.deepEqual(result(noDatabase), [false, "auth", "127.0.0.1:3306 refused the login: Unknown database 'no_such_database' (ER_BAD_DB_ERROR)"]);
+});
+
+test("mysql: the goodbye (COM_QUIT) goes in the query's write, which the server reads after the answer and ends the session on (no aborted client)", async (t) => {
+  // A proxy that keeps what the check sent.
+  const sent: Buffer[] = [];
+  const proxy = createServer((client) => {
+    const server = connectTcp({ host: "127.0.0.1", port: 3306 });
+    client.on("data", (chunk) => {
+      sent.push(chunk);
+      server.write(chunk);
+    });
+    server.pipe(client);
+    client.on("error", () => server.destroy());
+    server.on("error", () => client.destroy());
+  });
+  proxy.listen(0, "127.0.0.1");
+  await once(proxy, "listening");
+  t.after(() => proxy.close());
+  const port = (proxy.address() as { port: number }).port;
+  for (const query of ["SELECT 'up'", "SELECT * FROM no_such_table"]) {
+    sent.length = 0;
+    const done = await run(check("mysql", `mysql://root@127.0.0.1:${port}/test`, { query, expect: [{ equals: "up" }] }));
+    assert.equal(done.errorKind, query === "SELECT 'up'" ? null : "query", done.error!);
+    const last = Buffer.concat(sent);
+    assert.deepEqual([...last.subarray(-5)], [1, 0, 0, 0, 1], `${query}: the last packet is COM_QUIT`);
+    assert.ok(sent.at(-1)!.length > 5, `${query}: COM_QUIT went in the query's write`);
+  }
 });
 
 test("redis: PING, a command's answer, an ACL user whose password is read from ${NAME}; a wrong password is auth, a refused command query", async () => {
