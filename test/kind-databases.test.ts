@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { writeFileSync } from "node:fs";
 import { createConnection as connectTcp, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { before, test, type TestContext } from "node:test";
@@ -93,8 +94,8 @@ test("postgres: the first row as the server wrote it is judged; no row, a failed
   assert.deepEqual(result(closed), [false, "connect", "connection refused by 127.0.0.1:1"]);
 });
 
-test("postgres: a password asked for in cleartext, md5 or SCRAM-SHA-256 is given from ${NAME}, over TLS when the URL says; a wrong, missing or unproven one is auth", async (t) => {
-  for (const auth of ["cleartext", "md5", "scram"] as const) {
+test("postgres: a password asked for in md5 or SCRAM-SHA-256 is given from ${NAME}, in cleartext only over verified TLS; a wrong, missing or unproven one is auth", async (t) => {
+  for (const auth of ["md5", "scram"] as const) {
     const port = await pgGate(t, { auth, verifiers });
     const role = auth === "scram" ? "healthd_test_scram" : "healthd_test_md5";
     const url = `postgres://${role}:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${port}/postgres`;
@@ -105,10 +106,27 @@ test("postgres: a password asked for in cleartext, md5 or SCRAM-SHA-256 is given
     const none = await run(check("postgres", `postgres://${role}@127.0.0.1:${port}/postgres`));
     assert.deepEqual(result(none), [false, "auth", `127.0.0.1:${port} refused the login: it asks for a password, and the check's URL gives none: write it as \${HEALTHD_SECRET_NAME}`], auth);
   }
-  // A server that cannot prove it knows the password (SCRAM's server signature) is not believed.
-  const liar = await pgGate(t, { auth: "scram", verifiers, lie: true });
+  // A server that cannot prove it knows the password (SCRAM's server signature, wrong or left out) is not believed.
+  const liar = await pgGate(t, { auth: "scram", verifiers, lie: "signature" });
   const lied = await run(check("postgres", `postgres://healthd_test_scram:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${liar}/postgres`));
   assert.deepEqual(result(lied), [false, "auth", `127.0.0.1:${liar} refused the login: SASL: SCRAM-SERVER-FINAL-MESSAGE: server signature does not match`]);
+  const silent = await pgGate(t, { auth: "scram", verifiers, lie: "silent" });
+  const unproven = await run(check("postgres", `postgres://healthd_test_scram:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${silent}/postgres`));
+  assert.deepEqual(result(unproven), [false, "auth", `127.0.0.1:${silent} refused the login: it ended SCRAM without proving it knows the password (no server signature)`]);
+
+  // The password in cleartext goes only to a server whose certificate was verified: never in plain, never under
+  // sslmode=require (anyone in the way could ask for it); under verify-full it goes, here with the gate's own
+  // certificate trusted through NODE_EXTRA_CA_CERTS by the executable.
+  const cert = selfSigned(tempDir(t), 1);
+  const clear = await pgGate(t, { auth: "cleartext", verifiers, tls: cert });
+  const clearUrl = `postgres://healthd_test_md5:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${clear}/postgres`;
+  const refusal = `127.0.0.1:${clear} refused the login: it asks for the password in cleartext, which healthd sends only over a verified TLS connection: set sslmode=verify-full, or have the server ask for scram-sha-256 (pg_hba.conf)`;
+  assert.deepEqual(result(await run(check("postgres", clearUrl))), [false, "auth", refusal]);
+  assert.deepEqual(result(await run(check("postgres", `${clearUrl}?sslmode=require`))), [false, "auth", refusal]);
+  const trust = join(tempDir(t), "gate.pem");
+  writeFileSync(trust, cert.cert);
+  const trusted = await runHealthd(["check", "--postgres", `${clearUrl}?sslmode=verify-full`, "--query", "SELECT current_user", "--expect", '{"equals": "healthd_test_md5"}', "--json"], { ...env, NODE_EXTRA_CA_CERTS: trust });
+  assert.equal(trusted.code, 0, trusted.stdout + trusted.stderr);
 
   const tls = await pgGate(t, { auth: "scram", verifiers, tls: selfSigned(tempDir(t), 1) });
   const url = `postgres://healthd_test_scram:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${tls}/postgres?sslmode=`;

@@ -26,6 +26,12 @@ import { failures, sniffed, type Login, type Row, type Session } from "./db-sess
 /** What a server's first message after a startup may be: authentication, an error, a notice, a protocol version. */
 const firstMessages = new Set(["R", "E", "N", "v"].map((c) => c.charCodeAt(0)));
 
+/**
+ * What a check reads of a server at most. A health query's first row is small, and pg-protocol's parser would
+ * otherwise keep growing its buffer for a message whose announced length a hostile server chose (up to 2 GiB).
+ */
+const maxAnswerBytes = 1 << 20;
+
 /** Terminate ('X'): the goodbye, sent behind the query. */
 const terminate = serialize.end();
 
@@ -46,10 +52,9 @@ export async function askPostgres(login: Login, query: string, session: Session)
   const plain = connectTcp({ host: login.host, port: login.port, noDelay: true });
   let stream: Socket = plain;
   // The socket goes at once when the check ends, so that a server that never closes its end holds nothing of ours.
-  session.close = () => {
-    stream.destroy();
-    plain.destroy();
-  };
+  // Only the outermost: a TLS socket owns the plain one under it (destroying that one too crashes the process
+  // at its exit, as tls.ts found).
+  session.close = () => stream.destroy();
   return new Promise<Row>((resolve, reject) => {
     let loggedIn = false;
     const fail = (error: unknown) => reject(fromServer(error, where, loggedIn ? "query" : "login"));
@@ -75,11 +80,17 @@ export async function askPostgres(login: Login, query: string, session: Session)
     /** The startup, then each message the server sends, until the first row or the end of the query. */
     const start = () => {
       const parser = new Parser();
+      let read = 0;
       stream.on("data", (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > maxAnswerBytes) return reject(new CheckFailure("size", `${where} sent more than ${maxAnswerBytes} bytes before the query's first row; a health query's answer is small: ask for less (SELECT 1)`));
         try {
           parser.parse(chunk, (message) => answer(message as Message));
         } catch (error) {
-          reject(failures.protocol(where, "PostgreSQL", (error as Error).message));
+          const said = (error as Error).message;
+          // pg-protocol knows the names of the login methods it reads; another one (GSSAPI, SSPI) is a method, not garbage.
+          if (/^Unknown authenticationOk message type/.test(said)) return reject(failures.auth(where, `it asks for a way of logging in healthd does not speak (${said.replace(/^Unknown authenticationOk message type /, "method ")}): give the role a scram-sha-256 password in pg_hba.conf`));
+          reject(failures.protocol(where, "PostgreSQL", said));
         }
       });
       // No database named: the server takes the user's name, as libpq and pg do.
@@ -89,6 +100,12 @@ export async function askPostgres(login: Login, query: string, session: Session)
     if (login.tls === "none") sniffed(plain, (first) => firstMessages.has(first[0]!), where, "PostgreSQL").catch(reject);
 
     let scram: ReturnType<Sasl["startSession"]> | undefined;
+    let proven = false;
+    /** The SCRAM session under way: a server's SCRAM message before it asked for SCRAM is no PostgreSQL. */
+    const scramSession = () => {
+      if (scram === undefined) throw failures.protocol(where, "PostgreSQL", "it sent a SCRAM message before asking for SCRAM");
+      return scram;
+    };
     const answer = (message: Message): void => {
       try {
         said(message);
@@ -99,6 +116,9 @@ export async function askPostgres(login: Login, query: string, session: Session)
     const said = (message: Message): void => {
       switch (message.name) {
         case "authenticationCleartextPassword":
+          // The password itself on the wire: only to a server whose certificate was verified, which alone makes
+          // it the server meant (with sslmode=require anyone in the way could ask for it; libpq's require_auth).
+          if (login.tls !== "verified") throw failures.auth(where, "it asks for the password in cleartext, which healthd sends only over a verified TLS connection: set sslmode=verify-full, or have the server ask for scram-sha-256 (pg_hba.conf)");
           return void stream.write(serialize.password(password()));
         case "authenticationMD5Password": {
           // PostgreSQL's md5: md5(md5(password + user) + salt), in hex, after "md5".
@@ -109,11 +129,19 @@ export async function askPostgres(login: Login, query: string, session: Session)
           // No channel binding (SCRAM-SHA-256-PLUS): libpq's default too, and what pg does unless told to.
           scram = sasl.startSession(message.mechanisms ?? []);
           return void stream.write(serialize.sendSASLInitialResponseMessage(scram.mechanism, scram.response));
-        case "authenticationSASLContinue":
-          return void sasl.continueSession(scram!, password(), message.data ?? "").then(() => stream.write(serialize.sendSCRAMClientFinalMessage(scram!.response)), fail);
+        case "authenticationSASLContinue": {
+          const exchange = scramSession();
+          return void sasl.continueSession(exchange, password(), message.data ?? "").then(() => stream.write(serialize.sendSCRAMClientFinalMessage(exchange.response)), fail);
+        }
         case "authenticationSASLFinal":
           // The server proves it knew the password too: a server that did not is refused.
-          return sasl.finalizeSession(scram!, message.data ?? "");
+          sasl.finalizeSession(scramSession(), message.data ?? "");
+          proven = true;
+          return;
+        case "authenticationOk":
+          // A server that began SCRAM and lets us in without its proof could be anyone: refused.
+          if (scram !== undefined && !proven) throw failures.auth(where, "it ended SCRAM without proving it knows the password (no server signature)");
+          return;
         case "readyForQuery":
           if (loggedIn) return resolve(null); // the query ended without a row
           loggedIn = true;
@@ -126,7 +154,7 @@ export async function askPostgres(login: Login, query: string, session: Session)
         case "error":
           return fail(message);
         default:
-          // authenticationOk, parameterStatus, backendKeyData, notice, rowDescription, commandComplete, emptyQuery: nothing to do.
+          // parameterStatus, backendKeyData, notice, rowDescription, commandComplete, emptyQuery: nothing to do.
           return;
       }
     };
@@ -144,8 +172,10 @@ function fromServer(error: unknown, where: string, during: "login" | "query"): u
   const e = error as Partial<DatabaseError>;
   if (e.severity !== undefined && typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) {
     const said = `${e.message} (SQLSTATE ${e.code})`;
-    // Class 28 is a refused login; 3D000 a database that is not there; both come when logging in.
-    return during === "login" || e.code.startsWith("28") ? failures.auth(where, said) : failures.query(said);
+    // Class 28 is a refused login; 3D000 a database that is not there. Anything else before the login ended
+    // (57P03 starting up, 53300 too many connections) is the server not taking connections, not the password.
+    if (e.code.startsWith("28") || e.code === "3D000") return failures.auth(where, said);
+    return during === "login" ? new CheckFailure("connect", `${where} took no connection: ${said}`) : failures.query(said);
   }
   if (e.severity !== undefined || /^received invalid response/.test(e.message ?? "")) return failures.protocol(where, "PostgreSQL", e.message ?? String(error));
   // pg's SASL code says what was wrong with the server's side of SCRAM (a nonce, a signature): a login refused.

@@ -17,8 +17,11 @@ export interface GateOptions {
   readonly verifiers: Readonly<Record<string, string>>;
   /** Answers an SSLRequest with S and this certificate (N without). */
   readonly tls?: Cert;
-  /** Sends a wrong server signature after a right SCRAM proof: a gate that does not know the password. */
-  readonly lie?: boolean;
+  /**
+   * A gate that does not know the password, after a right SCRAM proof: "signature" sends a wrong server
+   * signature, "silent" none at all (straight to AuthenticationOk).
+   */
+  readonly lie?: "signature" | "silent";
 }
 
 export async function pgGate(t: { after(fn: () => unknown): void }, options: GateOptions): Promise<number> {
@@ -133,8 +136,8 @@ async function serve(plain: Socket, options: GateOptions, sockets: Set<Socket>):
     const clientKey = Buffer.from(proof.map((b, i) => b ^ (signature[i] ?? 0)));
     const stored = Buffer.from(storedKey ?? "", "base64");
     right = withoutProof.endsWith(`,r=${nonce}`) && proof.length === 32 && timingSafeEqual(createHash("sha256").update(clientKey).digest(), stored);
-    if (right) {
-      const serverSignature = options.lie ? randomBytes(32) : hmac(Buffer.from(serverKey ?? "", "base64"), authMessage);
+    if (right && options.lie !== "silent") {
+      const serverSignature = options.lie === "signature" ? randomBytes(32) : hmac(Buffer.from(serverKey ?? "", "base64"), authMessage);
       socket.write(auth(12, Buffer.from(`v=${serverSignature.toString("base64")}`)));
     }
   }
