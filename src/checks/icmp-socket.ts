@@ -18,6 +18,8 @@ import { onStop } from "./stopping.ts";
 
 /** An echo in flight: its token, and what to tell its check when the reply comes. */
 interface Flying {
+  /** Where the echo went: only a reply from there answers it. */
+  readonly address: string;
   readonly token: readonly [number, number];
   readonly answered: () => void;
 }
@@ -31,10 +33,14 @@ export class EchoSocket {
   constructor(family: Family, fd: number) {
     this.#family = family;
     this.#socket = createSocket(family === 4 ? "udp4" : "udp6");
-    this.#socket.on("message", (datagram) => this.#take(datagram));
+    this.#socket.on("message", (datagram, from) => this.#take(datagram, from.address));
     // A failed read (an ICMP error queued for the socket) concerns no one check; sends report their own.
     this.#socket.on("error", () => {});
-    this.#socket.bind({ fd });
+    this.#socket.bind({ fd }, () => {
+      // Every icmp check shares this one buffer: room for a flood from one target (dropped at a constant cost
+      // each) before it crowds out the others' replies. The kernel caps it at net.core.rmem_max.
+      this.#socket.setRecvBufferSize(1 << 20);
+    });
     // The checks waiting on it keep the process alive by their deadlines, not the socket.
     this.#socket.unref();
   }
@@ -46,7 +52,7 @@ export class EchoSocket {
    */
   send(address: string, answered: () => void, failed: (error: NodeJS.ErrnoException) => void): number | null {
     const token = nextToken();
-    const seq = this.#flying.add({ token, answered });
+    const seq = this.#flying.add({ address, token, answered });
     if (seq === null) return null;
     this.#socket.send(echoRequest(this.#family, seq, token), 1, address, (error) => error && failed(error));
     return seq;
@@ -61,11 +67,12 @@ export class EchoSocket {
     return this.#flying.size;
   }
 
-  #take(datagram: Buffer): void {
+  #take(datagram: Buffer, from: string): void {
     const reply = readEchoReply(this.#family, datagram);
     if (reply === null) return;
     const flying = this.#flying.get(reply.seq);
     if (flying === undefined || flying.token[0] !== reply.token[0] || flying.token[1] !== reply.token[1]) return;
+    if (from.replace(/%.*$/, "") !== flying.address.replace(/%.*$/, "")) return; // a zone (fe80::1%eth0) names no other host
     this.#flying.delete(reply.seq);
     flying.answered();
   }
@@ -153,7 +160,15 @@ async function open(family: Family): Promise<EchoSocket | SocketRefusal> {
     return { reason: "unloadable", detail: error instanceof Error ? error.message : String(error) };
   }
   const fd = family === 4 ? libc.socket(2, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 1) : libc.socket(10, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 58);
-  if (fd >= 0) return new EchoSocket(family, fd);
+  if (fd >= 0) {
+    try {
+      return new EchoSocket(family, fd);
+    } catch (error) {
+      // node:dgram would not take it (libuv did not see a datagram socket): give it back, and use ping.
+      libc.close(fd);
+      return { reason: "refused", code: (error as NodeJS.ErrnoException).code ?? String(error) };
+    }
+  }
   const errno = libc.errno();
   if (errno === constants.errno.EACCES || errno === constants.errno.EPERM) return { reason: "denied", range: groupRange(), gid: process.getgid?.() ?? -1 };
   return { reason: "refused", code: Object.entries(constants.errno).find(([, n]) => n === errno)?.[0] ?? `errno ${errno}` };
@@ -162,13 +177,16 @@ async function open(family: Family): Promise<EchoSocket | SocketRefusal> {
 interface Libc {
   readonly socket: (domain: number, type: number, protocol: number) => number;
   readonly errno: () => number;
+  readonly close: (fd: number) => number;
 }
 let loaded: Promise<Libc> | undefined;
 
 async function loadLibc(): Promise<Libc> {
   const koffi = (await import("koffi")).default;
-  const socket = koffi.load("libc.so.6").func("int socket(int, int, int)");
-  return { socket: (domain, type, protocol) => socket(domain, type, protocol) as number, errno: () => koffi.errno() };
+  const libc = koffi.load("libc.so.6");
+  const socket = libc.func("int socket(int, int, int)");
+  const close = libc.func("int close(int)");
+  return { socket: (domain, type, protocol) => socket(domain, type, protocol) as number, errno: () => koffi.errno(), close: (fd) => close(fd) as number };
 }
 
 function groupRange(): string {

@@ -262,7 +262,10 @@ export class Checking {
   #askIcmp(services: readonly ScheduledService[]): void {
     if (this.#icmpAsked || !services.some((s) => s.check.type === "icmp")) return;
     this.#icmpAsked = true;
-    void icmpStart().then((line) => this.#options.log[line.level](line.message, line.fields));
+    icmpStart().then(
+      (line) => this.#options.log[line.level](line.message, line.fields),
+      (error: unknown) => this.#options.log.warn("could not tell how icmp checks will run; each says so when it runs", { error: String(error) }),
+    );
   }
 
   #addHeartbeat(s: AnyService): void {
