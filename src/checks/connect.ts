@@ -7,7 +7,7 @@
  * copies what it keeps before the next.
  */
 import { connect as netConnect, isIP, type OnReadOpts, type Socket } from "node:net";
-import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from "node:tls";
+import { connect as tlsConnect, type ConnectionOptions, type PeerCertificate, type TLSSocket } from "node:tls";
 
 const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
@@ -36,6 +36,11 @@ export function connect(target: Target, take: () => (view: Buffer) => void): Soc
  * read: no expiry then, rather than NaN, which PostgreSQL's bigint refuses.
  */
 export function certExpiry(socket: TLSSocket): number | null {
-  const validTo = Date.parse(socket.getPeerCertificate()?.valid_to ?? "");
+  return expiryOf(socket.getPeerCertificate());
+}
+
+/** A certificate's expiry (Unix ms), as certExpiry, from one already asked for. */
+export function expiryOf(cert: PeerCertificate | undefined): number | null {
+  const validTo = Date.parse(cert?.valid_to ?? "");
   return Number.isFinite(validTo) ? validTo : null;
 }

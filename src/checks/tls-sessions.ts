@@ -1,0 +1,83 @@
+/**
+ * The last TLS session of each target, so that a returning check resumes it: still a fresh TCP connection and
+ * a fresh handshake, but an abbreviated one, without the certificate's transfer, parsing and chain
+ * verification, which were most of a TLS check's CPU (tls.ts says how much). A resumed handshake brings no
+ * certificate (OpenSSL keeps none to hand out: Node's getPeerCertificate() and getPeerX509Certificate() give
+ * nothing), so what the full handshake showed of it (its names, its expiry) is kept with the session; the
+ * session is that certificate's (a server resumes only what it issued to that handshake).
+ *
+ * A session is offered for `fullEveryMs` (10 minutes) after the full handshake that made it, then a full
+ * handshake is made again: the chain is verified again and a replaced or renewed certificate is seen, so the
+ * certificate a check shows is never older than that. Ten minutes is far below any certificate's warning
+ * (days), and above the default intervals, so most checks resume; a server's own ticket lifetime (nginx's and
+ * Node's 5 minutes) may end it sooner, which makes a full handshake, no failure. Nor is a session offered once
+ * its certificate has expired on the check's clock: a resumed handshake cannot pass what the full one would
+ * fail for that. A failed check drops its target's session.
+ */
+
+/** What one target's last full handshake left: the session to resume, and what it showed of the certificate. */
+export interface Kept {
+  readonly session: Buffer;
+  /** When the full handshake was made (monotonic ms). */
+  readonly fullAt: number;
+  /** When the certificate expires (Unix ms): a certificate without a readable expiry leaves no session. */
+  readonly validTo: number;
+  /** The entry's answers: the certificate's subject and issuer. */
+  readonly answers: readonly string[];
+}
+
+/** How a target is reached: a session made one way is never offered another (verified or not, another name). */
+export interface SessionTarget {
+  readonly host: string;
+  readonly port: number;
+  /** The name sent (SNI) and verified; null for an address without one. */
+  readonly servername: string | null;
+  readonly starttls: string | null;
+  readonly verifyTls: boolean;
+  readonly minVersion: string | null;
+}
+
+export function sessionKey(t: SessionTarget): string {
+  return `${t.host}\0${t.port}\0${t.servername ?? ""}\0${t.starttls ?? ""}\0${t.verifyTls}\0${t.minVersion ?? ""}`;
+}
+
+export class TlsSessions {
+  // A Map keeps insertion order: the first is the target whose full handshake is oldest, the one to let go
+  // (a target still checked has made one within fullEveryMs).
+  readonly #kept = new Map<string, Kept>();
+
+  /**
+   * @param fullEveryMs how long after its full handshake a session is offered. Default 10 minutes.
+   * @param cap how many targets' sessions are kept (about 1 KB each). Default 10,000.
+   */
+  constructor(
+    readonly fullEveryMs = 10 * 60_000,
+    readonly cap = 10_000,
+  ) {}
+
+  /** `key`'s session, if one may be resumed at `monotonic` (and `now`, the wall clock, for its certificate). */
+  offer(key: string, monotonic: number, now: number): Kept | undefined {
+    const kept = this.#kept.get(key);
+    if (kept === undefined) return undefined;
+    if (monotonic - kept.fullAt < this.fullEveryMs && now < kept.validTo) return kept;
+    this.#kept.delete(key);
+    return undefined;
+  }
+
+  keep(key: string, kept: Kept): void {
+    this.#kept.delete(key);
+    this.#kept.set(key, kept);
+    if (this.#kept.size > this.cap) this.#kept.delete(this.#kept.keys().next().value!);
+  }
+
+  drop(key: string): void {
+    this.#kept.delete(key);
+  }
+
+  get size(): number {
+    return this.#kept.size;
+  }
+}
+
+/** The daemon's: one for every check of the process. */
+export const tlsSessions = new TlsSessions();
