@@ -9,6 +9,7 @@ import { once } from "node:events";
 import { test, type TestContext } from "node:test";
 import { connect, createServer as createTlsServer, type Server, type TLSSocket } from "node:tls";
 import { systemClock, type Clock } from "../src/platform/clock.ts";
+import { runTcpCheck } from "../src/checks/tcp.ts";
 import { runTlsCheck, type TlsOptions, type TlsRequest } from "../src/checks/tls.ts";
 import { TlsSessions } from "../src/checks/tls-sessions.ts";
 import { expired, selfSigned, type Cert } from "./support/certs.ts";
@@ -172,3 +173,19 @@ test("tls: a session is never offered where a full handshake could fail: verifie
 });
 
 const pick = (o: { ok: boolean; handshake: Handshake }) => [o.ok, o.handshake];
+
+test("tcp over TLS: a returning check resumes as a tls check does, with its certificate's expiry, and a failed one drops the session", async (t) => {
+  const { port, next } = await ticketingServer(t, selfSigned(tempDir(t), 10));
+  const options = { sessions: new TlsSessions(10 * minutes) };
+  const tcp = async (expect: { certValidDays?: number }[] = []) => {
+    const request = { host: "127.0.0.1", port, tls: true, verifyTls: false, send: null, expect, timeoutMs: 3000 };
+    const [outcome, handshake] = await Promise.all([runTcpCheck(request, options), next()]);
+    return [outcome.ok, handshake, outcome.certExpiresAt];
+  };
+  const [ok, handshake, expiry] = await tcp();
+  assert.deepEqual([ok, handshake], [true, "full"]);
+  assert.ok((expiry as number) > Date.now() + 9 * days);
+  assert.deepEqual(await tcp(), [true, "resumed", expiry]);
+  assert.deepEqual(await tcp([{ certValidDays: 30 }]), [false, "resumed", expiry]);
+  assert.deepEqual(await tcp(), [true, "full", expiry]);
+});

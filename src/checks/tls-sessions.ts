@@ -14,6 +14,9 @@
  * its certificate has expired on the check's clock: a resumed handshake cannot pass what the full one would
  * fail for that. A failed check drops its target's session.
  */
+import type { PeerCertificate, TLSSocket } from "node:tls";
+import type { Clock } from "../platform/clock.ts";
+import { expiryOf } from "./connect.ts";
 
 /** What one target's last full handshake left: the session to resume, and what it showed of the certificate. */
 export interface Kept {
@@ -81,3 +84,53 @@ export class TlsSessions {
 
 /** The daemon's: one for every check of the process. */
 export const tlsSessions = new TlsSessions();
+
+/** What a handshake showed of the certificate: the socket's after a full one, the session's after a resumed one. */
+export interface Shown {
+  readonly resumed: boolean;
+  readonly validTo: number | null;
+  /** The certificate's subject and issuer, as people read them. */
+  readonly answers: readonly string[];
+}
+
+export function shownBy(socket: TLSSocket, kept: Kept | undefined): Shown {
+  if (kept !== undefined && socket.isSessionReused()) return { resumed: true, validTo: kept.validTo, answers: kept.answers };
+  const peer = socket.getPeerCertificate();
+  return { resumed: false, validTo: expiryOf(peer), answers: describe(peer) };
+}
+
+/**
+ * After a check that passed: keep the session its full handshake made (a resumed one keeps the one it had). TLS
+ * 1.2 issues it within the handshake (`issued`), 1.3 a round trip after it: the socket then reads until it
+ * comes, the server closes, or `ms` pass (a server that issues none is asked again at the next full handshake).
+ */
+export async function keepAfter(sessions: TlsSessions, key: string, socket: TLSSocket, seen: Shown, fullAt: number, issued: Buffer | undefined, clock: Clock, ms: number): Promise<void> {
+  if (seen.resumed || seen.validTo === null) return;
+  const session = issued ?? (await ticket(socket, clock, ms));
+  if (session) sessions.keep(key, { session, fullAt, validTo: seen.validTo, answers: seen.answers });
+}
+
+function ticket(socket: TLSSocket, clock: Clock, ms: number): Promise<Buffer | undefined> {
+  if (ms <= 0) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const done = (session?: Buffer) => {
+      clock.clearTimeout(timer);
+      resolve(session);
+    };
+    const timer = clock.setTimeout(done, ms);
+    socket.once("session", done);
+    socket.once("end", () => done());
+    socket.once("close", () => done());
+    socket.on("error", () => done());
+    socket.resume(); // what the server says besides is not this check's
+  });
+}
+
+/** The certificate's subject and issuer as people read them (CN=mail.example.org, O=Example). */
+function describe(cert: PeerCertificate | undefined): string[] {
+  const name = (fields: object | undefined) =>
+    Object.entries(fields ?? {})
+      .map(([key, value]) => `${key}=${[value].flat().join("+")}`)
+      .join(", ");
+  return cert && Object.keys(cert).length > 0 ? [`subject: ${name(cert.subject)}`, `issuer: ${name(cert.issuer)}`] : [];
+}

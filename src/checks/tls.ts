@@ -5,17 +5,17 @@
  * where every kind's does (certExpiresAt: certWarnDays warns of it). What it judges is pure (evaluateTls).
  */
 import { connect as netConnect, isIP, type Socket } from "node:net";
-import { connect as tlsConnect, createSecureContext, type PeerCertificate, type SecureContext, type TLSSocket } from "node:tls";
-import { systemClock, type Clock } from "../platform/clock.ts";
+import { connect as tlsConnect, type TLSSocket } from "node:tls";
+import { systemClock } from "../platform/clock.ts";
 import type { Outcome, TlsCheck } from "../domain/model.ts";
-import { expiryOf } from "./connect.ts";
+import { secureContext } from "./connect.ts";
 import { certCondition, firstHolding, latencyCondition, type Condition, type Verdict } from "./expect.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { matchesHere } from "./matching.ts";
 import { startTls } from "./starttls.ts";
 import { Deadline, timedOut } from "./deadline.ts";
-import { sessionKey, tlsSessions, type Kept, type TlsSessions } from "./tls-sessions.ts";
+import { keepAfter, sessionKey, shownBy, tlsSessions, type TlsSessions } from "./tls-sessions.ts";
 
 export type TlsRequest = Pick<TlsCheck, "host" | "port" | "starttls" | "servername" | "verifyTls" | "minVersion" | "expect" | "timeoutMs">;
 
@@ -61,18 +61,17 @@ export async function runTlsCheck(check: TlsRequest, options: TlsOptions = {}): 
       }
       if (deadline.over) throw timedOut; // agreed too late: the socket is destroyed already
       stage = "in the TLS handshake";
-      const secure = tlsConnect({ socket: plain, servername, rejectUnauthorized: check.verifyTls, secureContext: contextFor(check.minVersion, options.ca), ...(kept ? { session: kept.session } : {}) });
-      // TLS 1.2 issues the session within the handshake, 1.3 after it (see ticket below).
+      const secure = tlsConnect({ socket: plain, servername, rejectUnauthorized: check.verifyTls, secureContext: secureContext(check.minVersion, options.ca), ...(kept ? { session: kept.session } : {}) });
+      // TLS 1.2 issues the session within the handshake, 1.3 after it (keepAfter waits for it).
       secure.once("session", (session: Buffer) => (issued = session));
       return opened((socket = secure), "secureConnect");
     };
     const secure = await deadline.until(exchange());
     const latencyMs = round(clock.monotonic() - started);
     // A resumed handshake brings no certificate: what its full one showed is kept with the session.
-    const resumed = kept !== undefined && secure.isSessionReused();
-    const peer = resumed ? undefined : secure.getPeerCertificate();
-    const certValidTo = resumed ? kept.validTo : expiryOf(peer);
-    const answers = resumed ? [...kept.answers] : describe(peer);
+    const seen = shownBy(secure, kept);
+    const certValidTo = seen.validTo;
+    const answers = [...seen.answers];
     // No pattern among a tls check's conditions: nothing to run off the event loop.
     const verdict = evaluateTls(check.expect, { latencyMs, certValidTo, checkedAt });
     const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
@@ -80,10 +79,9 @@ export async function runTlsCheck(check: TlsRequest, options: TlsOptions = {}): 
       sessions.drop(key);
       return { ...fail({ kind: verdict.errorKind, message: verdict.error }), latencyMs, answers, ...cert };
     }
-    if (!resumed && certValidTo !== null) {
-      const session = issued ?? (await ticket(secure, clock, Math.min(Math.max(clock.monotonic() - started, 50), check.timeoutMs - latencyMs)));
-      if (session) sessions.keep(key, { session, fullAt: started, validTo: certValidTo, answers } satisfies Kept);
-    }
+    // Wait for a TLS 1.3 ticket as long as the connection took so far (more than the round trip it needs), at
+    // least 50 ms, within the deadline.
+    await keepAfter(sessions, key, secure, seen, started, issued, clock, Math.min(Math.max(clock.monotonic() - started, 50), check.timeoutMs - latencyMs));
     return { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, answers, ...cert };
   } catch (error) {
     sessions.drop(key);
@@ -95,56 +93,12 @@ export async function runTlsCheck(check: TlsRequest, options: TlsOptions = {}): 
   }
 }
 
-/**
- * One secure context (OpenSSL's SSL_CTX: its ciphers, its roots) for each lowest version, made once:
- * tls.connect makes a new one for every connection otherwise, 8 % of a check's CPU (profiled).
- */
-const contexts = new Map<string, SecureContext>();
-function contextFor(minVersion: TlsRequest["minVersion"], ca: string | undefined): SecureContext {
-  const made = () => createSecureContext({ ...(minVersion ? { minVersion } : {}), ...(ca === undefined ? {} : { ca }) });
-  if (ca !== undefined) return made();
-  let context = contexts.get(minVersion ?? "");
-  if (!context) contexts.set(minVersion ?? "", (context = made()));
-  return context;
-}
-
-/**
- * The session a server issues after a full TLS 1.3 handshake: it comes a round trip after the handshake ends
- * (the client's Finished, then the server's ticket), so the socket reads until it comes, the server closes, or
- * `ms` (as long as the connection took so far, at least 50 ms, within the deadline) pass. A server that issues
- * none is asked again at the next check's full handshake.
- */
-function ticket(socket: TLSSocket, clock: Clock, ms: number): Promise<Buffer | undefined> {
-  if (ms <= 0) return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    const done = (session?: Buffer) => {
-      clock.clearTimeout(timer);
-      resolve(session);
-    };
-    const timer = clock.setTimeout(done, ms);
-    socket.once("session", done);
-    socket.once("end", () => done());
-    socket.once("close", () => done());
-    socket.on("error", () => done());
-    socket.resume(); // what the server says besides is not this check's
-  });
-}
-
 /** `socket` once it emits `event`, or its error. */
 function opened<S extends Socket>(socket: S, event: string): Promise<S> {
   return new Promise((resolve, reject) => {
     socket.once(event, () => resolve(socket));
     socket.once("error", reject);
   });
-}
-
-/** The certificate's subject and issuer as people read them (CN=mail.example.org, O=Example). */
-function describe(cert: PeerCertificate | undefined): string[] {
-  const name = (fields: object | undefined) =>
-    Object.entries(fields ?? {})
-      .map(([key, value]) => `${key}=${[value].flat().join("+")}`)
-      .join(", ");
-  return cert && Object.keys(cert).length > 0 ? [`subject: ${name(cert.subject)}`, `issuer: ${name(cert.issuer)}`] : [];
 }
 
 /** Which alternative held, or why none did: pure. No alternatives: the verified handshake was enough. */
