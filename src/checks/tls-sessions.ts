@@ -1,9 +1,9 @@
 /**
  * The last TLS session of each target, so that a returning check resumes it: still a fresh TCP connection and
- * a fresh handshake, but an abbreviated one, without the certificate's transfer, parsing and chain
- * verification, which were most of a TLS check's CPU (tls.ts says how much). A resumed handshake brings no
- * certificate (OpenSSL keeps none to hand out: Node's getPeerCertificate() and getPeerX509Certificate() give
- * nothing), so what the full handshake showed of it (its names, its expiry) is kept with the session; the
+ * a fresh handshake, but an abbreviated one, without the certificate's transfer and chain verification, nor
+ * the server's signature (what it saves the check on OpenSSL 3.0 is less than hoped: tls.ts says how much). A
+ * resumed handshake brings no certificate (Node's getPeerCertificate() and getPeerX509Certificate() give none,
+ * tested), so what the full handshake showed of it (its names, its expiry) is kept with the session: the
  * session is that certificate's (a server resumes only what it issued to that handshake).
  *
  * A session is offered for `fullEveryMs` (10 minutes) after the full handshake that made it, then a full
