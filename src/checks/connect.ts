@@ -22,31 +22,28 @@ export interface Target {
 /**
  * A connection to `target` that hands each read to the reader `take()` answers at that moment: a view of the
  * shared buffer, valid only during the call. A reader may be chosen after the connection opens; until then
- * what arrives is dropped. A TLS connection names the host (SNI) unless it is an address; `more` may give it
- * a shared secure context and a session to resume (tls-sessions.ts).
+ * what arrives is dropped. A TLS connection names the host (SNI) unless it is an address.
  */
-export function connect(target: Target, take: () => (view: Buffer) => void, more: { readonly secureContext?: SecureContext; readonly session?: Buffer | undefined } = {}): Socket {
+export function connect(target: Target, take: () => (view: Buffer) => void): Socket {
   const { host, port } = target;
   const onread: OnReadOpts = { buffer: readBuffer, callback: (bytes, buffer) => (take()((buffer as Buffer).subarray(0, bytes)), true) };
   if (!target.tls) return netConnect({ host, port, onread });
-  const { secureContext, session } = more;
-  const options = { host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: target.verifyTls, onread, ...(secureContext ? { secureContext } : {}), ...(session ? { session } : {}) };
-  return tlsConnect(options as ConnectionOptions);
+  return tlsConnect({ host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: target.verifyTls, secureContext: secureContext(null), onread } as ConnectionOptions);
 }
 
 /**
- * One secure context (OpenSSL's SSL_CTX: its ciphers, its roots) for each lowest version, made once:
- * tls.connect makes a new one for every connection otherwise, 8 % of a TLS check's CPU (profiled). With `ca`
- * (trusted instead of Node's roots: the tests'), a new one.
+ * The secure context (OpenSSL's SSL_CTX: its versions, ciphers and roots) for a lowest TLS version, made once
+ * and shared by every connection that asks for that version: tls.connect makes a new one for each connection
+ * otherwise, 8 % of a tls check's CPU (profiled). Sharing it shares no more than that: the name to verify,
+ * whether to refuse an unverified certificate, and sessions (none is offered unless asked for) stay each
+ * connection's own.
  */
-export function secureContext(minVersion: "TLSv1.2" | "TLSv1.3" | null, ca?: string): SecureContext {
-  const made = () => createSecureContext({ ...(minVersion ? { minVersion } : {}), ...(ca === undefined ? {} : { ca }) });
-  if (ca !== undefined) return made();
-  let context = contexts.get(minVersion ?? "");
-  if (!context) contexts.set(minVersion ?? "", (context = made()));
+export function secureContext(minVersion: "TLSv1.2" | "TLSv1.3" | null): SecureContext {
+  let context = contexts.get(minVersion);
+  if (!context) contexts.set(minVersion, (context = createSecureContext(minVersion ? { minVersion } : {})));
   return context;
 }
-const contexts = new Map<string, SecureContext>();
+const contexts = new Map<string | null, SecureContext>();
 
 /**
  * When a TLS connection's certificate expires (Unix ms). OpenSSL prints "Bad time value" for a date it cannot

@@ -2,19 +2,18 @@
  * A TCP check: connect (over TLS when asked), write `send` if any, read a banner while an alternative waits for
  * one, and judge. One deadline, `timeoutMs`, covers it all. What it judges is pure (evaluateTcp).
  */
-import { isIP, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import type { TLSSocket } from "node:tls";
 import { systemClock } from "../platform/clock.ts";
 import type { ErrorKind, Outcome, TcpCheck } from "../domain/model.ts";
-import { connect, secureContext } from "./connect.ts";
+import { certExpiry, connect } from "./connect.ts";
 import { cannotRun, certCondition, firstHolding, latencyCondition, quote, type Condition, type Verdict } from "./expect.ts";
 import type { ControllerOptions } from "./http.ts";
 import { classify, printable, round } from "./failure.ts";
 import { compilePattern } from "../domain/pattern.ts";
 import { cheapOnly, judged, type Matches } from "./matching.ts";
 import { onStop } from "./stopping.ts";
-import { keepAfter, sessionKey, shownBy, tlsSessions, type Shown, type TlsSessions } from "./tls-sessions.ts";
 
 export type TcpRequest = Pick<TcpCheck, "host" | "port" | "tls" | "verifyTls" | "send" | "expect" | "timeoutMs">;
 
@@ -33,16 +32,10 @@ export interface TcpObservation {
   readonly timedOut: boolean;
 }
 
-export async function runTcpCheck(check: TcpRequest, options: ControllerOptions & { readonly sessions?: TlsSessions } = {}): Promise<Outcome> {
+export async function runTcpCheck(check: TcpRequest, options: ControllerOptions = {}): Promise<Outcome> {
   const clock = options.clock ?? systemClock;
   const checkedAt = clock.now();
   const started = clock.monotonic();
-  // Over TLS, a returning check resumes its target's session as a tls check does (tls-sessions.ts): the same
-  // handshake as a tls check's without STARTTLS or a lowest version, so they share it.
-  const sessions = options.sessions ?? tlsSessions;
-  const key = check.tls ? sessionKey({ host: check.host, port: check.port, servername: isIP(check.host) ? null : check.host, starttls: null, verifyTls: check.verifyTls, minVersion: null }) : "";
-  const kept = check.tls ? sessions.offer(key, started, checkedAt) : undefined;
-  let issued: Buffer | undefined;
   const where = `${check.host.includes(":") ? `[${check.host}]` : check.host}:${check.port}`;
   const banner = check.expect.some((a) => a.banner !== undefined) ? new BannerReader() : undefined;
   let socket: Socket | undefined;
@@ -60,8 +53,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
       forget = onStop(options.signal, stop);
     });
     const opened = new Promise<Socket>((resolve, reject) => {
-      const s = (socket = connect(check, () => banner?.take ?? drop, check.tls ? { secureContext: secureContext(null), session: kept?.session } : {}));
-      if (check.tls) s.once("session", (session: Buffer) => (issued = session));
+      const s = (socket = connect(check, () => banner?.take ?? drop));
       banner?.watch(s);
       s.once(check.tls ? "secureConnect" : "connect", () => resolve(s));
       s.once("error", reject);
@@ -70,8 +62,7 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
     const first = await Promise.race([opened, ended]);
     if (first === "timeout") return fail("timeout", `no connection to ${where} within ${check.timeoutMs} ms (timed out ${stage})`);
     const connectedMs = clock.monotonic() - started;
-    const shown: Shown | undefined = check.tls ? shownBy(first as TLSSocket, kept) : undefined;
-    const certValidTo = shown?.validTo ?? null;
+    const certValidTo = check.tls ? certExpiry(first as TLSSocket) : null;
     if (check.send !== null) first.write(unescape(check.send));
     let read = { text: "", timedOut: false };
     if (banner) {
@@ -84,14 +75,10 @@ export async function runTcpCheck(check: TcpRequest, options: ControllerOptions 
     const seen = { banner: read.text, latencyMs, certValidTo, checkedAt, timedOut: read.timedOut };
     const verdict = await judged((matches) => evaluateTcp(check.expect, seen, matches));
     const cert = certValidTo === null ? {} : { certExpiresAt: certValidTo };
-    if (!verdict.ok) {
-      if (check.tls) sessions.drop(key);
-      return { ...fail(verdict.errorKind, verdict.error), latencyMs, ...cert };
-    }
-    if (shown) await keepAfter(sessions, key, first as TLSSocket, shown, started, issued, clock, Math.min(Math.max(clock.monotonic() - started, 50), check.timeoutMs - latencyMs));
-    return { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert };
+    return verdict.ok
+      ? { ok: true, status: null, latencyMs, matched: verdict.matched, errorKind: null, error: null, checkedAt, ...cert }
+      : { ...fail(verdict.errorKind, verdict.error), latencyMs, ...cert };
   } catch (error) {
-    if (check.tls) sessions.drop(key);
     const failure = classify(error, check.host, where, stage);
     return fail(failure.kind, failure.message, failure.shortage);
   } finally {
