@@ -5,11 +5,12 @@
  * where every kind's does (certExpiresAt: certWarnDays warns of it). What it judges is pure (evaluateTls).
  *
  * Cost (bench:kinds, 1,000 checks every 20 s of one local TLS 1.3 target, Node 20 with OpenSSL 3.0, the
- * 2-core machine shared and loaded (load 5 to 6), 2026-12-06 06:19-06:33 UTC, main's build then this one):
- * 1.24 ms CPU a check, 1.9 times an http check's, against main's 1.54 ms and 3.2 times (medians of 3; single
- * runs spread by a third). An https check, whose fresh TLS connection is the same handshake, cost 2.4 times
- * (main's 3.4). Where it goes (a CPU profile of this function in a loop): OpenSSL's own work a connection,
- * which healthd cannot cut without weakening the check: making the ClientHello (its key share: 19 % of the
+ * 2-core machine shared (load 5 to 6, then 0.1 to 4), 2026-12-06 06:19-06:43 UTC, main's build then this one,
+ * twice): 1.24 and 1.11 ms CPU a check against main's 1.54 and 1.54; 1.9 and 2.7 times an http check's
+ * against main's 3.2 and 2.85 (medians of 3; the http base itself moved by a third between runs, so the
+ * absolute CPU is the surer figure). An https check, whose fresh TLS connection is the same handshake, cost
+ * 2.4 times (main's 3.4) in the first pair. Where it goes (a CPU profile of this function in a loop):
+ * OpenSSL's own work a connection, which healthd cannot cut without weakening the check: making the ClientHello (its key share: 19 % of the
  * busy time), the server's answer and the chain (parsing the certificate, verifying it), reading the
  * certificate out for the entry (9 %), and making and closing the socket (about 15 %). What was healthd's
  * own is gone: a secure context made a connection (now one a lowest version, connect.ts), the certificate
