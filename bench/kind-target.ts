@@ -1,7 +1,7 @@
 /**
  * The kinds bench's targets, in a process of their own: an HTTP server answering 200, a TCP server that greets
- * with an SMTP-like banner, a DNS server over UDP answering one A record, a UDP echo, a TLS server (a
- * certificate made here by openssl), a WebSocket server answering each message, and a gRPC health server
+ * with an SMTP-like banner, a DNS server over UDP answering one A record, a UDP echo, a TLS server and an HTTPS one
+ * (a certificate made here by openssl), a WebSocket server answering each message, and a gRPC health server
  * answering SERVING; each counts what it received (icmp's echoes are the kernel's: the bench counts those
  * from the daemon's metrics). The parent asks {count: kind} for the count since it last asked. Exits when its
  * parent goes away.
@@ -11,6 +11,7 @@ import { createSocket } from "node:dgram";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { createServer as createTcpServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ import dnsPacket from "dns-packet";
 import { WebSocketServer } from "ws";
 import { decodeRequest, encodeResponse, healthCheckMethod } from "../src/checks/grpc-health.ts";
 
-const counts: Record<string, number> = { http: 0, tcp: 0, dns: 0, udp: 0, tls: 0, websocket: 0, grpc: 0 };
+const counts: Record<string, number> = { http: 0, https: 0, tcp: 0, dns: 0, udp: 0, tls: 0, websocket: 0, grpc: 0 };
 const ports: Record<string, number> = {};
 
 const body = Buffer.from('{"status":"up"}');
@@ -52,13 +53,22 @@ udp.on("message", (message, from) => {
 });
 const dir = mkdtempSync(join(tmpdir(), "healthd-bench-tls-"));
 execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "30", "-subj", "/CN=localhost"], { stdio: "ignore" });
-const tls = createTlsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (socket) => {
+const keyAndCert = { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+// It waits for the client to speak or hang up, as an HTTPS server does: ending the connection in this handler
+// would send no TLS 1.3 session tickets (Node sends them after the handler has run), which every real server
+// sends, and a check's client reads.
+const tls = createTlsServer(keyAndCert, (socket) => {
   socket.on("error", () => {});
-  socket.end();
+  socket.resume();
 });
 // Counted as connections: a check hangs up once its handshake is done, before the server's side of it ends.
 tls.on("connection", () => counts.tls!++);
 tls.on("tlsClientError", () => {});
+// The same server over TLS, for what a fresh TLS connection costs an http check (beside a tls check).
+const https = createHttpsServer({ ...keyAndCert, keepAliveTimeout: 1000 }, (_req, res) => {
+  counts.https!++;
+  res.writeHead(200, { "content-type": "application/json", "content-length": body.length }).end(body);
+});
 rmSync(dir, { recursive: true, force: true });
 const websocket = new WebSocketServer({ host: "127.0.0.1", port: 0 });
 websocket.on("connection", (socket) => {
@@ -75,14 +85,16 @@ health.addService(
 http.listen(0, "127.0.0.1");
 tcp.listen(0, "127.0.0.1");
 tls.listen(0, "127.0.0.1");
+https.listen(0, "127.0.0.1");
 dns.bind(0, "127.0.0.1");
 udp.bind(0, "127.0.0.1");
-await Promise.all([once(http, "listening"), once(tcp, "listening"), once(tls, "listening"), once(dns, "listening"), once(udp, "listening"), once(websocket, "listening")]);
+await Promise.all([once(http, "listening"), once(tcp, "listening"), once(tls, "listening"), once(https, "listening"), once(dns, "listening"), once(udp, "listening"), once(websocket, "listening")]);
 ports.grpc = await new Promise<number>((resolve, reject) => health.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
 Object.assign(ports, {
   http: (http.address() as AddressInfo).port,
   tcp: (tcp.address() as AddressInfo).port,
   tls: (tls.address() as AddressInfo).port,
+  https: (https.address() as AddressInfo).port,
   dns: dns.address().port,
   udp: udp.address().port,
   websocket: (websocket.address() as AddressInfo).port,

@@ -31,6 +31,7 @@ const checks: Record<string, (ports: Record<string, number>, i: number) => objec
   tcp: (p) => ({ type: "tcp", host: "127.0.0.1", port: p.tcp, expect: [{ banner: { contains: "220 " } }] }),
   dns: (p, i) => ({ type: "dns", name: `svc-${i}.bench.test`, server: `127.0.0.1:${p.dns}`, expect: [{ answers: { includes: "192.0.2.10" } }] }),
   udp: (p) => ({ type: "udp", host: "127.0.0.1", port: p.udp, send: "ping", expect: [{ contains: "echo: ping" }] }),
+  https: (p, i) => ({ url: `https://127.0.0.1:${p.https}/svc-${i}`, verifyTls: false }),
   tls: (p) => ({ type: "tls", host: "127.0.0.1", port: p.tls, verifyTls: false }),
   // One echo a check, as the others make one exchange (the default, 3, is three).
   icmp: () => ({ type: "icmp", host: "127.0.0.1", count: 1 }),
@@ -58,7 +59,7 @@ async function received(kind: Kind): Promise<number | null> {
 async function made(url: string, kind: Kind): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let sum = 0;
-  for (const m of text.matchAll(/^healthd_checks_total\{([^}]*)\} (\d+)$/gm)) if (m[1]!.includes(`type="${kind}"`) && m[1]!.includes('result="ok"')) sum += Number(m[2]);
+  for (const m of text.matchAll(/^healthd_checks_total\{([^}]*)\} (\d+)$/gm)) if (m[1]!.includes(`type="${kind === "https" ? "http" : kind}"`) && m[1]!.includes('result="ok"')) sum += Number(m[2]);
   return sum;
 }
 /** CPU seconds of a process and of the children it has waited for (utime, stime, cutime, cstime). */

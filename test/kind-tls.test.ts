@@ -15,7 +15,7 @@ import { selfSigned, type Cert } from "./support/certs.ts";
 import { assertChecksRefused, testDaemon } from "./support/daemon.ts";
 import { engines } from "./support/databases.ts";
 import { nextEvent } from "./support/events.ts";
-import { serveOnLoopback } from "./support/targets.ts";
+import { refusedUrl, serveOnLoopback } from "./support/targets.ts";
 import { tempDir } from "./support/temp.ts";
 
 const tls = (port: number, more: Partial<TlsRequest> = {}): TlsRequest => ({
@@ -82,6 +82,55 @@ test("tls: the handshake, the certificate's subject and issuer, its days, verifi
 
   const version = await runTlsCheck(tls(port, { minVersion: "TLSv1.3" }));
   assert.deepEqual([version.ok, version.errorKind], [false, "tls"]);
+});
+
+// Connections share a secure context per lowest version (connect.ts): what must stay each check's own is its
+// lowest version, its verification and its certificate (no session carried from one check to the next). Each
+// pair runs in both orders: whichever context was made first must not decide for the other.
+test("tls: checks in one process keep their own lowest version and verification, and each shows the certificate", async (t) => {
+  const cert = selfSigned(tempDir(t), 10);
+  const old = await tlsServer(t, cert, { maxVersion: "TLSv1.2" });
+  const current = await tlsServer(t, cert);
+  for (const minVersion of ["TLSv1.3", null, "TLSv1.3", null] as const) {
+    const outcome = await runTlsCheck(tls(old, { minVersion }));
+    assert.deepEqual([outcome.ok, outcome.errorKind], minVersion ? [false, "tls"] : [true, null], `${minVersion}: ${outcome.error}`);
+    assert.equal((await runTlsCheck(tls(current, { minVersion }))).ok, true, String(minVersion));
+  }
+  for (const verifyTls of [true, false, true, false]) {
+    const outcome = await runTlsCheck(tls(current, { verifyTls, servername: "localhost" }));
+    assert.deepEqual([outcome.ok, outcome.errorKind], verifyTls ? [false, "tls"] : [true, null], `${verifyTls}: ${outcome.error}`);
+  }
+  // A server that issues TLS 1.3 tickets and waits for the client, as an HTTPS server does: a check offered a
+  // session would resume it and be given no certificate.
+  const ticketing = createTlsServer({ key: cert.key, cert: cert.cert }, (s) => (s.on("error", () => {}), s.resume()));
+  ticketing.on("tlsClientError", () => {});
+  const resumed: boolean[] = [];
+  ticketing.on("secureConnection", (s) => resumed.push(s.isSessionReused()));
+  ticketing.listen(0, "127.0.0.1");
+  await once(ticketing, "listening");
+  t.after(() => ticketing.close());
+  const port = (ticketing.address() as { port: number }).port;
+  for (let i = 0; i < 3; i++) {
+    const outcome = await runTlsCheck(tls(port));
+    assert.deepEqual([outcome.ok, outcome.answers], [true, ["subject: CN=localhost", "issuer: CN=localhost"]], `check ${i}`);
+    assert.ok(outcome.certExpiresAt! > Date.now() + 9 * 86_400_000);
+  }
+  assert.ok(!resumed.includes(true), "no check resumed a session");
+});
+
+// Without STARTTLS the TLS socket makes the TCP connection itself: its stage still moves on once connected.
+test("tls without STARTTLS: a refused connection, a server that hangs up in the handshake and one that stalls in it", async (t) => {
+  const cert = selfSigned(tempDir(t), 90);
+  const nobody = Number(new URL(await refusedUrl()).port);
+  const refused = await runTlsCheck(tls(nobody));
+  assert.deepEqual([refused.errorKind, refused.error], ["connect", `connection refused by 127.0.0.1:${nobody}`]);
+  const hangingUp = await tcpServer(t, (socket) => socket.destroy(), cert);
+  const gone = await runTlsCheck(tls(hangingUp, { timeoutMs: 60_000 }));
+  assert.deepEqual([gone.ok, gone.errorKind], [false, "tls"], gone.error ?? "");
+  assert.match(gone.error!, /disconnected before secure TLS connection was established/);
+  const stalling = await tcpServer(t, () => {}, cert);
+  const stalled = await runTlsCheck(tls(stalling, { timeoutMs: 300 }));
+  assert.deepEqual([stalled.errorKind, stalled.error], ["timeout", `no TLS connection to 127.0.0.1:${stalling} within 300 ms (timed out in the TLS handshake)`]);
 });
 
 test("tls with STARTTLS: SMTP, IMAP, POP3, FTP, PostgreSQL and LDAP servers agree, then the handshake is made", async (t) => {
