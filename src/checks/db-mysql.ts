@@ -2,8 +2,7 @@
  * A mysql check's exchange (MySQL and MariaDB), on mysql2: its protocol (handshake, the auth plugins, packets)
  * is not one to write again, and mysql2 is the maintained client. Connect, log in, run the query, take its
  * first row as the server's text and hand it back; the runner (database.ts) holds the deadline and closes.
- * Cost, bench:kinds at 500 services, 2026-12-06 06:01-06:14 UTC, load 5 to 8: 1.49 times an http check's CPU
- * before COM_QUIT went in the query's write, 1.11 after (1.16 at 1,000 services, 06:16-06:24).
+ * The goodbye (COM_QUIT) rides in the query's write: a quarter of a check's CPU less (docs/benchmarks.md).
  */
 import type { Socket } from "node:net";
 import { failures, sniffed, type Login, type Row, type Session } from "./db-session.ts";

@@ -7,12 +7,9 @@
  *
  * Why not pg's Client: a check is one connection, one query, one row, and Client is made for a pool's long
  * lives (ConnectionParameters reading environment variables and defaults, Query and Result objects, event
- * plumbing). Cost, bench:kinds at 500 services, 2026-12-06 06:01-06:14 UTC, load 5 to 8: 1.90 times an http
- * check's CPU on Client, 1.71 on this. What is left is mostly PostgreSQL's own: two round trips (the login,
- * then the query) where http makes one, and a server process forked per connection, so that each check waits
- * ~25 ms in flight on a loaded machine; a bare loop of the same bytes with no parsing costs ~75% of this check.
- * At 1,000 services (50 connections a second) this machine's PostgreSQL could not keep up (06:22-06:36 UTC,
- * load 2 to 9): checks queued at the in-flight bound and the ratio swung from 3.5 to 5.6, Client's and this alike.
+ * plumbing); this costs a tenth less (docs/benchmarks.md). What is left is mostly the protocol's own: two
+ * round trips (the login, then the query) where http makes one; a bare loop of the same bytes with no parsing
+ * costs ~75% of this check.
  */
 import { createHash } from "node:crypto";
 import { connect as connectTcp, isIP, type Socket } from "node:net";

@@ -7,11 +7,9 @@
  * Why node:http2 and not @grpc/grpc-js: a unary call with no metadata, one two-field message each way
  * (grpc-health.ts) and gRPC's status in the trailers is all a health check needs, and is a few lines over
  * HTTP/2 (grpc-answer.ts judges what came back). grpc-js built its whole channel stack for each check
- * (resolver, balancers, subchannel, call layers). bench:kinds (RUNS=3 SECONDS=20 WARMUP_CHECKS=1000
- * KINDS=http,grpc, 2026-12-06 06:07-06:17 UTC, load 5 to 9): grpc-js 2.26 ms of CPU a check, 3.5 times http's;
- * node:http2 1.22 ms, 2.2 times. What is left is node:http2's own per session (its nghttp2 session, socket and
- * stream objects, their setup and teardown: profiled, little of it this file's); below that would take HTTP/2
- * framing and HPACK written here on a bare socket.
+ * (resolver, balancers, subchannel, call layers): this costs half its CPU (docs/benchmarks.md). What is left
+ * is node:http2's own per session (its nghttp2 session, socket and stream objects, their setup and teardown:
+ * profiled, little of it this file's); below that would take HTTP/2 framing and HPACK written here.
  *
  * A hostile server holds little: the session may buffer 1 MB at most (node's least), the stream's window is
  * small, an answer is read up to maxAnswerBytes, and the session is destroyed at the end or the deadline.

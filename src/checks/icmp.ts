@@ -1,10 +1,8 @@
 /**
  * An ICMP check: `count` echoes to a host, 200 ms apart within one deadline, judged by how many came back and
  * how fast (icmp-echo.ts). They go on one ICMP datagram socket per address family that every icmp check of
- * the process shares (icmp-socket.ts): 0.39 ms of CPU a check of one echo, 0.57 of an http check's (bench:kinds,
- * 1,000 services, 2026-12-06 05:38-05:43 UTC, load 11 to 13), where the system's ping, a process a check,
- * took 16.7 ms, 12.6 times http's (250 services, 05:26-05:32, load 10 to 11; at 1,000 the daemon fell behind).
- * Where the system gives healthd no such socket, they run ping (icmp-process.ts), and the daemon says at start
+ * the process shares (icmp-socket.ts): about half an http check's CPU, where the system's ping, a process a
+ * check, cost some twenty times more (docs/benchmarks.md). Where the system gives healthd no such socket, they run ping (icmp-process.ts), and the daemon says at start
  * which way they run and what to grant (icmp-grant.ts).
  */
 import { lookup } from "node:dns/promises";

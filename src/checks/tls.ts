@@ -4,17 +4,14 @@
  * `timeoutMs`, covers it all. The entry's answers are the certificate's subject and issuer; its expiry goes
  * where every kind's does (certExpiresAt: certWarnDays warns of it). What it judges is pure (evaluateTls).
  *
- * Cost (bench:kinds, 1,000 checks every 20 s of one local TLS 1.3 target, Node 20 with OpenSSL 3.0, the
- * 2-core machine shared (load 5 to 6, then 0.1 to 4), 2026-12-06 06:19-06:43 UTC, main's build then this one,
- * twice): 1.24 and 1.11 ms CPU a check against main's 1.54 and 1.54; 1.9 and 2.7 times an http check's
- * against main's 3.2 and 2.85 (medians of 3; the http base itself moved by a third between runs, so the
- * absolute CPU is the surer figure). An https check, whose fresh TLS connection is the same handshake, cost
- * 2.4 times (main's 3.4) in the first pair. Where it goes (a CPU profile of this function in a loop):
- * OpenSSL's own work a connection, which healthd cannot cut without weakening the check: making the ClientHello (its key share: 19 % of the
- * busy time), the server's answer and the chain (parsing the certificate, verifying it), reading the
- * certificate out for the entry (9 %), and making and closing the socket (about 15 %). What was healthd's
- * own is gone: a secure context made a connection (now one a lowest version, connect.ts), the certificate
- * read twice, a plain socket under the TLS one when there is no STARTTLS.
+ * Its CPU is an https check's, the same fresh handshake (docs/benchmarks.md), and is OpenSSL's own work a
+ * connection, which healthd cannot cut without weakening the check: the ClientHello's key share (19 % of the
+ * busy time, profiled), the server's answer and chain (parsing and verifying the certificate), reading the
+ * certificate out for the entry (9 %), making and closing the socket (about 15 %). What was healthd's own is
+ * gone: a secure context made a connection (now one a lowest version, connect.ts), the certificate read
+ * twice, a plain socket under the TLS one when there is no STARTTLS. No session resumption: it saved the
+ * client nothing measurable on OpenSSL 3.0 (loading a session parses its certificate again) and would show a
+ * certificate from an earlier handshake.
  */
 import { connect as netConnect, isIP, type Socket } from "node:net";
 import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from "node:tls";
