@@ -38,12 +38,14 @@ export async function runIcmpCheck(check: IcmpRequest, options: IcmpOptions = {}
   });
   const judge = (report: PingReport) => judgeEchoes(check, report, clock.monotonic() - started, checkedAt);
   const family: Family = isIP(check.host) === 6 ? 6 : 4;
-  const socket = options.way === "process" ? null : await echoSocket(family);
-  if (!(socket instanceof EchoSocket)) {
+  /** The other way, where this process has no socket of the family needed. */
+  const byPing = async (): Promise<Outcome> => {
     if (options.way === "socket") return fail("internal", "this process has no ICMP datagram socket; see the daemon's first line about ICMP checks");
     const pinged = await pingProcess(check, options.signal);
     return "report" in pinged ? judge(pinged.report) : fail(pinged.kind, pinged.problem);
-  }
+  };
+  const socket = options.way === "process" ? null : await echoSocket(family);
+  if (!(socket instanceof EchoSocket)) return byPing();
   // The name is looked up within the check's deadline, as ping would (getaddrinfo: /etc/hosts, then DNS).
   const deadline = new Deadline(clock, check.timeoutMs, options.signal);
   let address = check.host;
@@ -54,7 +56,8 @@ export async function runIcmpCheck(check: IcmpRequest, options: IcmpOptions = {}
       address = found.address;
       if (found.family === 6) {
         const v6 = await echoSocket(6);
-        if (!(v6 instanceof EchoSocket)) return fail("connect", `${check.host} is ${address}, and this process has no ICMPv6 socket; give the check an IPv4 address`);
+        // This machine's want, not the target's fault: ping, as for an IPv6 address written out.
+        if (!(v6 instanceof EchoSocket)) return byPing();
         shared = v6;
       }
     }
