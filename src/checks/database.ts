@@ -49,7 +49,7 @@ export async function runDatabaseCheck(check: DatabaseRequest, options: Controll
     ok: false, status: null, latencyMs: round(clock.monotonic() - started), matched: null, errorKind: failure.kind, error: printable(failure.message), checkedAt,
     ...(failure.shortage ? { shortage: failure.shortage } : {}),
   });
-  const read = readOnce(check.type, check.url);
+  const read = readOnce(check);
   if (!read.ok) return fail(new CheckFailure("internal", `the check's url ${read.problem}`));
   const { connection } = read;
   const where = `${connection.host.includes(":") ? `[${connection.host}]` : connection.host}:${connection.port}`;
@@ -88,18 +88,13 @@ export async function runDatabaseCheck(check: DatabaseRequest, options: Controll
 
 /**
  * The URL read once per check definition, not at each check: reading it (URL parsing, %-escapes, the
- * parameters) was a tenth of a database check's CPU. It is pure, so a check seen again reads the same; the
- * memo is emptied when it holds more URLs than a daemon has checks.
+ * parameters) was a tenth of a database check's CPU. Kept by the definition, as its conditions are (conditionsOf),
+ * so it goes with it.
  */
-const readUrls = new Map<string, ReturnType<typeof readConnection>>();
-function readOnce(type: DatabaseRequest["type"], url: string): ReturnType<typeof readConnection> {
-  const key = `${type} ${url}`;
-  let read = readUrls.get(key);
-  if (read === undefined) {
-    if (readUrls.size >= 100_000) readUrls.clear();
-    read = readConnection(type, url);
-    readUrls.set(key, read);
-  }
+const readUrls = new WeakMap<DatabaseRequest, ReturnType<typeof readConnection>>();
+function readOnce(check: DatabaseRequest): ReturnType<typeof readConnection> {
+  let read = readUrls.get(check);
+  if (read === undefined) readUrls.set(check, (read = readConnection(check.type, check.url)));
   return read;
 }
 
