@@ -19,6 +19,7 @@ import { isIP } from "node:net";
 import { systemClock } from "../platform/clock.ts";
 import { version } from "../platform/version.ts";
 import type { GrpcCheck, Outcome } from "../domain/model.ts";
+import { secureContext } from "./connect.ts";
 import { Deadline, timedOut } from "./deadline.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
 import { AnswerBody, type Asked, grpcMessage, headersFailure, requestFrame, resetFailure, statusCode, statusFailure } from "./grpc-answer.ts";
@@ -53,7 +54,7 @@ export async function runGrpcCheck(check: GrpcRequest, options: ControllerOption
   let session: ClientHttp2Session | undefined;
   try {
     const secure: SecureClientSessionOptions = check.tls
-      ? { servername: isIP(host) ? undefined : host, ...(check.verifyTls ? {} : { rejectUnauthorized: false, checkServerIdentity: () => undefined }) }
+      ? { servername: isIP(host) ? undefined : host, secureContext: secureContext(null), ...(check.verifyTls ? {} : { rejectUnauthorized: false, checkServerIdentity: () => undefined }) }
       : {};
     session = connect(`${check.tls ? "https" : "http"}://${check.target}`, { ...limits, ...secure });
     const status = await deadline.until(call(session, check, asked, options.userAgent ?? `healthd/${version}`));
