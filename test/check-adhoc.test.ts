@@ -10,6 +10,7 @@ import { once } from "node:events";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
+import { createServer as createTcpServer } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
 import Database from "better-sqlite3";
 import { SMTPServer } from "smtp-server";
@@ -33,9 +34,25 @@ async function udpEcho(t: TestContext): Promise<number> {
   return socket.address().port;
 }
 
-/** A TLS server on 127.0.0.1 with `cert` that closes each connection once made. */
+/** A TLS server on 127.0.0.1 with `cert` that echoes (below). */
 async function tlsServer(t: TestContext, cert: Cert): Promise<number> {
-  const server = createTlsServer({ key: cert.key, cert: cert.cert }, (s) => s.end());
+  const server = createTlsServer({ key: cert.key, cert: cert.cert }, echo);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  return (server.address() as { port: number }).port;
+}
+
+/** Answers what it is sent ("echo: " and the text), else nothing: a client that closes is let go. */
+function echo(s: import("node:net").Socket): void {
+  s.on("error", () => {});
+  s.once("data", (data) => s.end(`echo: ${data}`));
+  s.once("end", () => s.end());
+}
+
+/** The same echo over plain TCP. */
+async function tcpEcho(t: TestContext): Promise<number> {
+  const server = createTcpServer(echo);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   t.after(() => server.close());
@@ -159,7 +176,7 @@ test("check refuses two kinds, a flag of another kind, --tls alone without --grp
 test("import: Gatus's icmp://, starttls:// and tls:// endpoints and Kuma's smtp monitors over TLS, applied and checked", async (t) => {
   const dir = tempDir(t);
   const cert = selfSigned(dir, 20);
-  const [tls, smtp] = await Promise.all([tlsServer(t, cert), smtpStarttls(t, cert)]);
+  const [tls, smtp, plain] = await Promise.all([tlsServer(t, cert), smtpStarttls(t, cert), tcpEcho(t)]);
   const gatus = join(dir, "gatus.yaml");
   writeFileSync(
     gatus,
@@ -167,7 +184,9 @@ test("import: Gatus's icmp://, starttls:// and tls:// endpoints and Kuma's smtp 
       `  - name: router\n    url: "icmp://127.0.0.1"\n    client: {timeout: 500ms}\n    conditions: ["[CONNECTED] == true", "[RESPONSE_TIME] < 800", "[IP] == 127.0.0.1"]\n    alerts: [{type: slack}]\n` +
       `  - name: mail\n    url: "starttls://127.0.0.1:${smtp}"\n    client: {insecure: true}\n    conditions: ["[CONNECTED] == true", "[CERTIFICATE_EXPIRATION] > 240h"]\n    alerts: [{type: slack}]\n` +
       `  - name: edge\n    url: "tls://127.0.0.1:${tls}"\n    client: {insecure: true}\n    conditions: ["[CONNECTED] == true", "[CERTIFICATE_EXPIRATION] > 48h", "[RESPONSE_TIME] < 5000"]\n    alerts: [{type: slack}]\n` +
-      `  - name: speaks\n    url: "tls://127.0.0.1:${tls}"\n    body: "HELLO"\n    client: {insecure: true}\n    conditions: ["[CONNECTED] == true"]\n    alerts: [{type: slack}]\n`,
+      `  - name: speaks\n    url: "tls://127.0.0.1:${tls}"\n    body: "HELLO"\n    client: {insecure: true}\n    conditions: ["[CONNECTED] == true", "[BODY] == pat(*echo: HELLO*)"]\n    alerts: [{type: slack}]\n` +
+      // Single-quoted YAML: the body's backslash is a backslash, sent as one.
+      `  - name: quoted\n    url: "tcp://127.0.0.1:${plain}"\n    body: 'a\\b'\n    conditions: ["[BODY] == echo: a\\\\b"]\n    alerts: [{type: slack}]\n`,
   );
   const kuma = join(dir, "kuma.db");
   kumaDatabase(kuma, []);
@@ -191,14 +210,15 @@ test("import: Gatus's icmp://, starttls:// and tls:// endpoints and Kuma's smtp 
   assert.deepEqual(services.router, { type: "icmp", host: "127.0.0.1", count: 1, maxLatencyMs: 800, ...base, timeoutMs: 1000 });
   assert.deepEqual(services.mail, { type: "tls", host: "127.0.0.1", port: smtp, starttls: "smtp", verifyTls: false, expect: [{ certValidDays: 10 }], ...base });
   assert.deepEqual(services.edge, { type: "tls", host: "127.0.0.1", port: tls, verifyTls: false, expect: [{ certValidDays: 2, maxLatencyMs: 5000 }], ...base });
-  assert.deepEqual(services.speaks, { type: "tcp", host: "127.0.0.1", port: tls, tls: true, verifyTls: false, ...base });
+  assert.deepEqual(services.speaks, { type: "tcp", host: "127.0.0.1", port: tls, send: "HELLO", tls: true, verifyTls: false, expect: [{ banner: { contains: "echo: HELLO" } }], ...base });
   for (const line of [
     /endpoint "router": condition "\[IP\] == 127\.0\.0\.1" has no healthd equivalent; left out/,
     /endpoint "router": its client timeout is under the 1 s an icmp check waits at least; it waits 1 s/,
-    /endpoint "speaks": Gatus sends its body and reads the answer as \[BODY\]; healthd does not carry it over/,
   ]) {
     assert.match(printed.stderr, line);
   }
+  assert.deepEqual(services.quoted, { type: "tcp", host: "127.0.0.1", port: plain, send: "a\\\\b", expect: [{ banner: { matches: "^echo: a\\\\b$" } }], ...base });
+  assert.doesNotMatch(printed.stderr, /endpoint "(speaks|quoted)"/);
 
   assert.equal(fromKuma.code, 0, fromKuma.stderr);
   const kumaServices = parse(fromKuma.stdout)["uptime-kuma"].services as { id: string; check: Record<string, unknown> }[];
@@ -211,7 +231,7 @@ test("import: Gatus's icmp://, starttls:// and tls:// endpoints and Kuma's smtp 
   const checked = await runHealthd(["check", "--db", store]);
   assert.equal(checked.code, 0, checked.stdout + checked.stderr);
   const lines = checked.stdout.trim().split("\n");
-  assert.equal(lines.length, 4, checked.stdout);
+  assert.equal(lines.length, 5, checked.stdout);
   assert.ok(lines.every((l) => l.startsWith("ok ")), checked.stdout);
   assert.ok(lines.some((l) => /\/mail +\d+\.\d ms {2}subject: CN=localhost/.test(l)), checked.stdout);
 });

@@ -3,7 +3,8 @@
  * become one alternative of `expect`. Groups become servers (endpoints without one go to `defaultServer`).
  *
  * What carries over: http(s) endpoints ([STATUS], [BODY].path, [BODY] == pat(...), [RESPONSE_TIME],
- * [CERTIFICATE_EXPIRATION]), tcp:// and ssh:// endpoints ([CONNECTED]), tls:// and starttls:// ones (tls checks,
+ * [CERTIFICATE_EXPIRATION]), tcp:// and ssh:// endpoints ([CONNECTED]; a body as send, [BODY] == text or pat(...)
+ * as a banner), udp:// ones, tls:// and starttls:// ones (tls checks,
  * [CERTIFICATE_EXPIRATION]), icmp:// ones, dns endpoints ([DNS_RCODE],
  * [BODY] as an answer), ws:// and wss:// endpoints (websocket), grpc:// and grpcs:// ones, [DOMAIN_EXPIRATION] as domainWarnDays, interval, client timeout, insecure and
  * ignore-redirect, method, headers, body (graphql too), enabled, the first alert's thresholds, and external
@@ -150,16 +151,18 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
       if (c.placeholder === "CONNECTED" && c.op === "==" && c.value === "true") continue;
       if (c.placeholder === "RESPONSE_TIME" && (c.op === "<" || c.op === "<=")) alternative.maxLatencyMs = latencyMs(c.value);
       else if (c.placeholder === "CERTIFICATE_EXPIRATION" && scheme === "tls" && (c.op === ">" || c.op === ">=")) alternative.certValidDays = days(c.value);
+      // Gatus writes the body and reads the answer as [BODY]: a tcp check's send and banner.
+      else if (scheme !== "ssh" && hasBody(e) && answerCondition(c)) alternative.banner = answerCondition(c);
       else skip(c);
     }
     if (scheme === "ssh") alternative.banner = { contains: "SSH-" };
-    // Gatus writes the body and reads the answer as [BODY]: said, as a tcp check can do both (send, banner) once written by hand.
-    if (scheme !== "ssh" && hasBody(e)) note("Gatus sends its body and reads the answer as [BODY]; healthd does not carry it over: give the check send and a banner expectation");
     const host = at[1]!.replace(/^\[|\]$/g, "");
     return {
       type: "tcp",
       host,
       port,
+      // A tcp check reads \r \n \t and \\ in send as escapes; Gatus's body is sent as written.
+      ...(scheme !== "ssh" && hasBody(e) ? { send: (e.body as string).replace(/\\/g, "\\\\") } : {}),
       ...(scheme === "tls" ? { tls: true, ...(e.client?.insecure === true ? { verifyTls: false } : {}) } : {}),
       ...(Object.keys(alternative).length > 0 ? { expect: [alternative] } : {}),
       ...base,
@@ -182,7 +185,7 @@ function udpCheck(e: Endpoint, url: string, conditions: readonly Condition[], ba
   for (const c of conditions) {
     if (c.placeholder === "CONNECTED" && c.op === "==" && c.value === "true") continue;
     if (c.placeholder === "RESPONSE_TIME" && (c.op === "<" || c.op === "<=")) alternative.maxLatencyMs = latencyMs(c.value);
-    else if (c.placeholder === "BODY" && c.op === "==" && !/^[a-z]+\(/.test(c.value)) alternative.matches = `^${c.value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
+    else if (answerCondition(c)) Object.assign(alternative, answerCondition(c));
     else skip(c);
   }
   return {
@@ -205,6 +208,18 @@ function alerting(e: Endpoint): Check {
     recoverThreshold: clamp(Number.isFinite(successes) ? successes : 2, 1, 1000),
     ...(e.enabled === false ? { paused: true } : {}),
   };
+}
+
+/**
+ * A condition on [BODY] as a tcp or udp answer's text: `== text` the whole answer, `== pat(...)` as an http
+ * body's (bodyCondition); nothing else has an equivalent.
+ */
+function answerCondition(c: Condition): { contains: string } | { matches: string } | undefined {
+  if (c.placeholder !== "BODY" || c.path !== null || c.op !== "==") return undefined;
+  if (!/^[a-z]+\(/.test(c.value)) return { matches: `^${c.value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$` };
+  const body = bodyCondition(c);
+  if (typeof body?.bodyContains === "string") return { contains: body.bodyContains };
+  return typeof body?.bodyMatches === "string" ? { matches: body.bodyMatches } : undefined;
 }
 
 const hasBody = (e: Endpoint) => typeof e.body === "string" && e.body !== "";
