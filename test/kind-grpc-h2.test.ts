@@ -8,12 +8,15 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, type AddressInfo, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import { test, type TestContext } from "node:test";
 import { runGrpcCheck, type GrpcRequest } from "../src/checks/grpc.ts";
 import { decodeRequest, encodeResponse } from "../src/checks/grpc-health.ts";
 import { ACK, CONTINUATION, DATA, END_HEADERS, END_STREAM, frame, FrameReader, GOAWAY, HEADERS, PADDED, PING, PRIORITY_FLAG, SETTINGS, settings, type Frame } from "../src/checks/h2-frames.ts";
 import { HpackDecoder } from "../src/checks/hpack.ts";
 import { huffmanEncode } from "../src/checks/hpack-huffman.ts";
+import { selfSigned } from "./support/certs.ts";
+import { tempDir } from "./support/temp.ts";
 
 /** What the client sent: its frames (copied) and its request's headers and service. */
 interface Heard {
@@ -157,4 +160,19 @@ test("a raw server's faults: a table size update over 4096, a header block over 
   assert.deepEqual(await ask("early"), broken("Protocol error: DATA before the response headers"));
   // Every connection was closed, by healthd's side when the server did not.
   await Promise.all(heard.map((h) => h.closed));
+});
+
+test("over TLS, a server that does not agree to h2 by ALPN is told at once, before a byte of the call is sent", async (t) => {
+  const received: Buffer[] = [];
+  const server = createTlsServer(selfSigned(tempDir(t), 30), (socket) => {
+    socket.on("error", () => {});
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  const target = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const refused = await runGrpcCheck(rpc(target, { tls: true, verifyTls: false }));
+  assert.deepEqual(brief(refused), [false, "protocol", `${target} does not speak gRPC over HTTP/2 (its TLS agreed on no ALPN protocol, not h2)`]);
+  assert.deepEqual(received, []);
 });
