@@ -17,6 +17,8 @@ export interface Target {
   readonly tls: boolean;
   /** Whether a TLS connection refuses a certificate it cannot verify. */
   readonly verifyTls: boolean;
+  /** The protocols a TLS connection offers by ALPN (grpc's h2); none offered when left out. */
+  readonly alpn?: readonly string[];
 }
 
 /**
@@ -28,7 +30,7 @@ export function connect(target: Target, take: () => (view: Buffer) => void): Soc
   const { host, port } = target;
   const onread: OnReadOpts = { buffer: readBuffer, callback: (bytes, buffer) => (take()((buffer as Buffer).subarray(0, bytes)), true) };
   if (!target.tls) return netConnect({ host, port, onread });
-  return tlsConnect({ host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: target.verifyTls, secureContext: secureContext(null), onread } as ConnectionOptions);
+  return tlsConnect({ host, port, servername: isIP(host) ? undefined : host, rejectUnauthorized: target.verifyTls, secureContext: secureContext(null), onread, ...(target.alpn ? { ALPNProtocols: [...target.alpn] } : {}) } as ConnectionOptions);
 }
 
 /**

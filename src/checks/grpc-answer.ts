@@ -119,10 +119,23 @@ export function statusCode(raw: string | undefined, asked: Asked): number {
   throw new CheckFailure("protocol", `${asked.target} ended the Health/Check call ${said}; it is not a gRPC server`);
 }
 
+/** HTTP/2's codes that say the other side broke its rules: a server that sends them is no gRPC server. */
+const brokenCodes = ["PROTOCOL_ERROR", "FLOW_CONTROL_ERROR", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "COMPRESSION_ERROR", "HTTP_1_1_REQUIRED"];
+
 /** The failure a call reset by the server is (RST_STREAM), by its HTTP/2 error code. */
 export function resetFailure(code: number, asked: Asked): CheckFailure {
   const name = resetNames[code] ?? `code ${code}`;
   // A server that breaks HTTP/2's rules is no gRPC server; one that refuses or cancels the call is one saying no.
-  const broken = ["PROTOCOL_ERROR", "FLOW_CONTROL_ERROR", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "COMPRESSION_ERROR", "HTTP_1_1_REQUIRED"].includes(name);
-  return new CheckFailure(broken ? "protocol" : "status", `${asked.target} reset the Health/Check call (RST_STREAM ${name}) before answering it`);
+  return new CheckFailure(brokenCodes.includes(name) ? "protocol" : "status", `${asked.target} reset the Health/Check call (RST_STREAM ${name}) before answering it`);
+}
+
+/** The failure a GOAWAY before the answer is: the connection closed by the server, or broken by healthd's side as it saw it. */
+export function goawayFailure(code: number, asked: Asked): CheckFailure {
+  const name = resetNames[code] ?? `code ${code}`;
+  return new CheckFailure(brokenCodes.includes(name) ? "protocol" : "connect", `${asked.target} closed the connection (GOAWAY ${name}) before answering Health/Check`);
+}
+
+/** What a server that broke HTTP/2 itself is: most often a plain HTTP/1 port, or a grpcs one asked without TLS. */
+export function http2Failure(why: string, tls: boolean, asked: Asked): CheckFailure {
+  return new CheckFailure("protocol", `${asked.target} does not speak gRPC over HTTP/2 (${why})${tls ? "" : "; if it serves gRPC over TLS, set tls: true"}`);
 }

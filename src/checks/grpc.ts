@@ -1,44 +1,37 @@
 /**
- * A gRPC check: grpc.health.v1.Health/Check asked of the target over a fresh HTTP/2 session (node:http2, TLS
- * with ALPN h2 when `tls`), destroyed after the call whatever happened. SERVING passes; another status fails
- * (answer), and so does a gRPC error, by what it says (timeout, connect, dns, tls, protocol, status, size). One
- * deadline, `timeoutMs`, covers the connection and the call, and is sent as grpc-timeout.
+ * A gRPC check: grpc.health.v1.Health/Check asked of the target over a fresh connection (connect.ts: TLS with
+ * ALPN h2 when `tls`, and h2 required), destroyed after the call whatever happened. SERVING passes; another
+ * status fails (answer), and so does a gRPC error, by what it says (timeout, connect, dns, tls, protocol,
+ * status, size). One deadline, `timeoutMs`, covers the connection and the call, and is sent as grpc-timeout.
  *
- * Why node:http2 and not @grpc/grpc-js: a unary call with no metadata, one two-field message each way
- * (grpc-health.ts) and gRPC's status in the trailers is all a health check needs, and is a few lines over
- * HTTP/2 (grpc-answer.ts judges what came back). grpc-js built its whole channel stack for each check
- * (resolver, balancers, subchannel, call layers): this costs half its CPU (docs/benchmarks.md). What is left
- * is node:http2's own per session (its nghttp2 session, socket and stream objects, their setup and teardown:
- * profiled, little of it this file's); below that would take HTTP/2 framing and HPACK written here.
+ * Why HTTP/2 written here (grpc-call.ts, h2-frames.ts, hpack.ts) and not a library: a unary call with no
+ * metadata, one two-field message each way (grpc-health.ts) and gRPC's status in the trailers is all a health
+ * check needs. @grpc/grpc-js built its whole channel stack for each check and cost 3.5x an http check's CPU;
+ * node:http2 cost 1.8 to 2.2x, nearly all of it its session (nghttp2's, and Node's session, socket and stream
+ * objects, set up and torn down a check: profiled). No well-kept package offers HTTP/2 framing without such a
+ * session. Written here, one call is one write and a few frames read, on the connection and shared read buffer
+ * every other kind uses (docs/benchmarks/2026-12-06-kinds.md has the figures).
  *
- * A hostile server holds little: the session may buffer 1 MB at most (node's least), the stream's window is
- * small, an answer is read up to maxAnswerBytes, and the session is destroyed at the end or the deadline.
+ * A hostile server holds little: one frame of 16 KiB at most is buffered, a header block of 16 KiB, 64 KiB of
+ * frames in all, an answer up to maxAnswerBytes, and the connection is destroyed at the end or the deadline.
  */
-import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type SecureClientSessionOptions } from "node:http2";
-import { isIP } from "node:net";
+import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { systemClock } from "../platform/clock.ts";
 import { version } from "../platform/version.ts";
 import type { GrpcCheck, Outcome } from "../domain/model.ts";
-import { secureContext } from "./connect.ts";
+import { connect } from "./connect.ts";
 import { Deadline, timedOut } from "./deadline.ts";
 import { CheckFailure, classify, printable, round } from "./failure.ts";
-import { AnswerBody, type Asked, grpcMessage, headersFailure, requestFrame, resetFailure, statusCode, statusFailure } from "./grpc-answer.ts";
-import { healthCheckMethod, statusName } from "./grpc-health.ts";
+import { type Asked, http2Failure } from "./grpc-answer.ts";
+import { HealthCall } from "./grpc-call.ts";
+import { statusName } from "./grpc-health.ts";
 import type { ControllerOptions } from "./http.ts";
 
 export type GrpcRequest = Pick<GrpcCheck, "target" | "tls" | "verifyTls" | "service" | "maxLatencyMs" | "timeoutMs">;
 
-/**
- * The session's limits: node's least memory for it, no pushed streams, a window about the size of the most
- * that is read of an answer, and room for a gRPC answer's few headers.
- */
-const limits = {
-  maxSessionMemory: 1,
-  maxHeaderListPairs: 64,
-  maxReservedRemoteStreams: 0,
-  peerMaxConcurrentStreams: 1,
-  settings: { enablePush: false, initialWindowSize: 16_384, maxHeaderListSize: 16_384 },
-} as const;
+const h2 = ["h2"] as const;
+const stage = "calling Health/Check";
 
 export async function runGrpcCheck(check: GrpcRequest, options: ControllerOptions = {}): Promise<Outcome> {
   const clock = options.clock ?? systemClock;
@@ -50,14 +43,48 @@ export async function runGrpcCheck(check: GrpcRequest, options: ControllerOption
     ok: false, status: null, latencyMs, matched: null, errorKind: failure.kind, error: printable(failure.message), checkedAt,
     ...(failure.shortage ? { shortage: failure.shortage } : {}),
   });
-  const host = hostOf(check.target);
-  let session: ClientHttp2Session | undefined;
+  const colon = check.target.lastIndexOf(":");
+  const host = check.target.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+  let socket: Socket | undefined;
+  /** The call has its answer, its failure or its deadline: what the connection says next is healthd's own doing. */
+  let settled = false;
   try {
-    const secure: SecureClientSessionOptions = check.tls
-      ? { servername: isIP(host) ? undefined : host, secureContext: secureContext(null), ...(check.verifyTls ? {} : { rejectUnauthorized: false, checkServerIdentity: () => undefined }) }
-      : {};
-    session = connect(`${check.tls ? "https" : "http"}://${check.target}`, { ...limits, ...secure });
-    const status = await deadline.until(call(session, check, asked, options.userAgent ?? `healthd/${version}`));
+    const status = await deadline.until(
+      new Promise<number>((resolve, reject) => {
+        const end = (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          reject(error);
+        };
+        const call = new HealthCall(asked, check.tls, (bytes) => socket!.write(bytes));
+        const take = (view: Buffer) => {
+          if (settled) return;
+          try {
+            const answered = call.take(view);
+            if (answered === undefined) return;
+            settled = true;
+            resolve(answered);
+          } catch (error) {
+            end(error);
+          }
+        };
+        const s = (socket = connect({ host, port: Number(check.target.slice(colon + 1)), tls: check.tls, verifyTls: check.verifyTls, alpn: h2 }, () => take));
+        const request = HealthCall.request({ target: check.target, tls: check.tls, service: check.service, timeoutMs: check.timeoutMs, userAgent: options.userAgent ?? `healthd/${version}` });
+        if (!check.tls) s.write(request);
+        else {
+          // Written once the certificate is verified and the server agreed to HTTP/2.
+          s.once("secureConnect", () => {
+            const agreed = (s as TLSSocket).alpnProtocol;
+            if (agreed === "h2") s.write(request);
+            else end(http2Failure(`its TLS agreed on ${agreed ? `ALPN ${agreed}` : "no ALPN protocol"}, not h2`, true, asked));
+          });
+        }
+        s.on("error", end);
+        const closed = () => end(new CheckFailure("connect", `connection to ${check.target} was closed by the server while ${stage}`));
+        s.once("end", closed);
+        s.once("close", closed);
+      }),
+    );
     const latencyMs = round(clock.monotonic() - started);
     const answers = [statusName(status)];
     if (status !== 1) return { ...fail({ kind: "answer", message: `${asked.what} is ${statusName(status)}, not SERVING` }, latencyMs), answers };
@@ -67,89 +94,11 @@ export async function runGrpcCheck(check: GrpcRequest, options: ControllerOption
     return { ok: true, status: null, latencyMs, matched: 0, errorKind: null, error: null, checkedAt, answers };
   } catch (error) {
     if (error === timedOut) return fail(new CheckFailure("timeout", `no gRPC health answer from ${check.target} within ${check.timeoutMs} ms`));
-    return fail(failureOf(error, host, check.tls, asked));
+    // A socket's, resolver's or TLS's error by classify, as every kind's.
+    return fail(classify(error, host, check.target, stage));
   } finally {
+    settled = true;
     deadline.clear();
-    session?.destroy();
+    socket?.destroy();
   }
-}
-
-/** The host of host:port or [v6]:port, as the resolver and TLS's servername take it. */
-const hostOf = (target: string) => target.slice(0, target.lastIndexOf(":")).replace(/^\[(.*)\]$/, "$1");
-
-/** One Health/Check call on `session`: the serving status answered, or a rejection with what went wrong. */
-function call(session: ClientHttp2Session, check: GrpcRequest, asked: Asked, userAgent: string): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    let settled = false;
-    const fail = (error: unknown) => {
-      settled = true;
-      reject(error);
-    };
-    const closed = () => new CheckFailure("connect", `connection to ${check.target} was closed by the server while calling Health/Check`);
-    // The session's errors: the connection (refused, DNS, TLS), or HTTP/2 itself (a server that speaks another protocol).
-    session.on("error", fail);
-    // (Once settled, the session's close is healthd's own: no failure is made for it, a cost per check.)
-    session.on("close", () => settled || fail(closed()));
-    const stream: ClientHttp2Stream = session.request(
-      {
-        ":method": "POST",
-        ":path": healthCheckMethod,
-        "content-type": "application/grpc",
-        te: "trailers",
-        "user-agent": userAgent,
-        "grpc-timeout": `${check.timeoutMs}m`,
-      },
-      { endStream: false },
-    );
-    const body = new AnswerBody(asked);
-    let trailers: IncomingHttpHeaders | undefined;
-    // A reset by the server comes as the stream's error; its code says which.
-    stream.on("error", (error: { code?: string }) => fail(error.code === "ERR_HTTP2_STREAM_ERROR" && stream.rstCode ? resetFailure(stream.rstCode, asked) : error));
-    stream.on("response", (headers) => {
-      // Trailers-Only: an error (or an answer without a message) in the headers alone.
-      if (headers["grpc-status"] !== undefined) trailers = headers;
-      else {
-        const wrong = headersFailure(headers[":status"], headers["content-type"], asked);
-        if (wrong) fail(wrong);
-      }
-    });
-    stream.on("data", (chunk: Buffer) => {
-      const wrong = settled ? undefined : body.add(chunk);
-      if (wrong) {
-        stream.pause();
-        fail(wrong);
-      }
-    });
-    stream.on("trailers", (headers) => (trailers = headers));
-    stream.on("close", () => {
-      if (settled) return;
-      try {
-        // The connection closed under the call ends its stream too, with no reset of its own.
-        if (!trailers && (session.closed || session.destroyed)) throw closed();
-        if (!trailers && stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR) throw resetFailure(stream.rstCode, asked);
-        const code = statusCode(single(trailers?.["grpc-status"]), asked);
-        if (code !== 0) throw statusFailure(code, grpcMessage(single(trailers?.["grpc-message"])), asked);
-        settled = true;
-        resolve(body.status());
-      } catch (error) {
-        fail(error);
-      }
-    });
-    stream.end(requestFrame(check.service));
-  });
-}
-
-const single = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
-
-/** What the session or the stream threw as a failure: a socket's, resolver's or TLS's error by classify, HTTP/2's as protocol. */
-function failureOf(error: unknown, host: string, tls: boolean, asked: Asked): CheckFailure {
-  if (error instanceof CheckFailure) return error;
-  let e = error as { code?: string; message?: string; cause?: unknown };
-  // A stream cancelled because its session failed carries the session's error.
-  if (e.code === "ERR_HTTP2_STREAM_CANCEL" && e.cause) e = e.cause as typeof e;
-  if (e.code?.startsWith("ERR_HTTP2_")) {
-    // Most often a plain HTTP/1 port, or a grpcs one asked without TLS (its handshake is no HTTP/2 frame).
-    return new CheckFailure("protocol", `${asked.target} does not speak gRPC over HTTP/2 (${e.message})${tls ? "" : "; if it serves gRPC over TLS, set tls: true"}`);
-  }
-  return classify(e, host, asked.target, "calling Health/Check");
 }
