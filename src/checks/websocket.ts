@@ -14,7 +14,6 @@
  * of RFC 6455 a hostile server probes, and ws is the well-kept client that has met them. It is loaded when the
  * first such check runs, so that commands without one do not pay for it.
  */
-import { randomBytes } from "node:crypto";
 import type { Socket } from "node:net";
 import { systemClock, type Clock } from "../platform/clock.ts";
 import { version } from "../platform/version.ts";
@@ -28,7 +27,7 @@ import { CheckFailure, classify, printable, round } from "./failure.ts";
 import type { ControllerOptions } from "./http.ts";
 import { judged, type Matches } from "./matching.ts";
 import { unescape } from "./tcp.ts";
-import { upgradeHeadLimits, upgradeRefusal, upgradeRequest } from "./websocket-upgrade.ts";
+import { upgradeHeadLimits, upgradeKey, upgradeRefusal, upgradeRequest } from "./websocket-upgrade.ts";
 
 export type WebsocketRequest = Pick<WebsocketCheck, "url" | "headers" | "protocols" | "verifyTls" | "send" | "expect" | "timeoutMs">;
 
@@ -110,7 +109,7 @@ class Exchange {
   readonly #framing: Framing;
   readonly #clock: Clock;
   readonly #started: number;
-  readonly #key = randomBytes(16).toString("base64");
+  readonly #key = upgradeKey();
   readonly #reader: AnswerReader;
   #ended = false;
   #resolve!: (seen: WebsocketObservation) => void;
