@@ -175,7 +175,7 @@ class Exchange {
     const frames = (this.#frames = new this.#framing.Receiver({ binaryType: "nodebuffer", isServer: false, maxPayload: websocketMessageBytes }));
     // The rest of a read is still parsed after the first message (the Receiver's loop goes on), not decoded.
     frames.on("message", (data) => this.#ended || this.#settle(data.toString("utf8")));
-    frames.on("ping", (data) => this.#send(0x0a, data)); // answered, as ws's client did: a server may wait on its pong
+    frames.on("ping", (data) => this.#ended || this.#send(0x0a, data)); // answered, as ws's client did: a server may wait on its pong
     frames.on("conclude", (code, why) => this.#fail(closedWebSocket(this.#where, code, why, this.stage)));
     frames.on("error", (error) => this.#fail(error));
     if (check.send !== null) this.#send(0x01, Buffer.from(unescape(check.send), "utf8"));
