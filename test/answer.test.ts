@@ -135,6 +135,29 @@ test("stop() ends reading: nothing more is handed over, not even the end", () =>
   assert.deepEqual([data, ended, reader.complete], [1, false, true]);
 });
 
+test("an upgrade's answer: a 101 is final and reading stops after its head, where push says, byte by byte too; another answer's body is not read", () => {
+  const upgrade = (text: string, pieces: "whole" | "bytes") => {
+    const bytes = Buffer.from(text, "latin1");
+    const heads: Head[] = [];
+    const reader = AnswerReader.forUpgrade({ head: (h) => (heads.push(h), true), data: () => assert.fail("no body is read"), end: () => {} });
+    let rest = "";
+    for (const piece of pieces === "whole" ? [bytes] : [...bytes].map((b) => Buffer.from([b]))) {
+      const complete = reader.complete;
+      const at = reader.push(piece);
+      if (complete || reader.complete) rest += piece.subarray(at).toString("latin1");
+      else assert.equal(at, piece.length, "all of a piece is read while the head goes on");
+    }
+    return { statuses: heads.map((h) => h.status), upgrade: heads[0]?.headers.upgrade, reason: reader.reason, rest, complete: reader.complete };
+  };
+  for (const pieces of ["whole", "bytes"] as const) {
+    assert.deepEqual(upgrade("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05hello", pieces), {
+      statuses: [101], upgrade: "websocket", reason: "Switching Protocols", rest: "\x81\x05hello", complete: true,
+    });
+    assert.deepEqual(upgrade("HTTP/1.1 403 Forbidden\r\ncontent-length: 4\r\n\r\nnope", pieces), { statuses: [403], upgrade: undefined, reason: "Forbidden", rest: "nope", complete: true });
+  }
+  assert.equal(upgrade("HTTP/1.1 101\r\n\r\n", "whole").reason, "", "no reason phrase");
+});
+
 test("the request a check sends: its line, host, agent, encodings, connection: close, and a length for its body", async (t) => {
   const target = await rawTarget(t, () => ["HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"]);
   assert.equal((await runCheck(check(`${target.url}/path?q=1`))).ok, true);

@@ -71,6 +71,8 @@ export class AnswerReader {
   #headers: Record<string, string> = Object.create(null);
   #locations = 0;
   #remaining = 0;
+  #statusLine = "";
+  #upgrade = false;
   readonly #events: AnswerEvents;
   readonly #bodiless: boolean;
   readonly #limits: HeadLimits;
@@ -82,13 +84,32 @@ export class AnswerReader {
     this.#limits = limits;
   }
 
+  /**
+   * A reader of the answer to an Upgrade request (a WebSocket handshake): a 101 is then the final head, and
+   * reading stops after it, where `push` says, since the bytes that follow are the other protocol's. No body is
+   * read of any answer: one that is not a 101 fails the upgrade by its head alone.
+   */
+  static forUpgrade(events: AnswerEvents, limits: HeadLimits = headLimits): AnswerReader {
+    const reader = new AnswerReader(events, true, limits);
+    reader.#upgrade = true;
+    return reader;
+  }
+
+  /** The final status line's reason phrase ("Forbidden"), as the server wrote it; "" when it wrote none. */
+  get reason(): string {
+    return this.#statusLine.slice(13);
+  }
+
   /** Whether the whole answer has been read (or reading was stopped). */
   get complete(): boolean {
     return this.#state === "done";
   }
 
-  /** Reads `chunk`, keeping nothing of it but copies; throws an AnswerError at the first byte that breaks HTTP or a bound. */
-  push(chunk: Buffer): void {
+  /**
+   * Reads `chunk`, keeping nothing of it but copies; throws an AnswerError at the first byte that breaks HTTP or
+   * a bound. Answers where reading stopped: `chunk.length` unless the answer ended (or was stopped) within it.
+   */
+  push(chunk: Buffer): number {
     let at = 0;
     while (at < chunk.length) {
       switch (this.#state) {
@@ -105,7 +126,7 @@ export class AnswerReader {
           this.#remaining -= take;
           this.#events.data(chunk.subarray(at, at + take));
           at += take;
-          if (this.#state !== state) return; // stopped by its owner
+          if (this.#state !== state) return at; // stopped by its owner
           if (this.#remaining > 0) break;
           if (state === "chunk-data") this.#state = "chunk-end";
           else {
@@ -116,11 +137,12 @@ export class AnswerReader {
         }
         case "until-close":
           this.#events.data(at === 0 ? chunk : chunk.subarray(at));
-          return;
+          return chunk.length;
         case "done":
-          return; // what follows a complete answer is not read
+          return at; // what follows a complete answer is not read
       }
     }
+    return at;
   }
 
   /** The connection has ended: that ends a body read until the close, and cuts any other short. */
@@ -197,6 +219,7 @@ export class AnswerReader {
     const status = statusLine.exec(line);
     if (!status) throw new AnswerError("HEALTHD_INVALID_ANSWER", `the status line is not HTTP/1.x: ${quote(line)}`);
     this.#status = Number(status[1]);
+    this.#statusLine = line;
     if (this.#status < 100) throw new AnswerError("HEALTHD_INVALID_ANSWER", `the status line has no valid status: ${quote(line)}`);
   }
 
@@ -218,18 +241,18 @@ export class AnswerReader {
   #onHeadEnd(): void {
     const status = this.#status;
     const headers = this.#headers;
-    if (status === 101) {
-      // What follows a switch is another protocol, which a check never asks for (it sends no Upgrade).
+    if (status === 101 && !this.#upgrade) {
+      // What follows a switch is another protocol, which only an upgrade asks for (an http check sends no Upgrade).
       throw new AnswerError("HEALTHD_INVALID_ANSWER", "101 Switching Protocols to a request that asked for no upgrade");
     }
-    if (status < 200) {
+    if (status < 200 && status !== 101) {
       // An interim answer (100 Continue, 103 Early Hints): the final one follows, with bounds of its own.
       this.#status = this.#headBytes = this.#headerLines = this.#locations = 0;
       this.#headers = Object.create(null);
       return;
     }
     const location = this.#locations === 1 ? headers.location : undefined;
-    if (!this.#events.head({ status, headers, location })) {
+    if (!this.#events.head({ status, headers, location }) || this.#upgrade) {
       this.#state = "done";
       return;
     }
