@@ -51,17 +51,20 @@ async function measure(kind: string): Promise<number> {
   return (used.user + used.system) / 1000 / connections;
 }
 
-await measure("plain"); // warm both paths up before counting
-await measure("tls");
-const seen: Record<string, number[]> = { plain: [], tls: [] };
-for (let run = 0; run < runs; run++) for (const kind of run % 2 ? ["tls", "plain"] : ["plain", "tls"]) seen[kind]!.push(await measure(kind));
-const plain = median(seen.plain!);
-const tls = median(seen.tls!);
-console.log(`plain TCP + one HTTP request: ${fixed(plain, 3)} ms CPU a connection (median of ${runs})`);
-console.log(`TLS handshake alone:          ${fixed(tls, 3)} ms CPU a connection (median of ${runs}), ${fixed(tls / plain, 2)}x plain`);
-console.log(`a tls check's surplus over an http check, at least: ${fixed(tls - plain, 3)} ms`);
-// "3529 connections in 2.15s; 1641.40 connections/user sec": the user CPU only (the system's is not given).
-const timed = execFileSync("openssl", ["s_time", "-connect", `127.0.0.1:${ports.tls}`, "-new", "-time", "5"], { encoding: "utf8" });
-const perUserSecond = Number(/([\d.]+) connections\/user sec/.exec(timed)?.[1]);
-console.log(`openssl s_time, no Node:      ${fixed(1000 / perUserSecond, 3)} ms user CPU a handshake`);
-target.kill();
+try {
+  await measure("plain"); // warm both paths up before counting
+  await measure("tls");
+  const seen: Record<string, number[]> = { plain: [], tls: [] };
+  for (let run = 0; run < runs; run++) for (const kind of run % 2 ? ["tls", "plain"] : ["plain", "tls"]) seen[kind]!.push(await measure(kind));
+  const plain = median(seen.plain!);
+  const tls = median(seen.tls!);
+  console.log(`plain TCP + one HTTP request: ${fixed(plain, 3)} ms CPU a connection (median of ${runs})`);
+  console.log(`TLS handshake alone:          ${fixed(tls, 3)} ms CPU a connection (median of ${runs}), ${fixed(tls / plain, 2)}x plain`);
+  console.log(`a tls check's surplus over an http check, at least: ${fixed(tls - plain, 3)} ms`);
+  // "3529 connections in 2.15s; 1641.40 connections/user sec": the user CPU only (the system's is not given).
+  const timed = execFileSync("openssl", ["s_time", "-connect", `127.0.0.1:${ports.tls}`, "-new", "-time", "5"], { encoding: "utf8" });
+  const perUserSecond = Number(/([\d.]+) connections\/user sec/.exec(timed)?.[1]);
+  console.log(Number.isFinite(perUserSecond) ? `openssl s_time, no Node:      ${fixed(1000 / perUserSecond, 3)} ms user CPU a handshake` : `openssl s_time printed no "connections/user sec": ${timed.slice(-200)}`);
+} finally {
+  target.kill(); // also when a measure or openssl fails: the target process does not outlive the bench
+}

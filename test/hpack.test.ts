@@ -94,6 +94,9 @@ test("what a hostile or broken block holds is refused, never read past: indexes,
     ["be", /index 62, which the tables do not hold \(61 entries\)/],
     ["ff", /an integer cut short/],
     ["ffffffffffff7f", /an integer over 2\^24/],
+    // Zero continuation bytes without end (0x80 ...): NaN once 2^shift is Infinity, were they not refused.
+    ["88007f" + "80".repeat(150) + "00", /an integer of more than four continuation bytes/],
+    ["3f" + "80".repeat(150) + "00", /an integer of more than four continuation bytes/],
     ["400a6375", /a string of 10 bytes where 2 are left/],
     ["40", /a string cut short/],
     // A Huffman name ("ww") and no value.

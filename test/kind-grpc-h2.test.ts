@@ -130,7 +130,7 @@ test("grpc over HTTP/2 written here: Huffman, dynamic-table indexes, CONTINUATIO
   assert.deepEqual(replies, [[SETTINGS, ACK, ""], [PING, ACK, "healthd!"]]);
 });
 
-test("a raw server's faults: a table size update over 4096, a header block over 16 KiB, GOAWAY before the answer, a frame over 16 KiB", async (t) => {
+test("a raw server's faults: a table size update over 4096, a header block over 16 KiB, GOAWAY before the answer, a frame over 16 KiB, a grpc-status in headers that go on", async (t) => {
   const headers = Buffer.concat([Buffer.from([0x88]), indexedLiteral("content-type", "application/grpc")]);
   const answer = [frame(HEADERS, END_HEADERS, 1, headers), frame(DATA, 0, 1, message(1)), frame(HEADERS, END_HEADERS | END_STREAM, 1, indexedLiteral("grpc-status", "0"))];
   const { target, heard } = await rawServer(t, (socket, { service }) => {
@@ -145,6 +145,9 @@ test("a raw server's faults: a table size update over 4096, a header block over 
     else if (service === "graceful") send(frame(GOAWAY, 0, 0, Buffer.from([0, 0, 0, 1, 0, 0, 0, 0])), ...answer);
     else if (service === "wide") send(frame(HEADERS, END_HEADERS, 1, headers), frame(DATA, 0, 1, Buffer.alloc(16_385)));
     else if (service === "early") send(frame(DATA, 0, 1, message(1)));
+    // A grpc-status among response headers that do not end the stream is no answer: a 503 page, then SERVING.
+    else if (service === "liar") send(frame(HEADERS, END_HEADERS, 1, Buffer.concat([indexedLiteral(":status", "503"), indexedLiteral("content-type", "text/html"), indexedLiteral("grpc-status", "0")])), frame(DATA, END_STREAM, 1, message(1)));
+    else if (service === "untold") send(frame(HEADERS, END_HEADERS, 1, Buffer.concat([headers, indexedLiteral("grpc-status", "0")])), frame(DATA, END_STREAM, 1, message(1)));
     else send(...answer);
   });
   const ask = async (service: string) => brief(await runGrpcCheck(rpc(target, { service })));
@@ -158,6 +161,8 @@ test("a raw server's faults: a table size update over 4096, a header block over 
   assert.deepEqual(await ask("graceful"), [true, null, null], "a GOAWAY that keeps stream 1 lets the answer come");
   assert.deepEqual(await ask("wide"), broken("Frame size error: a frame of 16385 bytes, over the 16384 allowed"));
   assert.deepEqual(await ask("early"), broken("Protocol error: DATA before the response headers"));
+  assert.deepEqual(await ask("liar"), [false, "protocol", `${target} answered in HTTP/2 but not as a gRPC server (HTTP status 503, content-type text/html)`]);
+  assert.deepEqual(await ask("untold"), [false, "protocol", `${target} ended the Health/Check call with no grpc-status; it is not a gRPC server`], "the status is the trailers'");
   // Every connection was closed, by healthd's side when the server did not.
   await Promise.all(heard.map((h) => h.closed));
 });

@@ -195,6 +195,15 @@ test("frames: a length of 2^40 fails as size at its header; a ping is answered; 
   });
   assert.deepEqual(brief(await runWebsocketCheck(check(pinging.url))), [true, null, null, ["pong 10 true are you there"]]);
 
+  // A server that pings without end and reads nothing: the check stops answering at 100, before its pongs pile up.
+  const flooding = await upgradeServer(t, ({ socket, accept }) => {
+    socket.pause();
+    socket.write(Buffer.concat([Buffer.from(switching(accept), "latin1"), ...Array.from({ length: 101 }, () => frame(9, "x".repeat(125)))]));
+  });
+  assert.deepEqual(brief(await runWebsocketCheck(check(flooding.url, { timeoutMs: 60_000 }))), [
+    false, "protocol", `${new URL(flooding.url).host} sent more than 100 pings before its first message, which no WebSocket server needs; the check stopped answering them`, undefined,
+  ]);
+
   const fragments = await upgradeServer(t, ({ socket, accept }) => {
     socket.write(Buffer.concat([Buffer.from(switching(accept), "latin1"), frame(1, "hel", true), frame(9, ""), frame(0, "lo", true), frame(0, " world")]));
   });

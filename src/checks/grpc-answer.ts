@@ -81,7 +81,7 @@ export class AnswerBody {
 export function headersFailure(status: number | undefined, contentType: string | undefined, asked: Asked): CheckFailure | undefined {
   if (status === 200 && contentType !== undefined && /^application\/grpc(?:[+;]|$)/i.test(contentType)) return undefined;
   // An HTTP/2 server that is not a gRPC one (a web server, a proxy with no route) answers with its own status.
-  const said = [status === 200 ? undefined : `HTTP status ${status}`, contentType === undefined ? "no content-type" : `content-type ${contentType}`].filter(Boolean).join(", ");
+  const said = [status === 200 ? undefined : status === undefined || Number.isNaN(status) ? "no :status" : `HTTP status ${status}`, contentType === undefined ? "no content-type" : `content-type ${contentType}`].filter(Boolean).join(", ");
   return new CheckFailure("protocol", `${asked.target} answered in HTTP/2 but not as a gRPC server (${said})`);
 }
 

@@ -215,8 +215,9 @@ export class HealthCall {
       // 1xx: an informational answer, the real one follows (RFC 9113 8.1).
       if (said.status !== undefined && /^1\d\d$/.test(said.status) && !ends) return undefined;
       this.#state = "body";
-      // Trailers-Only: an error (or an answer without a message) in the headers alone.
-      if (said.grpcStatus !== undefined) this.#trailers = said;
+      // Trailers-Only: an error (or an answer without a message) in one block that ends the stream. A grpc-status
+      // in response headers that do not end it is no answer: the status is the trailers' alone.
+      if (said.grpcStatus !== undefined && ends) this.#trailers = said;
       else {
         const wrong = headersFailure(said.status === undefined ? undefined : Number(said.status), said.contentType, this.#asked);
         if (wrong) throw wrong;

@@ -72,13 +72,18 @@ export class HpackDecoder {
   decode(block: Buffer, field: (name: string, value: string) => void): void {
     let at = 0;
     let fields = 0;
-    /** An integer with an N-bit prefix; over 2^24 is no length or index a bounded block can hold. */
+    /**
+     * An integer with an N-bit prefix; over 2^24 is no length or index a bounded block can hold. Four
+     * continuation bytes (28 bits) hold any value under it: a fifth, even a zero one (0x80 pads without end,
+     * and 0 × 2^shift turns NaN once 2^shift is Infinity), is an error too (RFC 7541 5.1).
+     */
     const int = (prefixBits: number): number => {
       const max = (1 << prefixBits) - 1;
       let value = block[at++]! & max;
       if (value < max) return value;
       for (let shift = 0; ; shift += 7) {
         if (at >= block.length) throw new HpackError("an integer cut short");
+        if (shift > 21) throw new HpackError("an integer of more than four continuation bytes");
         const byte = block[at++]!;
         value += (byte & 0x7f) * 2 ** shift;
         if (value > 0xffffff) throw new HpackError("an integer over 2^24");

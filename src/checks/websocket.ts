@@ -112,6 +112,8 @@ class Exchange {
   readonly #key = upgradeKey();
   readonly #reader: AnswerReader;
   #ended = false;
+  /** Pings answered so far: a server that pings without end while not reading would fill the socket's buffer with pongs. */
+  #pongs = 0;
   #resolve!: (seen: WebsocketObservation) => void;
   #reject!: (error: unknown) => void;
   #head: Head | undefined;
@@ -175,7 +177,13 @@ class Exchange {
     const frames = (this.#frames = new this.#framing.Receiver({ binaryType: "nodebuffer", isServer: false, maxPayload: websocketMessageBytes }));
     // The rest of a read is still parsed after the first message (the Receiver's loop goes on), not decoded.
     frames.on("message", (data) => this.#ended || this.#settle(data.toString("utf8")));
-    frames.on("ping", (data) => this.#ended || this.#send(0x0a, data)); // answered, as ws's client did: a server may wait on its pong
+    // Answered, as ws's client did (a server may wait on its pong), up to a bound: ws's client ended the
+    // connection at 60 pongs unsent, which Receiver and Sender alone do not do.
+    frames.on("ping", (data) => {
+      if (this.#ended) return;
+      if (++this.#pongs > maxPings) return this.#fail(new CheckFailure("protocol", `${this.#where} sent more than ${maxPings} pings before its first message, which no WebSocket server needs; the check stopped answering them`));
+      this.#send(0x0a, data);
+    });
     frames.on("conclude", (code, why) => this.#fail(closedWebSocket(this.#where, code, why, this.stage)));
     frames.on("error", (error) => this.#fail(error));
     if (check.send !== null) this.#send(0x01, Buffer.from(unescape(check.send), "utf8"));
@@ -200,6 +208,9 @@ class Exchange {
     this.#reject(error);
   }
 }
+
+/** How many pings before the first message are answered: a keep-alive sends one in many seconds. */
+const maxPings = 100;
 
 /** The server closed the WebSocket (with a close frame, or without: 1006) before the check had its answer. */
 function closedWebSocket(where: string, code: number, reason: Buffer | null, stage: string): CheckFailure {

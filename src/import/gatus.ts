@@ -152,7 +152,10 @@ function endpointCheck(e: Endpoint, note: (why: string) => void): Check | undefi
       if (c.placeholder === "RESPONSE_TIME" && (c.op === "<" || c.op === "<=")) alternative.maxLatencyMs = latencyMs(c.value);
       else if (c.placeholder === "CERTIFICATE_EXPIRATION" && scheme === "tls" && (c.op === ">" || c.op === ">=")) alternative.certValidDays = days(c.value);
       // Gatus writes the body and reads the answer as [BODY]: a tcp check's send and banner.
-      else if (scheme !== "ssh" && hasBody(e) && answerCondition(c)) alternative.banner = answerCondition(c);
+      else if (scheme !== "ssh" && hasBody(e) && answerCondition(c)) {
+        if (alternative.banner) skip(c, secondAnswer);
+        else alternative.banner = answerCondition(c);
+      }
       else skip(c);
     }
     if (scheme === "ssh") alternative.banner = { contains: "SSH-" };
@@ -185,7 +188,10 @@ function udpCheck(e: Endpoint, url: string, conditions: readonly Condition[], ba
   for (const c of conditions) {
     if (c.placeholder === "CONNECTED" && c.op === "==" && c.value === "true") continue;
     if (c.placeholder === "RESPONSE_TIME" && (c.op === "<" || c.op === "<=")) alternative.maxLatencyMs = latencyMs(c.value);
-    else if (answerCondition(c)) Object.assign(alternative, answerCondition(c));
+    else if (answerCondition(c)) {
+      if (alternative.contains || alternative.matches) skip(c, secondAnswer);
+      else Object.assign(alternative, answerCondition(c));
+    }
     else skip(c);
   }
   return {
@@ -212,16 +218,20 @@ function alerting(e: Endpoint): Check {
 
 /**
  * A condition on [BODY] as a tcp or udp answer's text: `== text` the whole answer, `== pat(...)` as an http
- * body's (bodyCondition); nothing else has an equivalent.
+ * body's (bodyCondition); nothing else has an equivalent. Gatus trims the answer before comparing (a line's
+ * CRLF), so the whole-answer patterns allow space around it. One such condition an endpoint: a second is left
+ * out, said.
  */
 function answerCondition(c: Condition): { contains: string } | { matches: string } | undefined {
   if (c.placeholder !== "BODY" || c.path !== null || c.op !== "==") return undefined;
-  if (!/^[a-z]+\(/.test(c.value)) return { matches: `^${c.value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$` };
+  const trimmed = (pattern: string) => ({ matches: `^\\s*${pattern}\\s*$` });
+  if (!/^[a-z]+\(/.test(c.value)) return trimmed(c.value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   const body = bodyCondition(c);
   if (typeof body?.bodyContains === "string") return { contains: body.bodyContains };
-  return typeof body?.bodyMatches === "string" ? { matches: body.bodyMatches } : undefined;
+  return typeof body?.bodyMatches === "string" ? trimmed(body.bodyMatches.slice(1, -1)) : undefined;
 }
 
+const secondAnswer = "is a second condition on [BODY]; the check keeps the first";
 const hasBody = (e: Endpoint) => typeof e.body === "string" && e.body !== "";
 const days = (value: string) => Math.ceil((durationSeconds(value) ?? Number(value) / 1000) / 86_400);
 const latencyMs = (value: string) => clamp(/^\d+(\.\d+)?$/.test(value) ? Number(value) : (durationSeconds(value) ?? 0) * 1000, 1, 600_000);
