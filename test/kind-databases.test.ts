@@ -141,6 +141,40 @@ test("postgres: a password asked for in md5 or SCRAM-SHA-256 is given from ${NAM
   assert.deepEqual(result(without), [false, "tls", "TLS with 127.0.0.1:5432 failed: The server does not support SSL connections (TLS)"]);
 });
 
+test("postgres: with no password to give, the query and Terminate go in the startup's write; with one, after the login; a server asking for one anyway is auth", async (t) => {
+  const direct = await recordingProxy(t, 5432);
+  const trusted = await run(check("postgres", `postgres://postgres@127.0.0.1:${direct.port}/postgres`, { query: "SELECT 'up'", expect: [{ equals: "up" }] }));
+  assert.deepEqual(result(trusted), [true, null, null]);
+  const empty = await run(check("postgres", `postgres://postgres@127.0.0.1:${direct.port}/postgres`, { query: "SELECT 1 WHERE false" }));
+  assert.deepEqual([...result(empty), empty.answers], [true, null, null, []], "no row: the second ReadyForQuery ends it");
+  const missing = await run(check("postgres", `postgres://postgres@127.0.0.1:${direct.port}/no_such_database`));
+  assert.deepEqual(result(missing), [false, "auth", `127.0.0.1:${direct.port} refused the login: database "no_such_database" does not exist (SQLSTATE 3D000)`]);
+  await direct.closed();
+  const terminate = "5800000004";
+  for (const [i, writes] of direct.connections.entries()) {
+    assert.equal(writes.length, 1, `check ${i}: one write`);
+    const bytes = writes[0]!.toString("hex");
+    assert.ok(bytes.endsWith(terminate) && bytes.includes(Buffer.from("Q").toString("hex")), `check ${i}: startup, query and Terminate together`);
+  }
+  // A role with a password, through the gate asking for it: the startup alone, then the password, then the query.
+  const gate = await pgGate(t, { auth: "md5", verifiers });
+  const proxy = await recordingProxy(t, gate);
+  const url = `postgres://healthd_test_md5:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${proxy.port}/postgres`;
+  const md5 = await run(check("postgres", url, { query: "SELECT current_user", expect: [{ equals: "healthd_test_md5" }] }));
+  assert.deepEqual(result(md5), [true, null, null]);
+  // No password in the URL, and each gate asks for one (PostgreSQL's FATAL 08P01 about the query it read in its
+  // place follows): refused as a missing password, said as today.
+  const none = await run(check("postgres", `postgres://healthd_test_md5@127.0.0.1:${proxy.port}/postgres`));
+  assert.deepEqual(result(none), [false, "auth", `127.0.0.1:${proxy.port} refused the login: it asks for a password, and the check's URL gives none: write it as \${HEALTHD_SECRET_NAME}`]);
+  const scramGate = await pgGate(t, { auth: "scram", verifiers });
+  const scram = await run(check("postgres", `postgres://healthd_test_scram@127.0.0.1:${scramGate}/postgres`));
+  assert.deepEqual(result(scram), [false, "auth", `127.0.0.1:${scramGate} refused the login: it asks for a password, and the check's URL gives none: write it as \${HEALTHD_SECRET_NAME}`]);
+  await proxy.closed();
+  const [withPassword, without] = proxy.connections.map((c) => Buffer.concat(c));
+  assert.ok(!withPassword!.subarray(0, withPassword!.readInt32BE(0)).includes("SELECT current_user") && withPassword!.toString().includes("SELECT current_user"), "with a password: the query after the login");
+  assert.ok(without!.includes("SELECT 1"), "without: the query went with the startup");
+});
+
 test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or missing one is auth, a bad query is query", async () => {
   const url = "mysql://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:3306";
   const one = await run(check("mysql", url, { query: "SELECT 1, NULL, 2.50, 'up'", expect: [{ equals: "1||2.50|up" }] }));

@@ -15,7 +15,7 @@
 import { redisWords } from "../domain/schema/database.ts";
 import { connect } from "./connect.ts";
 import { CheckFailure } from "./failure.ts";
-import { failures, type Login, type Row, type Session } from "./db-session.ts";
+import { closedByServer, failures, type Login, type Row, type Session } from "./db-session.ts";
 import { encodeCommands, replyText, RespDecoder, RespError, respLimits, ServerError, type Reply } from "./resp.ts";
 
 /** Redis's words for a refused login: a wrong password or user, a password wanted, or one given to a server without any. */
@@ -72,7 +72,7 @@ export function askRedis(login: Login, query: string, session: Session): Promise
     const socket = connect({ host: login.host, port: login.port, tls, verifyTls: login.tls === "verified" }, () => reading);
     session.close = () => socket.destroy();
     socket.on("error", reject);
-    socket.on("close", () => reject(Object.assign(new Error("the server closed the connection"), { code: "ECONNRESET" })));
+    socket.on("close", () => reject(closedByServer));
     socket.once(tls ? "secureConnect" : "connect", () => {
       if (logins.length === 0) {
         session.stage = "querying";
