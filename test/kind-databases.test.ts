@@ -9,6 +9,7 @@ import { once } from "node:events";
 import { writeFileSync } from "node:fs";
 import { createConnection as connectTcp, createServer, type Socket } from "node:net";
 import { join } from "node:path";
+import { createServer as createTlsServer } from "node:tls";
 import { before, test, type TestContext } from "node:test";
 import { createClient } from "@redis/client";
 import { createConnection } from "mysql2/promise";
@@ -67,6 +68,8 @@ before(async () => {
   });
   await redis.sendCommand(["ACL", "SETUSER", "healthd_probe", "reset", "on", `>${secret}`, "+ping", "+get", "~healthd:*"]);
   await redis.sendCommand(["SET", "healthd:test", "ready"]);
+  await redis.sendCommand(["SELECT", "3"]);
+  await redis.sendCommand(["SET", "healthd:db3", "three"]);
   redis.destroy();
 });
 
@@ -138,6 +141,40 @@ test("postgres: a password asked for in md5 or SCRAM-SHA-256 is given from ${NAM
   assert.deepEqual(result(without), [false, "tls", "TLS with 127.0.0.1:5432 failed: The server does not support SSL connections (TLS)"]);
 });
 
+test("postgres: with no password to give, the query and Terminate go in the startup's write; with one, after the login; a server asking for one anyway is auth", async (t) => {
+  const direct = await recordingProxy(t, 5432);
+  const trusted = await run(check("postgres", `postgres://postgres@127.0.0.1:${direct.port}/postgres`, { query: "SELECT 'up'", expect: [{ equals: "up" }] }));
+  assert.deepEqual(result(trusted), [true, null, null]);
+  const empty = await run(check("postgres", `postgres://postgres@127.0.0.1:${direct.port}/postgres`, { query: "SELECT 1 WHERE false" }));
+  assert.deepEqual([...result(empty), empty.answers], [true, null, null, []], "no row: the second ReadyForQuery ends it");
+  const missing = await run(check("postgres", `postgres://postgres@127.0.0.1:${direct.port}/no_such_database`));
+  assert.deepEqual(result(missing), [false, "auth", `127.0.0.1:${direct.port} refused the login: database "no_such_database" does not exist (SQLSTATE 3D000)`]);
+  await direct.closed();
+  const terminate = "5800000004";
+  for (const [i, writes] of direct.connections.entries()) {
+    assert.equal(writes.length, 1, `check ${i}: one write`);
+    const bytes = writes[0]!.toString("hex");
+    assert.ok(bytes.endsWith(terminate) && bytes.includes(Buffer.from("Q").toString("hex")), `check ${i}: startup, query and Terminate together`);
+  }
+  // A role with a password, through the gate asking for it: the startup alone, then the password, then the query.
+  const gate = await pgGate(t, { auth: "md5", verifiers });
+  const proxy = await recordingProxy(t, gate);
+  const url = `postgres://healthd_test_md5:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${proxy.port}/postgres`;
+  const md5 = await run(check("postgres", url, { query: "SELECT current_user", expect: [{ equals: "healthd_test_md5" }] }));
+  assert.deepEqual(result(md5), [true, null, null]);
+  // No password in the URL, and each gate asks for one (PostgreSQL's FATAL 08P01 about the query it read in its
+  // place follows): refused as a missing password, said as today.
+  const none = await run(check("postgres", `postgres://healthd_test_md5@127.0.0.1:${proxy.port}/postgres`));
+  assert.deepEqual(result(none), [false, "auth", `127.0.0.1:${proxy.port} refused the login: it asks for a password, and the check's URL gives none: write it as \${HEALTHD_SECRET_NAME}`]);
+  const scramGate = await pgGate(t, { auth: "scram", verifiers });
+  const scram = await run(check("postgres", `postgres://healthd_test_scram@127.0.0.1:${scramGate}/postgres`));
+  assert.deepEqual(result(scram), [false, "auth", `127.0.0.1:${scramGate} refused the login: it asks for a password, and the check's URL gives none: write it as \${HEALTHD_SECRET_NAME}`]);
+  await proxy.closed();
+  const [withPassword, without] = proxy.connections.map((c) => Buffer.concat(c));
+  assert.ok(!withPassword!.subarray(0, withPassword!.readInt32BE(0)).includes("SELECT current_user") && withPassword!.toString().includes("SELECT current_user"), "with a password: the query after the login");
+  assert.ok(without!.includes("SELECT 1"), "without: the query went with the startup");
+});
+
 test("mysql (MariaDB): a user whose password is read from ${NAME}; a wrong or missing one is auth, a bad query is query", async () => {
   const url = "mysql://healthd_probe:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:3306";
   const one = await run(check("mysql", url, { query: "SELECT 1, NULL, 2.50, 'up'", expect: [{ equals: "1||2.50|up" }] }));
@@ -193,6 +230,96 @@ test("redis: PING, a command's answer, an ACL user whose password is read from $
   const denied = await run(check("redis", user, { query: "GET other:key" }));
   assert.equal(denied.errorKind, "query");
   assert.match(denied.error!, /^the query failed: NOPERM/);
+});
+
+/** A proxy to 127.0.0.1:`port` that keeps each write a client made, a list per connection; `closed` waits until every client has gone. */
+async function recordingProxy(t: TestContext, port: number, tls?: { key: string; cert: string }) {
+  const connections: Buffer[][] = [];
+  const open = new Set<Socket>();
+  const onClient = (client: Socket) => {
+    const writes: Buffer[] = [];
+    connections.push(writes);
+    open.add(client);
+    const server = connectTcp({ host: "127.0.0.1", port });
+    client.on("data", (chunk: Buffer) => {
+      writes.push(chunk);
+      server.write(chunk);
+    });
+    server.pipe(client);
+    client.on("close", () => (open.delete(client), server.destroy()));
+    client.on("error", () => server.destroy());
+    server.on("error", () => client.destroy());
+  };
+  const proxy = tls ? createTlsServer(tls, onClient) : createServer(onClient);
+  proxy.listen(0, "127.0.0.1");
+  await once(proxy, "listening");
+  t.after(() => proxy.close());
+  const closed = async () => {
+    while (open.size > 0) await once([...open][0]!, "close");
+  };
+  return { port: (proxy.address() as { port: number }).port, connections, closed };
+}
+
+test("redis: a database by number (SELECT; out of range is auth), a password to a server without any is auth, answers of other types as text", async () => {
+  const three = await run(check("redis", "redis://127.0.0.1:6379/3", { query: "GET healthd:db3", expect: [{ equals: "three" }] }));
+  assert.deepEqual(result(three), [true, null, null]);
+  const range = await run(check("redis", "redis://127.0.0.1:6379/99999"));
+  assert.deepEqual(result(range), [false, "auth", "127.0.0.1:6379 refused the login: ERR DB index is out of range"]);
+  const nopass = await run(check("redis", "redis://:${HEALTHD_SECRET_TEST_DB}@127.0.0.1:6379"));
+  assert.equal(nopass.errorKind, "auth");
+  assert.match(nopass.error!, /^127\.0\.0\.1:6379 refused the login: ERR AUTH <password> called without any password configured for the default user/);
+  const listed = await run(check("redis", "redis://127.0.0.1:6379", { query: "MGET healthd:test healthd:none" }));
+  assert.deepEqual([...result(listed), listed.answers], [true, null, null, ["ready\n"]], "an array's items a line each, nil as nothing");
+  const counted = await run(check("redis", "redis://127.0.0.1:6379", { query: "EXISTS healthd:test", expect: [{ equals: "1" }] }));
+  assert.deepEqual(result(counted), [true, null, null]);
+  const unknown = await run(check("redis", "redis://127.0.0.1:6379", { query: "NOSUCHCOMMAND x" }));
+  assert.deepEqual([unknown.errorKind, /^the query failed: ERR unknown command 'NOSUCHCOMMAND'/.test(unknown.error!)], ["query", true], unknown.error!);
+});
+
+test("redis: the login (AUTH, SELECT) is one write and the command waits for its answers, never sent behind a refused login; the command goes with QUIT", async (t) => {
+  const proxy = await recordingProxy(t, 6379);
+  const user = `redis://healthd_probe:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${proxy.port}`;
+  const wanted = await run(check("redis", `${user}/0`, { query: "GET healthd:test", expect: [{ equals: "ready" }] }));
+  assert.deepEqual(result(wanted), [true, null, null]);
+  const bare = await run(check("redis", `redis://127.0.0.1:${proxy.port}/2`));
+  assert.deepEqual(result(bare), [true, null, null]);
+  const refused = await run(check("redis", `${user}/2`, { query: "GET healthd:test" }), { HEALTHD_SECRET_TEST_DB: "not it" });
+  assert.equal(refused.errorKind, "auth");
+  const none = await run(check("redis", `redis://127.0.0.1:${proxy.port}`));
+  assert.deepEqual(result(none), [true, null, null]);
+  await proxy.closed();
+  const writes = proxy.connections.map((c) => c.map((w) => w.toString()));
+  assert.deepEqual(writes, [
+    [`*3\r\n$4\r\nAUTH\r\n$13\r\nhealthd_probe\r\n$${Buffer.byteLength(secret)}\r\n${secret}\r\n`, "*2\r\n$3\r\nGET\r\n$12\r\nhealthd:test\r\n*1\r\n$4\r\nQUIT\r\n"],
+    ["*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n", "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nQUIT\r\n"],
+    ["*3\r\n$4\r\nAUTH\r\n$13\r\nhealthd_probe\r\n$6\r\nnot it\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n"],
+    ["*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nQUIT\r\n"],
+  ]);
+});
+
+test("redis: rediss:// is TLS whose certificate is verified for the host; trusted (NODE_EXTRA_CA_CERTS), the check runs through it", async (t) => {
+  const cert = selfSigned(tempDir(t), 1);
+  const proxy = await recordingProxy(t, 6379, cert);
+  const refused = await run(check("redis", `rediss://127.0.0.1:${proxy.port}`));
+  assert.deepEqual(result(refused), [false, "tls", `TLS with 127.0.0.1:${proxy.port} failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)`]);
+  const trust = join(tempDir(t), "redis.pem");
+  writeFileSync(trust, cert.cert);
+  const trusted = await runHealthd(["check", "--redis", `rediss://healthd_probe:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${proxy.port}/0`, "--query", "GET healthd:test", "--expect", '{"equals": "ready"}'], { ...env, NODE_EXTRA_CA_CERTS: trust });
+  assert.equal(trusted.code, 0, trusted.stdout + trusted.stderr);
+  assert.match(trusted.stdout, /^ok .* ready$/m);
+});
+
+test("redis: a server that floods is size, at once when it announces too much; a server closing before its answer is connect", async (t) => {
+  const announced = await hostile(t, (socket) => socket.once("data", () => socket.write("$2000000\r\n" + "x".repeat(1000))));
+  const big = await run(check("redis", `redis://127.0.0.1:${announced.port}`, { timeoutMs: 60_000 }));
+  assert.deepEqual(result(big), [false, "size", `127.0.0.1:${announced.port} sent more than 1048576 bytes of answers (a string of 2000000 bytes was announced, more than 1048576); a health check's answer is small: ask for less (PING, or GET of one key)`]);
+  const flood = await hostile(t, (socket) => socket.once("data", () => socket.write("*200000\r\n" + "+xxxxxxxxxx\r\n".repeat(100_000))));
+  const many = await run(check("redis", `redis://127.0.0.1:${flood.port}`, { timeoutMs: 60_000 }));
+  assert.deepEqual(result(many), [false, "size", `127.0.0.1:${flood.port} sent more than 1048576 bytes of answers (more than 1048576 bytes came); a health check's answer is small: ask for less (PING, or GET of one key)`]);
+  const closing = await hostile(t, (socket) => socket.once("data", () => socket.end("+OK")));
+  const closed = await run(check("redis", `redis://127.0.0.1:${closing.port}`));
+  assert.deepEqual(result(closed), [false, "connect", `connection to 127.0.0.1:${closing.port} was closed by the server while querying`]);
+  await Promise.all([announced.released(), flood.released(), closing.released()]);
 });
 
 /** A TCP server on 127.0.0.1 that does `onConnection` with each socket; `open` counts those not yet closed. */

@@ -7,9 +7,9 @@
  *
  * Why not pg's Client: a check is one connection, one query, one row, and Client is made for a pool's long
  * lives (ConnectionParameters reading environment variables and defaults, Query and Result objects, event
- * plumbing); this costs a tenth less (docs/benchmarks.md). What is left is mostly the protocol's own: two
- * round trips (the login, then the query) where http makes one; a bare loop of the same bytes with no parsing
- * costs ~75% of this check.
+ * plumbing); this costs a tenth less (docs/benchmarks.md). What is left is mostly the protocol's own; a bare
+ * loop of the same bytes with no parsing costs ~75% of this check. With no password to give, the query and
+ * Terminate go in the startup's write: one round trip, as http makes (docs/benchmarks/2026-12-06-kinds.md).
  */
 import { createHash } from "node:crypto";
 import { connect as connectTcp, isIP, type Socket } from "node:net";
@@ -18,7 +18,7 @@ import { serialize } from "pg-protocol";
 import type { BackendMessage, DatabaseError } from "pg-protocol/dist/messages.js";
 import { Parser } from "pg-protocol/dist/parser.js";
 import { CheckFailure } from "./failure.ts";
-import { failures, sniffed, type Login, type Row, type Session } from "./db-session.ts";
+import { closedByServer, failures, sniffed, type Login, type Row, type Session } from "./db-session.ts";
 
 /** What a server's first message after a startup may be: authentication, an error, a notice, a protocol version. */
 const firstMessages = new Set(["R", "E", "N", "v"].map((c) => c.charCodeAt(0)));
@@ -52,10 +52,12 @@ export async function askPostgres(login: Login, query: string, session: Session)
   // Only the outermost: a TLS socket owns the plain one under it (destroying that one too crashes the process
   // at its exit, as tls.ts found).
   session.close = () => stream.destroy();
+  // With no password to give, the query goes with the startup (below).
+  const pipelined = login.password === null;
   return new Promise<Row>((resolve, reject) => {
     let loggedIn = false;
     const fail = (error: unknown) => reject(fromServer(error, where, loggedIn ? "query" : "login"));
-    const closed = () => reject(Object.assign(new Error("the server closed the connection"), { code: "ECONNRESET" }));
+    const closed = () => reject(closedByServer);
     plain.on("error", reject);
     plain.on("close", closed);
     plain.once("connect", () => {
@@ -91,7 +93,12 @@ export async function askPostgres(login: Login, query: string, session: Session)
         }
       });
       // No database named: the server takes the user's name, as libpq and pg do.
-      stream.write(serialize.startup({ user: login.user ?? "", ...(login.database === null ? {} : { database: login.database }), application_name: "healthd" }));
+      const startup = serialize.startup({ user: login.user ?? "", ...(login.database === null ? {} : { database: login.database }), application_name: "healthd" });
+      // With no password to give, the login cannot be a conversation: the query and Terminate go in the startup's
+      // write, which the server reads once it has let us in (one round trip, one write, one read less). A server
+      // that asks for a password anyway has its request read first and refused (auth, below), before its
+      // complaint about what it read in place of the password.
+      stream.write(pipelined ? Buffer.concat([startup, serialize.query(query), terminate]) : startup);
     };
     // Over TLS the first bytes answer the TLS request, then are TLS's: only a plain connection is sniffed.
     if (login.tls === "none") sniffed(plain, (first) => firstMessages.has(first[0]!), where, "PostgreSQL").catch(reject);
@@ -123,6 +130,7 @@ export async function askPostgres(login: Login, query: string, session: Session)
           return void stream.write(serialize.password(`md5${createHash("md5").update(Buffer.concat([Buffer.from(inner), message.salt!])).digest("hex")}`));
         }
         case "authenticationSASL":
+          password(); // none: refused now, not after a SCRAM message the server read our pipelined query for
           // No channel binding (SCRAM-SHA-256-PLUS): libpq's default too, and what pg does unless told to.
           scram = sasl.startSession(message.mechanisms ?? []);
           return void stream.write(serialize.sendSASLInitialResponseMessage(scram.mechanism, scram.response));
@@ -143,6 +151,7 @@ export async function askPostgres(login: Login, query: string, session: Session)
           if (loggedIn) return resolve(null); // the query ended without a row
           loggedIn = true;
           session.stage = "querying";
+          if (pipelined) return; // sent with the startup
           // Terminate goes in the query's write: the server answers, reads it and ends the session itself, so
           // the close that wakes the other side is its own (our write and close cost half as much, profiled).
           return void stream.write(Buffer.concat([serialize.query(query), terminate]));

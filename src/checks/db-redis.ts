@@ -1,91 +1,87 @@
 /**
- * A redis check's exchange, on @redis/client (the maintained client; RESP with its AUTH and SELECT at connect
- * is more than a banner): connect, log in, send the query's command, and hand back its answer as text. The
- * client is told never to reconnect nor queue while offline, and sends nothing of its own (no CLIENT SETINFO);
- * the runner (database.ts) holds the deadline and destroys the client.
+ * A redis check's exchange, spoken here in RESP2 (resp.ts) on healthd's own connection (connect.ts: the shared
+ * read buffer, and for rediss:// the shared TLS secure context): connect; log in when the URL says to (AUTH
+ * with its user and password, SELECT of its database), in one write; then the query's command and QUIT in
+ * another, so the server answers and ends the session itself; hand back the command's answer as text. The
+ * runner (database.ts) holds the deadline and closes the connection.
+ *
+ * The command waits for the login's answers, as @redis/client made it wait: pipelined behind a refused AUTH or
+ * SELECT it would run anyway, as the default user or in database 0, which the URL did not ask for.
+ *
+ * Why not @redis/client: its machinery a connection (the socket wrapper, command queue, decoder, a client
+ * object with every command on its prototype) cost more than the exchange; this costs less
+ * (docs/benchmarks/2026-12-06-kinds.md).
  */
 import { redisWords } from "../domain/schema/database.ts";
-import { failures, type Login, type Row, type Session } from "./db-session.ts";
+import { connect } from "./connect.ts";
+import { CheckFailure } from "./failure.ts";
+import { closedByServer, failures, type Login, type Row, type Session } from "./db-session.ts";
+import { encodeCommands, replyText, RespDecoder, RespError, respLimits, ServerError, type Reply } from "./resp.ts";
 
 /** Redis's words for a refused login: a wrong password or user, a password wanted, or one given to a server without any. */
 const refusal = /^(WRONGPASS|NOAUTH|ERR AUTH|ERR invalid password|ERR Client sent AUTH)/;
 
-type RedisClientClass = typeof import("@redis/client/dist/lib/client/index.js").default;
-let library: Promise<{ createClient: ReturnType<RedisClientClass["factory"]>; ErrorReply: typeof import("@redis/client").ErrorReply }> | undefined;
-/**
- * The client library, loaded once, when the first such check runs (healthd ping and the other commands never
- * pay it), and its client class made once. createClient makes that class (every command of Redis attached to a
- * prototype) again whenever its options differ from the last call's (a cache of one entry, compared as JSON):
- * a daemon with two redis checks of different URLs paid it at every check, 46 ms of CPU a check in a loop
- * alternating two URLs against 0.6 ms with one. The class depends only on modules, functions, scripts and RESP,
- * none of which a check sets; each check's options go to the instance.
- */
-export const loadRedis = () =>
-  (library ??= Promise.all([import("@redis/client/dist/lib/client/index.js"), import("@redis/client")]).then(([client, { ErrorReply }]) => {
-    // The module is CommonJS with __esModule: Node gives its exports object as the default import (the class is
-    // its default); tsx, as TypeScript, gives the class.
-    const exported = client.default as unknown as RedisClientClass & { default?: RedisClientClass };
-    return { createClient: (exported.default ?? exported).factory(), ErrorReply };
-  }));
+/** QUIT: the server answers +OK and closes; its answer comes after the command's, which ends the check. */
+const quit = ["QUIT"];
 
-export async function askRedis(login: Login, query: string, session: Session): Promise<Row> {
-  const { createClient, ErrorReply } = await loadRedis();
-  if (session.over()) return null; // loaded too late: a connection made now would outlive the check
+/** Nothing to load: the protocol is spoken here (the runner loads the other kinds' clients before the clock starts). */
+export const loadRedis = (): Promise<void> => Promise.resolve();
+
+export function askRedis(login: Login, query: string, session: Session): Promise<Row> {
   const where = `${login.host.includes(":") ? `[${login.host}]` : login.host}:${login.port}`;
   const words = redisWords(query);
-  if (!words.ok) throw failures.query(`the query ${words.problem}`);
-  const tls = login.tls === "none" ? {} : { tls: true as const, servername: login.host, rejectUnauthorized: login.tls === "verified" };
-  const client = createClient({
-    socket: {
-      host: login.host,
-      port: login.port,
-      ...tls,
-      // The deadline is the runner's; the client's own is set past it, so that it never speaks first.
-      connectTimeout: login.timeoutMs + 1000,
-      reconnectStrategy: false,
-    },
-    ...(login.user === null ? {} : { username: login.user }),
-    ...(login.password === null ? {} : { password: login.password }),
-    ...(login.database === null ? {} : { database: Number(login.database) }),
-    disableOfflineQueue: true,
-    disableClientInfo: true,
+  if (!words.ok) return Promise.reject(failures.query(`the query ${words.problem}`));
+  // As @redis/client logged in: AUTH when the URL has a user or a password (no password: ""), SELECT unless database 0.
+  const logins: string[][] = [];
+  if (login.user !== null || login.password !== null) logins.push(login.user === null ? ["AUTH", login.password!] : ["AUTH", login.user, login.password ?? ""]);
+  if (login.database !== null && Number(login.database) !== 0) logins.push(["SELECT", String(Number(login.database))]);
+  const tls = login.tls !== "none";
+  return new Promise<Row>((resolve, reject) => {
+    let replies = 0;
+    let refused = false;
+    const take = (reply: Reply) => {
+      if (refused) return;
+      const index = replies++;
+      if (index < logins.length) {
+        // A login refused: AUTH's words, or SELECT's (a database out of range), as @redis/client's connect() failed.
+        // Nothing more is taken, so that SELECT's answer behind a refused AUTH cannot send the command.
+        if (reply instanceof ServerError) return void ((refused = true), reject(failures.auth(where, reply.said)));
+        if (index < logins.length - 1) return;
+        session.stage = "querying";
+        return void socket.write(encodeCommands([words.words, quit]));
+      }
+      if (index > logins.length) return; // QUIT's +OK
+      if (reply instanceof ServerError) return reject(refusal.test(reply.said) ? failures.auth(where, reply.said) : failures.query(reply.said));
+      resolve([replyText(reply)]);
+    };
+    const decoder = new RespDecoder(take);
+    const read = (view: Buffer) => {
+      try {
+        decoder.write(view);
+      } catch (error) {
+        reading = drop;
+        if (!(error instanceof RespError)) return reject(error);
+        reject(
+          error.kind === "size"
+            ? new CheckFailure("size", `${where} sent more than ${respLimits.maxBytes} bytes of answers (${error.message}); a health check's answer is small: ask for less (PING, or GET of one key)`)
+            : failures.protocol(where, "Redis", error.message),
+        );
+      }
+    };
+    let reading = read;
+    const socket = connect({ host: login.host, port: login.port, tls, verifyTls: login.tls === "verified" }, () => reading);
+    session.close = () => socket.destroy();
+    socket.on("error", reject);
+    socket.on("close", () => reject(closedByServer));
+    socket.once(tls ? "secureConnect" : "connect", () => {
+      if (logins.length === 0) {
+        session.stage = "querying";
+        return void socket.write(encodeCommands([words.words, quit]));
+      }
+      session.stage = "logging in";
+      socket.write(encodeCommands(logins));
+    });
   });
-  session.close = () => {
-    if (client.isOpen) client.destroy();
-  };
-  // Errors come as events too; the awaited calls below reject with the ones that matter.
-  client.on("error", () => {});
-  client.once("connect", () => (session.stage = "logging in"));
-  try {
-    await client.connect();
-  } catch (error) {
-    throw fromServer(error, where, true, error instanceof ErrorReply);
-  }
-  session.stage = "querying";
-  try {
-    return [text(await client.sendCommand(words.words))];
-  } catch (error) {
-    throw fromServer(error, where, false, error instanceof ErrorReply);
-  }
 }
 
-/** An answer as text: a string as it is, a number in decimal, nil as nothing, an array's items a line each. */
-function text(reply: unknown): string {
-  if (reply === null || reply === undefined) return "";
-  if (Buffer.isBuffer(reply)) return reply.toString("utf8");
-  if (Array.isArray(reply)) return reply.map(text).join("\n");
-  if (reply instanceof Map) return [...reply].map(([k, v]) => `${text(k)}\n${text(v)}`).join("\n");
-  return String(reply);
-}
-
-/** What the server (or its absence) said, as the check's failure: `replied` when it was Redis's error reply. */
-function fromServer(error: unknown, where: string, loggingIn: boolean, replied: boolean): unknown {
-  const e = error as { name?: string; message?: string; code?: string };
-  const said = e.message ?? String(error);
-  if (replied) {
-    return loggingIn || refusal.test(said) ? failures.auth(where, said) : failures.query(said);
-  }
-  if (e.code === undefined && /closed unexpectedly/i.test(said)) return Object.assign(new Error("the server closed the connection"), { code: "ECONNRESET" });
-  if (e.code === undefined && !/timeout/i.test(e.name ?? "")) return failures.protocol(where, "Redis", said);
-  return error;
-}
+const drop = () => {};

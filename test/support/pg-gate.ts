@@ -58,9 +58,17 @@ function reader(socket: Socket) {
     buffered = buffered.subarray(n);
     return taken;
   };
-  /** A typed message's body ("p": a password or SASL message). */
+  /**
+   * A password or SASL message's body. Another message where PostgreSQL awaits one of those (a query a client
+   * sent before it was asked for a password) ends the session as PostgreSQL's does, with its FATAL 08P01, and
+   * this never resolves.
+   */
   const message = async (): Promise<Buffer> => {
     const head = await bytes(5);
+    if (head[0] !== 0x70) {
+      socket.end(frame("E", Buffer.from(`SFATAL\0VFATAL\0C08P01\0Mexpected password response, got message type ${head[0]}\0\0`)));
+      return new Promise<never>(() => {});
+    }
     return bytes(head.readInt32BE(1) - 4);
   };
   return { bytes, message, rest: () => buffered };
