@@ -322,6 +322,23 @@ test("redis: a server that floods is size, at once when it announces too much; a
   await Promise.all([announced.released(), flood.released(), closing.released()]);
 });
 
+test("liars: a service that greets +OK is no Redis answering PING, DENIED takes no connection, a row before the login is no PostgreSQL's answer", async (t) => {
+  const pop3 = await hostile(t, (socket) => socket.write("+OK POP3 server ready\r\n"));
+  const greeted = await run(check("redis", `redis://127.0.0.1:${pop3.port}`));
+  assert.deepEqual(result(greeted), [false, "protocol", `127.0.0.1:${pop3.port} did not answer as a Redis server: it answered PING with "OK POP3 server ready", not PONG; is 127.0.0.1:${pop3.port} a Redis port?`]);
+  const pop3Login = await run(check("redis", `redis://:\${HEALTHD_SECRET_TEST_DB}@127.0.0.1:${pop3.port}`));
+  assert.equal(pop3Login.errorKind, "protocol", String(pop3Login.error));
+  const denied = await hostile(t, (socket) => socket.end("-DENIED Redis is running in protected mode because protected mode is enabled\r\n"));
+  const refused = await run(check("redis", `redis://127.0.0.1:${denied.port}`));
+  assert.equal(refused.errorKind, "connect", String(refused.error));
+  assert.match(refused.error!, /takes no connection now: DENIED Redis is running in protected mode.*; give it a password \(requirepass\) or set protected-mode no/);
+  // 'D', length 11, one column of 1 byte: "1", before any AuthenticationOk.
+  const early = await hostile(t, (socket) => socket.once("data", () => socket.write(Buffer.from([0x44, 0, 0, 0, 11, 0, 1, 0, 0, 0, 1, 0x31]))));
+  const row = await run(check("postgres", `postgres://postgres@127.0.0.1:${early.port}/postgres`, { expect: [{ equals: "1" }] }));
+  assert.deepEqual(result(row), [false, "protocol", `127.0.0.1:${early.port} did not answer as a PostgreSQL server: it sent a row before accepting the login`]);
+  await Promise.all([pop3.released(), denied.released(), early.released()]);
+});
+
 /** A TCP server on 127.0.0.1 that does `onConnection` with each socket; `open` counts those not yet closed. */
 async function hostile(t: TestContext, onConnection: (socket: Socket) => void) {
   const sockets = new Set<Socket>();

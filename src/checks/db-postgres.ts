@@ -105,6 +105,8 @@ export async function askPostgres(login: Login, query: string, session: Session)
 
     let scram: ReturnType<Sasl["startSession"]> | undefined;
     let proven = false;
+    /** AuthenticationOk came: the server let us in. */
+    let admitted = false;
     /** The SCRAM session under way: a server's SCRAM message before it asked for SCRAM is no PostgreSQL. */
     const scramSession = () => {
       if (scram === undefined) throw failures.protocol(where, "PostgreSQL", "it sent a SCRAM message before asking for SCRAM");
@@ -122,6 +124,7 @@ export async function askPostgres(login: Login, query: string, session: Session)
         case "authenticationCleartextPassword":
           // The password itself on the wire: only to a server whose certificate was verified, which alone makes
           // it the server meant (with sslmode=require anyone in the way could ask for it; libpq's require_auth).
+          password(); // none: that is the thing to fix first
           if (login.tls !== "verified") throw failures.auth(where, "it asks for the password in cleartext, which healthd sends only over a verified TLS connection: set sslmode=verify-full, or have the server ask for scram-sha-256 (pg_hba.conf)");
           return void stream.write(serialize.password(password()));
         case "authenticationMD5Password": {
@@ -146,9 +149,12 @@ export async function askPostgres(login: Login, query: string, session: Session)
         case "authenticationOk":
           // A server that began SCRAM and lets us in without its proof could be anyone: refused.
           if (scram !== undefined && !proven) throw failures.auth(where, "it ended SCRAM without proving it knows the password (no server signature)");
+          admitted = true;
           return;
         case "readyForQuery":
           if (loggedIn) return resolve(null); // the query ended without a row
+          // Ready before it let us in is no PostgreSQL: what follows cannot be the query's answer.
+          if (!admitted) throw failures.protocol(where, "PostgreSQL", "it said it was ready for a query before accepting the login");
           loggedIn = true;
           session.stage = "querying";
           if (pipelined) return; // sent with the startup
@@ -156,6 +162,9 @@ export async function askPostgres(login: Login, query: string, session: Session)
           // the close that wakes the other side is its own (our write and close cost half as much, profiled).
           return void stream.write(Buffer.concat([serialize.query(query), terminate]));
         case "dataRow":
+          // A row is the query's only once logged in: one before is no answer (and with the query pipelined, the
+          // server has not read it yet).
+          if (!loggedIn) throw failures.protocol(where, "PostgreSQL", "it sent a row before accepting the login");
           return resolve(message.fields!);
         case "error":
           return fail(message);

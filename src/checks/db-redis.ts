@@ -21,6 +21,12 @@ import { encodeCommands, replyText, RespDecoder, RespError, respLimits, ServerEr
 /** Redis's words for a refused login: a wrong password or user, a password wanted, or one given to a server without any. */
 const refusal = /^(WRONGPASS|NOAUTH|ERR AUTH|ERR invalid password|ERR Client sent AUTH)/;
 
+/**
+ * Redis's words for a server that takes no connection now, whatever the login: full, in protected mode, loading
+ * its data, a replica without its master, busy with a script. Not the login's fault nor the query's: `connect`.
+ */
+const unavailable = /^(ERR max number of clients|DENIED|LOADING|MASTERDOWN|BUSY)/;
+
 /** QUIT: the server answers +OK and closes; its answer comes after the command's, which ends the check. */
 const quit = ["QUIT"];
 
@@ -31,9 +37,13 @@ export function askRedis(login: Login, query: string, session: Session): Promise
   const where = `${login.host.includes(":") ? `[${login.host}]` : login.host}:${login.port}`;
   const words = redisWords(query);
   if (!words.ok) return Promise.reject(failures.query(`the query ${words.problem}`));
-  // As @redis/client logged in: AUTH when the URL has a user or a password (no password: ""), SELECT unless database 0.
+  // As @redis/client logged in: AUTH when the URL has a user or a password (none, or an empty one: ""), SELECT
+  // unless database 0. An empty password (a ${NAME:-} filled with nothing) is none, as @redis/client took it.
+  const password = login.password === "" ? null : login.password;
   const logins: string[][] = [];
-  if (login.user !== null || login.password !== null) logins.push(login.user === null ? ["AUTH", login.password!] : ["AUTH", login.user, login.password ?? ""]);
+  if (login.user !== null || password !== null) logins.push(login.user === null ? ["AUTH", password!] : ["AUTH", login.user, password ?? ""]);
+  // A bare PING is answered PONG by every Redis: anything else (a POP3 server's "+OK ...") is another service.
+  const pinging = words.words.length === 1 && words.words[0]!.toUpperCase() === "PING";
   if (login.database !== null && Number(login.database) !== 0) logins.push(["SELECT", String(Number(login.database))]);
   const tls = login.tls !== "none";
   return new Promise<Row>((resolve, reject) => {
@@ -45,13 +55,17 @@ export function askRedis(login: Login, query: string, session: Session): Promise
       if (index < logins.length) {
         // A login refused: AUTH's words, or SELECT's (a database out of range), as @redis/client's connect() failed.
         // Nothing more is taken, so that SELECT's answer behind a refused AUTH cannot send the command.
-        if (reply instanceof ServerError) return void ((refused = true), reject(failures.auth(where, reply.said)));
+        if (reply instanceof ServerError) return void ((refused = true), reject(unavailable.test(reply.said) ? takesNone(where, reply.said) : failures.auth(where, reply.said)));
+        if (reply !== "OK") return void ((refused = true), reject(failures.protocol(where, "Redis", `it answered ${logins[index]![0]} with ${JSON.stringify(replyText(reply).slice(0, 80))}, not OK; is ${where} a Redis port?`)));
         if (index < logins.length - 1) return;
         session.stage = "querying";
         return void socket.write(encodeCommands([words.words, quit]));
       }
       if (index > logins.length) return; // QUIT's +OK
-      if (reply instanceof ServerError) return reject(refusal.test(reply.said) ? failures.auth(where, reply.said) : failures.query(reply.said));
+      if (reply instanceof ServerError) {
+        return reject(unavailable.test(reply.said) ? takesNone(where, reply.said) : refusal.test(reply.said) ? failures.auth(where, reply.said) : failures.query(reply.said));
+      }
+      if (pinging && reply !== "PONG") return reject(failures.protocol(where, "Redis", `it answered PING with ${JSON.stringify(replyText(reply).slice(0, 80))}, not PONG; is ${where} a Redis port?`));
       resolve([replyText(reply)]);
     };
     const decoder = new RespDecoder(take);
@@ -85,3 +99,9 @@ export function askRedis(login: Login, query: string, session: Session): Promise
 }
 
 const drop = () => {};
+
+/** The server refused any connection now (full, protected mode, loading): what it said, and where to look. */
+function takesNone(where: string, said: string): CheckFailure {
+  const hint = said.startsWith("DENIED") ? "; give it a password (requirepass) or set protected-mode no, and put the password in the URL as ${NAME}" : "";
+  return new CheckFailure("connect", `${where} takes no connection now: ${said}${hint}`);
+}
