@@ -42,9 +42,9 @@ export function askRedis(login: Login, query: string, session: Session): Promise
   const password = login.password === "" ? null : login.password;
   const logins: string[][] = [];
   if (login.user !== null || password !== null) logins.push(login.user === null ? ["AUTH", password!] : ["AUTH", login.user, password ?? ""]);
+  if (login.database !== null && Number(login.database) !== 0) logins.push(["SELECT", String(Number(login.database))]);
   // A bare PING is answered PONG by every Redis: anything else (a POP3 server's "+OK ...") is another service.
   const pinging = words.words.length === 1 && words.words[0]!.toUpperCase() === "PING";
-  if (login.database !== null && Number(login.database) !== 0) logins.push(["SELECT", String(Number(login.database))]);
   const tls = login.tls !== "none";
   return new Promise<Row>((resolve, reject) => {
     let replies = 0;
@@ -56,16 +56,15 @@ export function askRedis(login: Login, query: string, session: Session): Promise
         // A login refused: AUTH's words, or SELECT's (a database out of range), as @redis/client's connect() failed.
         // Nothing more is taken, so that SELECT's answer behind a refused AUTH cannot send the command.
         if (reply instanceof ServerError) return void ((refused = true), reject(unavailable.test(reply.said) ? takesNone(where, reply.said) : failures.auth(where, reply.said)));
-        if (reply !== "OK") return void ((refused = true), reject(failures.protocol(where, "Redis", `it answered ${logins[index]![0]} with ${JSON.stringify(replyText(reply).slice(0, 80))}, not OK; is ${where} a Redis port?`)));
+        if (reply !== "OK") return void ((refused = true), reject(unexpected(where, logins[index]![0]!, reply, "OK")));
         if (index < logins.length - 1) return;
-        session.stage = "querying";
-        return void socket.write(encodeCommands([words.words, quit]));
+        return ask();
       }
       if (index > logins.length) return; // QUIT's +OK
       if (reply instanceof ServerError) {
         return reject(unavailable.test(reply.said) ? takesNone(where, reply.said) : refusal.test(reply.said) ? failures.auth(where, reply.said) : failures.query(reply.said));
       }
-      if (pinging && reply !== "PONG") return reject(failures.protocol(where, "Redis", `it answered PING with ${JSON.stringify(replyText(reply).slice(0, 80))}, not PONG; is ${where} a Redis port?`));
+      if (pinging && reply !== "PONG") return reject(unexpected(where, "PING", reply, "PONG"));
       resolve([replyText(reply)]);
     };
     const decoder = new RespDecoder(take);
@@ -87,11 +86,13 @@ export function askRedis(login: Login, query: string, session: Session): Promise
     session.close = () => socket.destroy();
     socket.on("error", reject);
     socket.on("close", () => reject(closedByServer));
+    /** The check's command, and QUIT behind it. */
+    const ask = () => {
+      session.stage = "querying";
+      socket.write(encodeCommands([words.words, quit]));
+    };
     socket.once(tls ? "secureConnect" : "connect", () => {
-      if (logins.length === 0) {
-        session.stage = "querying";
-        return void socket.write(encodeCommands([words.words, quit]));
-      }
+      if (logins.length === 0) return ask();
       session.stage = "logging in";
       socket.write(encodeCommands(logins));
     });
@@ -99,6 +100,11 @@ export function askRedis(login: Login, query: string, session: Session): Promise
 }
 
 const drop = () => {};
+
+/** An answer no Redis gives to `command` (another service on the port): what came, and what a Redis says. */
+function unexpected(where: string, command: string, reply: Reply, wanted: string): CheckFailure {
+  return failures.protocol(where, "Redis", `it answered ${command} with ${JSON.stringify(replyText(reply).slice(0, 80))}, not ${wanted}; is ${where} a Redis port?`);
+}
 
 /** The server refused any connection now (full, protected mode, loading): what it said, and where to look. */
 function takesNone(where: string, said: string): CheckFailure {

@@ -121,4 +121,5 @@ export function tlsFromGatus(e: Endpoint, url: string, conditions: readonly Gatu
   };
 }
 
-const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** Text as a regular expression that matches it literally. */
+export const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -15,7 +15,7 @@
 import { parse } from "yaml";
 import { clamp, DocumentBuilder, durationSeconds, NotThatFormat, slug, type Check, type Imported } from "./common.ts";
 import { importSuites } from "./gatus-suites.ts";
-import { grpcFromGatus, icmpFromGatus, tlsFromGatus, websocketFromGatus } from "./gatus-net.ts";
+import { escaped, grpcFromGatus, icmpFromGatus, tlsFromGatus, websocketFromGatus } from "./gatus-net.ts";
 
 type Endpoint = Record<string, unknown> & {
   name?: unknown;
@@ -225,7 +225,7 @@ function alerting(e: Endpoint): Check {
 function answerCondition(c: Condition): { contains: string } | { matches: string } | undefined {
   if (c.placeholder !== "BODY" || c.path !== null || c.op !== "==") return undefined;
   const trimmed = (pattern: string) => ({ matches: `^\\s*${pattern}\\s*$` });
-  if (!/^[a-z]+\(/.test(c.value)) return trimmed(c.value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  if (!/^[a-z]+\(/.test(c.value)) return trimmed(escaped(c.value));
   const body = bodyCondition(c);
   if (typeof body?.bodyContains === "string") return { contains: body.bodyContains };
   return typeof body?.bodyMatches === "string" ? trimmed(body.bodyMatches.slice(1, -1)) : undefined;
